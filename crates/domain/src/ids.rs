@@ -1,0 +1,229 @@
+//! Identifiers: RFC 4122 version-5 UUIDs assigned by the service.
+
+use std::fmt;
+use std::str::FromStr;
+
+use uuid::Uuid;
+
+/// Why a text is not a UUID.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field} is not a UUID (32 hexadecimal digits, dashes optional)")]
+pub struct InvalidUuid {
+    field: &'static str,
+}
+
+impl InvalidUuid {
+    /// The name of the input that failed to parse.
+    pub fn field(&self) -> &'static str {
+        self.field
+    }
+}
+
+/// Parses 32 hex digits with the canonical dashes optional, any case.
+///
+/// Only the canonical 8-4-4-4-12 dash positions or no dashes at all are
+/// accepted; braces, `urn:uuid:` prefixes and other spellings are refused.
+fn parse_uuid(input: &str, field: &'static str) -> Result<Uuid, InvalidUuid> {
+    let err = InvalidUuid { field };
+    let bytes = input.as_bytes();
+    let hex: Vec<u8> = match bytes.len() {
+        32 => bytes.to_vec(),
+        36 => {
+            for (i, b) in bytes.iter().enumerate() {
+                let dash_pos = matches!(i, 8 | 13 | 18 | 23);
+                if dash_pos != (*b == b'-') {
+                    return Err(err);
+                }
+            }
+            bytes.iter().copied().filter(|b| *b != b'-').collect()
+        }
+        _ => return Err(err),
+    };
+    if !hex.iter().all(u8::is_ascii_hexdigit) {
+        return Err(err);
+    }
+    let mut out = [0u8; 16];
+    for (i, pair) in hex.chunks_exact(2).enumerate() {
+        let hi = hex_val(pair[0]);
+        let lo = hex_val(pair[1]);
+        out[i] = (hi << 4) | lo;
+    }
+    Ok(Uuid::from_bytes(out))
+}
+
+fn hex_val(b: u8) -> u8 {
+    match b {
+        b'0'..=b'9' => b - b'0',
+        b'a'..=b'f' => b - b'a' + 10,
+        b'A'..=b'F' => b - b'A' + 10,
+        _ => 0,
+    }
+}
+
+/// The organization's namespace: the v5 namespace every id of this deployment is made in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct OrgNamespace(Uuid);
+
+impl OrgNamespace {
+    /// Builds the namespace from 16 random bytes (done once, at first migration).
+    pub fn from_random(bytes: [u8; 16]) -> Self {
+        // Shape the random bytes as a version-4 UUID: the namespace itself is random.
+        Self(uuid::Builder::from_random_bytes(bytes).into_uuid())
+    }
+
+    /// Parses a stored namespace.
+    pub fn parse(input: &str) -> Result<Self, InvalidUuid> {
+        parse_uuid(input, "namespace").map(Self)
+    }
+
+    /// Derives a fresh version-5 id in this namespace from 16 random bytes.
+    fn derive(&self, random: [u8; 16]) -> Uuid {
+        Uuid::new_v5(&self.0, &random)
+    }
+}
+
+impl fmt::Display for OrgNamespace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.hyphenated().fmt(f)
+    }
+}
+
+macro_rules! uuid_id {
+    ($(#[$meta:meta])* $name:ident, $field:literal) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(Uuid);
+
+        impl $name {
+            /// Mints a new version-5 id in the organization's namespace.
+            pub fn generate(ns: &OrgNamespace, random: [u8; 16]) -> Self {
+                Self(ns.derive(random))
+            }
+
+            /// Parses 32 hex digits, dashes optional, any case.
+            pub fn parse(input: &str) -> Result<Self, InvalidUuid> {
+                parse_uuid(input, $field).map(Self)
+            }
+
+            /// The 16 raw bytes.
+            pub fn as_bytes(&self) -> &[u8; 16] {
+                self.0.as_bytes()
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                self.0.hyphenated().fmt(f)
+            }
+        }
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, concat!(stringify!($name), "({})"), self.0.hyphenated())
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = InvalidUuid;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                Self::parse(s)
+            }
+        }
+
+        #[cfg(feature = "serde")]
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+    };
+}
+
+uuid_id!(
+    /// Identifies a media object; a collection (media library) is an object of type `catalog`.
+    ObjectId,
+    "object_uuid"
+);
+uuid_id!(
+    /// Identifies a user of the organization.
+    UserId,
+    "user_id"
+);
+uuid_id!(
+    /// Identifies an OAuth grant: one user's approval of one client, and every token descended from it.
+    GrantId,
+    "grant_id"
+);
+
+/// A path position that takes an id or the literal `0` (DECISIONS.md §2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdOrZero<T> {
+    /// The literal `0`: "new", "the caller" or "all", depending on the call.
+    Zero,
+    /// A real id.
+    Id(T),
+}
+
+impl<T: FromStr<Err = InvalidUuid>> IdOrZero<T> {
+    /// Parses `0` or an id.
+    pub fn parse(input: &str) -> Result<Self, InvalidUuid> {
+        if input == "0" {
+            Ok(Self::Zero)
+        } else {
+            T::from_str(input).map(Self::Id)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NS: [u8; 16] = [7; 16];
+
+    #[test]
+    fn generated_ids_are_version_5_and_round_trip() {
+        let ns = OrgNamespace::from_random(NS);
+        let id = ObjectId::generate(&ns, [1; 16]);
+        let text = id.to_string();
+        assert_eq!(text.len(), 36);
+        assert_eq!(&text[14..15], "5", "version nibble");
+        assert_eq!(ObjectId::parse(&text), Ok(id));
+        assert_eq!(ObjectId::parse(&text.replace('-', "")), Ok(id));
+        assert_eq!(ObjectId::parse(&text.to_uppercase()), Ok(id));
+        assert_ne!(id, ObjectId::generate(&ns, [2; 16]));
+        assert_eq!(text, text.to_lowercase(), "output is lowercase");
+    }
+
+    #[test]
+    fn malformed_uuids_are_refused() {
+        for bad in [
+            "",
+            "0",
+            "xyz",
+            "0123456789abcdef0123456789abcde",
+            "0123456789abcdef0123456789abcdef0",
+            "0123456789abcdef0123456789abcdeg",
+            "{01234567-89ab-cdef-0123-456789abcdef}",
+            "01234567-89abc-def0-123-456789abcdef",
+            "0123456789ab-cdef-0123-456789abcdef-",
+            "urn:uuid:01234567-89ab-cdef-0123-456789abcdef",
+            "01234567-89ab-cdef-0123-456789abcdé",
+        ] {
+            assert!(ObjectId::parse(bad).is_err(), "{bad:?} must be refused");
+        }
+    }
+
+    #[test]
+    fn zero_is_a_path_literal() {
+        assert_eq!(IdOrZero::<UserId>::parse("0"), Ok(IdOrZero::Zero));
+        let u = UserId::parse("0123456789abcdef0123456789abcdef").unwrap();
+        assert_eq!(IdOrZero::parse(&u.to_string()), Ok(IdOrZero::Id(u)));
+        assert!(IdOrZero::<UserId>::parse("00").is_err());
+    }
+
+    #[test]
+    fn error_names_the_field() {
+        assert_eq!(UserId::parse("x").unwrap_err().field(), "user_id");
+    }
+}

@@ -1,0 +1,50 @@
+//! medialib's domain: the pure core of the service.
+//!
+//! Media objects and collections, the membership graph, permissions and their
+//! inheritance, what each caller may see, and the OAuth 2.0 lifecycle (requests,
+//! codes, access and refresh tokens) as state machines. No I/O, no clock, no
+//! randomness: time and random bytes are arguments.
+
+pub mod graph;
+pub mod ids;
+pub mod oauth;
+pub mod object;
+pub mod permission;
+pub mod projection;
+pub mod secret;
+pub mod text;
+pub mod time;
+
+pub use graph::{CollectionGraph, MembershipError, check_add_member};
+pub use ids::{GrantId, IdOrZero, InvalidUuid, ObjectId, OrgNamespace, UserId};
+pub use object::{
+    AfterRemoval, Lifecycle, MediaObject, NewObject, ObjectFields, ObjectPatch, ObjectType,
+    ShortCode, StoredObject, UpdateError,
+};
+pub use permission::{AccessView, Action, Caller, Forbidden, LastAdmin, PermissionLevel};
+pub use projection::{DescribeRefused, DescribeView, UserRelation};
+pub use secret::{Secret, TokenDigest, TokenKind};
+pub use text::{Description, InvalidText, PersonName, Properties, Title, UniqueId};
+pub use time::{DurationSecs, Lifetime, Since, Timestamp};
+
+/// A user of the organization.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct User {
+    /// Id.
+    pub id: UserId,
+    /// SSO unique identifier.
+    pub unique_id: UniqueId,
+    /// First name.
+    pub first_name: PersonName,
+    /// Last name.
+    pub last_name: PersonName,
+    /// Administers the whole organization.
+    pub org_admin: bool,
+}
+
+impl User {
+    /// The user as a permission caller.
+    pub fn as_caller(&self) -> Caller {
+        Caller::new(self.id, self.org_admin)
+    }
+}

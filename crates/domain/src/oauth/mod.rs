@@ -1,0 +1,27 @@
+//! The OAuth 2.0 authorization server's rules: request validation, redirect
+//! matching, PKCE, scopes, and the code / access-token / refresh-token lifecycles
+//! as state machines whose transitions consume the old state.
+
+mod authorize;
+mod client;
+mod error;
+mod pkce;
+mod redirect;
+mod scope;
+mod tokens;
+
+pub use authorize::{
+    AuthorizationRequest, AuthorizationResponse, AuthorizeParams, AuthorizeRejection, ErrorPage,
+    Issuer, OAuthState, validate_authorization_request,
+};
+pub use client::{Client, ClientAuthError, ClientId, ClientKind, ClientName, InvalidClientField};
+pub use error::OAuthErrorCode;
+pub use pkce::{CodeChallenge, CodeVerifier, InvalidPkce};
+pub use redirect::{InvalidRedirectUri, RedirectUri};
+pub use scope::{InvalidScope, Scope, ScopeSet};
+pub use tokens::{
+    AccessTokenInvalid, AccessTokenRecord, ActiveAccess, CodePresentation, GrantSpec,
+    IssuedCode, IssuedTokens, MintedToken, RedeemError, RefreshError, RefreshPresentation,
+    RefreshTokenRecord, RefreshTokenState, Rotation, StoredCode, TokenLifetimes, TokenRandomness,
+    mint_tokens,
+};

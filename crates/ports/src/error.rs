@@ -1,0 +1,15 @@
+//! The failure every repository operation can have.
+
+/// A storage failure that is not a business outcome.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    /// The database cannot be reached or the pool timed out (503 + Retry-After).
+    #[error("storage unavailable: {0}")]
+    Unavailable(String),
+    /// A stored row does not parse into a domain value.
+    #[error("corrupt stored data: {0}")]
+    Corrupt(String),
+    /// Anything else.
+    #[error("unexpected storage error: {0}")]
+    Unexpected(String),
+}

@@ -1,0 +1,357 @@
+//! Repository ports. Each operation is coarse and atomic: the adapter runs it as
+//! one transaction or conditional update, so concurrent callers never both win.
+
+use medialib_domain::oauth::{
+    AccessTokenRecord, Client, ClientId, CodePresentation, IssuedCode, IssuedTokens, RedeemError,
+    RefreshError, RefreshPresentation, Rotation, TokenLifetimes, TokenRandomness,
+};
+use medialib_domain::{
+    AccessView, AfterRemoval, GrantId, MediaObject, MembershipError, ObjectId, ObjectPatch,
+    OrgNamespace, PermissionLevel, PersonName, ShortCode, Since, Timestamp, TokenDigest,
+    UniqueId, UpdateError, User, UserId,
+};
+
+use crate::error::StoreError;
+
+/// The organization's one-time settings.
+pub trait OrgRepository: Send + Sync {
+    /// The namespace every id is minted in (created at first migration).
+    fn namespace(&self) -> Result<OrgNamespace, StoreError>;
+}
+
+/// Creating a user failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CreateUserError {
+    /// Another user has this uniqueId.
+    #[error("a user with this uniqueId already exists")]
+    UniqueIdTaken,
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Users of the organization.
+pub trait UserRepository: Send + Sync {
+    /// Stores a new user.
+    fn create_user(&self, user: &User, now: Timestamp) -> Result<(), CreateUserError>;
+    /// A user by id.
+    fn user(&self, id: UserId) -> Result<Option<User>, StoreError>;
+    /// A user by SSO uniqueId.
+    fn user_by_unique_id(&self, unique_id: &UniqueId) -> Result<Option<User>, StoreError>;
+    /// Changes a user's names; `false` when there is no such user.
+    fn update_user_names(
+        &self,
+        id: UserId,
+        first: &PersonName,
+        last: &PersonName,
+        now: Timestamp,
+    ) -> Result<bool, StoreError>;
+    /// Every user, ordered by uniqueId.
+    fn list_users(&self) -> Result<Vec<User>, StoreError>;
+}
+
+/// Creating an object failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CreateObjectError {
+    /// The target collection does not exist (or is deleted).
+    #[error("collection not found")]
+    CollectionNotFound,
+    /// The target is not a catalog.
+    #[error("the target is not a collection")]
+    NotACollection,
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Updating an object failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UpdateObjectError {
+    /// No such live object.
+    #[error("object not found")]
+    NotFound,
+    /// A domain rule refused it.
+    #[error(transparent)]
+    Rule(#[from] UpdateError),
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Whether an add created a membership.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AddOutcome {
+    /// A new membership.
+    Added,
+    /// It was already a member (adding is idempotent).
+    AlreadyMember,
+}
+
+/// Adding a member failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AddMemberError {
+    /// The collection does not exist.
+    #[error("collection not found")]
+    CollectionNotFound,
+    /// The member does not exist.
+    #[error("object not found")]
+    MemberNotFound,
+    /// The graph rules refused it (not a collection, cycle).
+    #[error(transparent)]
+    Rule(#[from] MembershipError),
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Removing a member failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RemoveMemberError {
+    /// It is not a member of that collection.
+    #[error("the object is not a member of this collection")]
+    NotAMember,
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// One member of a collection, as listed by the catalog.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CatalogItem {
+    /// The member.
+    pub object: MediaObject,
+    /// When it joined this collection.
+    pub added_at: Timestamp,
+}
+
+/// An explicit permission entry on a collection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PermissionEntry {
+    /// The user.
+    pub user: User,
+    /// The level.
+    pub level: PermissionLevel,
+}
+
+/// Changing a permission entry failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PermissionChangeError {
+    /// No such collection.
+    #[error("collection not found")]
+    CollectionNotFound,
+    /// Not a catalog.
+    #[error("the target is not a collection")]
+    NotACollection,
+    /// No such user.
+    #[error("user not found")]
+    UserNotFound,
+    /// The user holds no entry there (removal).
+    #[error("the user holds no entry on this collection")]
+    NoEntry,
+    /// It would remove or demote the last admin.
+    #[error(transparent)]
+    LastAdmin(#[from] medialib_domain::LastAdmin),
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Objects, the membership graph and permissions.
+pub trait MediaRepository: Send + Sync {
+    /// Stores a new top-level library and makes `admin` its admin, in one step.
+    fn create_library(&self, library: &MediaObject, admin: UserId) -> Result<(), CreateObjectError>;
+    /// Stores a new object as a member of `collection`, in one step.
+    fn create_in_collection(
+        &self,
+        object: &MediaObject,
+        collection: ObjectId,
+    ) -> Result<(), CreateObjectError>;
+    /// A live object by id.
+    fn object(&self, id: ObjectId) -> Result<Option<MediaObject>, StoreError>;
+    /// An object by id whatever its lifecycle (restore, purge).
+    fn object_any_state(&self, id: ObjectId) -> Result<Option<MediaObject>, StoreError>;
+    /// A live object by permLink shortcode.
+    fn object_by_shortcode(&self, code: &ShortCode) -> Result<Option<MediaObject>, StoreError>;
+    /// Applies a patch through the domain's rules, in one step.
+    fn update_object(
+        &self,
+        id: ObjectId,
+        patch: ObjectPatch,
+        now: Timestamp,
+    ) -> Result<MediaObject, UpdateObjectError>;
+    /// Whether `member` is in `collection`.
+    fn is_member(&self, collection: ObjectId, member: ObjectId) -> Result<bool, StoreError>;
+    /// The collections `member` is directly in.
+    fn collections_of(&self, member: ObjectId) -> Result<Vec<ObjectId>, StoreError>;
+    /// Adds a membership after the cycle check, atomically with respect to other adds.
+    fn add_member(
+        &self,
+        collection: ObjectId,
+        member: ObjectId,
+        now: Timestamp,
+    ) -> Result<AddOutcome, AddMemberError>;
+    /// Removes a membership; the last one soft-deletes the member.
+    fn remove_member(
+        &self,
+        collection: ObjectId,
+        member: ObjectId,
+        now: Timestamp,
+    ) -> Result<AfterRemoval, RemoveMemberError>;
+    /// Live members of `collection`, changed (modified or added) at or after `since`
+    /// when given; most recently modified first, ties by id.
+    fn list_members(
+        &self,
+        collection: ObjectId,
+        since: Option<Since>,
+    ) -> Result<Vec<CatalogItem>, StoreError>;
+    /// `user`'s explicit entries on `collection` and its ancestors, with the edges between them.
+    fn access_view(&self, user: UserId, collection: ObjectId) -> Result<AccessView, StoreError>;
+    /// Sets `user`'s explicit level on `collection`, refusing to demote the last admin.
+    fn set_permission(
+        &self,
+        collection: ObjectId,
+        user: UserId,
+        level: PermissionLevel,
+        now: Timestamp,
+    ) -> Result<(), PermissionChangeError>;
+    /// Removes `user`'s explicit entry, refusing to remove the last admin.
+    fn remove_permission(
+        &self,
+        collection: ObjectId,
+        user: UserId,
+    ) -> Result<(), PermissionChangeError>;
+    /// The explicit entries on `collection`, ordered by uniqueId.
+    fn permission_entries(&self, collection: ObjectId) -> Result<Vec<PermissionEntry>, StoreError>;
+}
+
+/// Registering a client failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CreateClientError {
+    /// The id is taken.
+    #[error("a client with this id already exists")]
+    IdTaken,
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Registered OAuth clients.
+pub trait ClientRepository: Send + Sync {
+    /// Registers a client.
+    fn create_client(&self, client: &Client, now: Timestamp) -> Result<(), CreateClientError>;
+    /// A client by id.
+    fn client(&self, id: &ClientId) -> Result<Option<Client>, StoreError>;
+    /// Every client, ordered by name.
+    fn list_clients(&self) -> Result<Vec<Client>, StoreError>;
+    /// Removes a client and everything issued to it; `false` when unknown.
+    fn remove_client(&self, id: &ClientId) -> Result<bool, StoreError>;
+    /// Replaces a confidential client's secret digest; `false` when unknown.
+    fn set_client_secret(&self, id: &ClientId, digest: &TokenDigest) -> Result<bool, StoreError>;
+}
+
+/// Everything a code exchange needs, decided before the atomic step.
+#[derive(Debug, Clone, Copy)]
+pub struct CodeExchange<'a> {
+    /// Digest of the presented code.
+    pub digest: TokenDigest,
+    /// What the client presented with it.
+    pub presentation: CodePresentation<'a>,
+    /// Now.
+    pub now: Timestamp,
+    /// The id the new grant gets.
+    pub grant_id: GrantId,
+    /// Random bytes for the new tokens.
+    pub random: TokenRandomness,
+    /// Token lifetimes.
+    pub lifetimes: TokenLifetimes,
+}
+
+/// A code exchange failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExchangeError {
+    /// No such code.
+    #[error("unknown authorization code")]
+    UnknownCode,
+    /// The domain refused it (a replay has already revoked the grant it produced).
+    #[error(transparent)]
+    Refused(#[from] RedeemError),
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Everything a refresh needs, decided before the atomic step.
+#[derive(Debug, Clone, Copy)]
+pub struct RefreshExchange<'a> {
+    /// Digest of the presented refresh token.
+    pub digest: TokenDigest,
+    /// What the client presented with it.
+    pub presentation: RefreshPresentation<'a>,
+    /// Now.
+    pub now: Timestamp,
+    /// Random bytes for the new pair.
+    pub random: TokenRandomness,
+    /// Token lifetimes.
+    pub lifetimes: TokenLifetimes,
+}
+
+/// A refresh failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RotateError {
+    /// No such refresh token.
+    #[error("unknown refresh token")]
+    UnknownToken,
+    /// The domain refused it (a reuse has already revoked the grant family).
+    #[error(transparent)]
+    Refused(#[from] RefreshError),
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// What a revocation request found (RFC 7009).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RevokeOutcome {
+    /// An access token was revoked.
+    AccessTokenRevoked,
+    /// A refresh token was revoked, and with it its whole grant.
+    GrantRevoked,
+    /// No such token (answered 200 all the same).
+    Unknown,
+    /// The token belongs to another client: nothing was revoked.
+    OtherClient,
+}
+
+/// Codes, grants, access and refresh tokens: stored by digest only.
+pub trait GrantRepository: Send + Sync {
+    /// Stores an issued code.
+    fn store_code(&self, code: &IssuedCode, now: Timestamp) -> Result<(), StoreError>;
+    /// Spends a code and issues the grant's tokens, in one atomic step.
+    /// A replayed code revokes every token issued from it.
+    fn exchange_code(&self, req: CodeExchange<'_>) -> Result<(GrantId, IssuedTokens), ExchangeError>;
+    /// Rotates a refresh token in one atomic step; of concurrent callers exactly one wins.
+    /// A used token (including a race loser's) revokes its whole grant family.
+    fn rotate_refresh_token(&self, req: RefreshExchange<'_>) -> Result<Rotation, RotateError>;
+    /// An access token by digest (revocation of its grant included).
+    fn access_token(&self, digest: &TokenDigest) -> Result<Option<AccessTokenRecord>, StoreError>;
+    /// Revokes an access or refresh token of `client` (RFC 7009).
+    fn revoke_token(
+        &self,
+        digest: &TokenDigest,
+        client: &ClientId,
+        now: Timestamp,
+    ) -> Result<RevokeOutcome, StoreError>;
+    /// Revokes every access token of `user` (sign out); refresh tokens survive.
+    fn revoke_user_access_tokens(&self, user: UserId, now: Timestamp) -> Result<u64, StoreError>;
+}
+
+/// Everything the application services need from storage.
+pub trait Store:
+    OrgRepository + UserRepository + MediaRepository + ClientRepository + GrantRepository
+{
+}
+
+impl<T> Store for T where
+    T: OrgRepository + UserRepository + MediaRepository + ClientRepository + GrantRepository
+{
+}

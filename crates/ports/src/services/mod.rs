@@ -1,0 +1,80 @@
+//! Application services: the use cases, run against the ports.
+
+mod media;
+mod oauth;
+mod users;
+
+use std::sync::Arc;
+
+use medialib_domain::oauth::{Issuer, TokenLifetimes};
+use medialib_domain::{Lifetime, OrgNamespace};
+
+use crate::error::StoreError;
+use crate::repos::Store;
+use crate::world::{Clock, RandomSource};
+
+pub use media::{
+    AddMemberFailed, CatalogPage, CreateObjectFailed, DescribeFailed, MembershipChangeFailed,
+    PermissionFailed, Placement, UpdateObjectFailed,
+};
+pub use oauth::{
+    AuthenticatedCaller, BearerError, ClientCredentials, TokenError, TokenResponse,
+};
+pub use users::NewUserInput;
+
+/// Settings the services need.
+#[derive(Debug, Clone)]
+pub struct ServiceSettings {
+    /// Token lifetimes.
+    pub lifetimes: TokenLifetimes,
+    /// Authorization code lifetime.
+    pub code_ttl: Lifetime,
+    /// The issuer (base URL).
+    pub issuer: Issuer,
+}
+
+/// The use cases of medialib, wired to a store, a clock and a random source.
+#[derive(Clone)]
+pub struct Services {
+    store: Arc<dyn Store>,
+    clock: Arc<dyn Clock>,
+    random: Arc<dyn RandomSource>,
+    settings: ServiceSettings,
+}
+
+impl std::fmt::Debug for Services {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Services").field("settings", &self.settings).finish_non_exhaustive()
+    }
+}
+
+impl Services {
+    /// Wires the services.
+    pub fn new(
+        store: Arc<dyn Store>,
+        clock: Arc<dyn Clock>,
+        random: Arc<dyn RandomSource>,
+        settings: ServiceSettings,
+    ) -> Self {
+        Self {
+            store,
+            clock,
+            random,
+            settings,
+        }
+    }
+
+    /// The store (for adapters that need read models directly).
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &ServiceSettings {
+        &self.settings
+    }
+
+    fn namespace(&self) -> Result<OrgNamespace, StoreError> {
+        self.store.namespace()
+    }
+}

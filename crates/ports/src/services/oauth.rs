@@ -1,0 +1,288 @@
+//! OAuth use cases: authorization, token endpoint, bearer authentication, revocation.
+
+use medialib_domain::oauth::{
+    AccessTokenInvalid, AuthorizationRequest, AuthorizationResponse, AuthorizeParams,
+    AuthorizeRejection, Client, ClientId, CodePresentation, OAuthErrorCode, RefreshPresentation,
+    ScopeSet, TokenRandomness, validate_authorization_request,
+};
+use medialib_domain::{GrantId, Secret, TokenKind, User, UserId};
+
+use super::Services;
+use crate::error::StoreError;
+use crate::repos::{CodeExchange, ExchangeError, RefreshExchange, RevokeOutcome, RotateError};
+use crate::world::RandomExt as _;
+
+/// How a client authenticated at the token endpoint (body fields or HTTP Basic).
+#[derive(Debug, Clone)]
+pub struct ClientCredentials {
+    /// `client_id`.
+    pub client_id: String,
+    /// `client_secret`, absent for public clients.
+    pub client_secret: Option<Secret>,
+}
+
+/// A token endpoint failure, named after RFC 6749 §5.2.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TokenError {
+    /// Malformed request.
+    #[error("{0}")]
+    InvalidRequest(String),
+    /// Unknown client or failed client authentication.
+    #[error("{0}")]
+    InvalidClient(String),
+    /// Bad, expired, used or foreign code / refresh token.
+    #[error("{0}")]
+    InvalidGrant(String),
+    /// Scope wider than granted.
+    #[error("{0}")]
+    InvalidScope(String),
+    /// Only `authorization_code` and `refresh_token` are supported.
+    #[error("grant_type must be authorization_code or refresh_token")]
+    UnsupportedGrantType,
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl TokenError {
+    /// The RFC 6749 error code.
+    pub fn error_code(&self) -> OAuthErrorCode {
+        match self {
+            Self::InvalidRequest(_) => OAuthErrorCode::InvalidRequest,
+            Self::InvalidClient(_) => OAuthErrorCode::InvalidClient,
+            Self::InvalidGrant(_) => OAuthErrorCode::InvalidGrant,
+            Self::InvalidScope(_) => OAuthErrorCode::InvalidScope,
+            Self::UnsupportedGrantType => OAuthErrorCode::UnsupportedGrantType,
+            Self::Store(StoreError::Unavailable(_)) => OAuthErrorCode::TemporarilyUnavailable,
+            Self::Store(_) => OAuthErrorCode::ServerError,
+        }
+    }
+}
+
+/// A successful token response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenResponse {
+    /// The grant these tokens belong to.
+    pub grant: GrantId,
+    /// `access_token`.
+    pub access_token: Secret,
+    /// `expires_in`, seconds.
+    pub expires_in: i64,
+    /// `refresh_token`, only for offline grants.
+    pub refresh_token: Option<Secret>,
+    /// `scope`.
+    pub scope: ScopeSet,
+}
+
+/// The caller behind a valid bearer token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthenticatedCaller {
+    /// The user.
+    pub user: User,
+    /// The token's scopes.
+    pub scope: ScopeSet,
+    /// The client holding the token.
+    pub client: ClientId,
+    /// The grant.
+    pub grant: GrantId,
+    /// Seconds left.
+    pub expires_in: i64,
+}
+
+/// A bearer token that does not authenticate (401 `invalid_token`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BearerError {
+    /// Unknown or malformed.
+    #[error("unknown access token")]
+    Unknown,
+    /// Expired or revoked.
+    #[error(transparent)]
+    Invalid(#[from] AccessTokenInvalid),
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl Services {
+    fn token_randomness(&self) -> TokenRandomness {
+        TokenRandomness {
+            access: self.random.bytes32(),
+            refresh: self.random.bytes32(),
+        }
+    }
+
+    /// Validates an authorization request against the registered client.
+    pub fn start_authorization(
+        &self,
+        params: &AuthorizeParams<'_>,
+    ) -> Result<Result<AuthorizationRequest, AuthorizeRejection>, StoreError> {
+        let client = match params.client_id.map(ClientId::parse) {
+            Some(Ok(id)) => self.store.client(&id)?,
+            _ => None,
+        };
+        Ok(validate_authorization_request(
+            params,
+            client.as_ref(),
+            &self.settings.issuer,
+        ))
+    }
+
+    /// The user approved: mints and stores a code, returns the redirect.
+    #[tracing::instrument(skip(self, request), fields(client = %request.client().id()))]
+    pub fn approve_authorization(
+        &self,
+        request: AuthorizationRequest,
+        user: UserId,
+    ) -> Result<AuthorizationResponse, StoreError> {
+        let now = self.clock.now();
+        let code = TokenKind::Code.mint(self.random.bytes32());
+        let (issued, response) =
+            request.approve(user, code, now, self.settings.code_ttl, &self.settings.issuer);
+        self.store.store_code(&issued, now)?;
+        Ok(response)
+    }
+
+    /// The user denied.
+    pub fn deny_authorization(&self, request: AuthorizationRequest) -> AuthorizationResponse {
+        request.deny(&self.settings.issuer)
+    }
+
+    /// Authenticates a client at the token endpoint.
+    pub fn authenticate_client(&self, creds: &ClientCredentials) -> Result<Client, TokenError> {
+        let unknown = || TokenError::InvalidClient("client authentication failed".into());
+        let id = ClientId::parse(&creds.client_id).map_err(|_| unknown())?;
+        let client = self.store.client(&id)?.ok_or_else(unknown)?;
+        client
+            .authenticate(creds.client_secret.as_ref())
+            .map_err(|e| TokenError::InvalidClient(e.to_string()))?;
+        Ok(client)
+    }
+
+    /// `grant_type=authorization_code`.
+    #[tracing::instrument(skip_all, fields(client = %creds.client_id))]
+    pub fn exchange_code(
+        &self,
+        creds: &ClientCredentials,
+        code: &str,
+        redirect_uri: Option<&str>,
+        code_verifier: Option<&str>,
+    ) -> Result<TokenResponse, TokenError> {
+        let client = self.authenticate_client(creds)?;
+        let invalid = || TokenError::InvalidGrant("invalid authorization code".into());
+        let digest = TokenKind::Code.digest_presented(code).ok_or_else(invalid)?;
+        let now = self.clock.now();
+        let grant_id = GrantId::generate(&self.namespace()?, self.random.bytes16());
+        let result = self.store.exchange_code(CodeExchange {
+            digest,
+            presentation: CodePresentation {
+                client: client.id(),
+                redirect_uri,
+                verifier: code_verifier,
+            },
+            now,
+            grant_id,
+            random: self.token_randomness(),
+            lifetimes: self.settings.lifetimes,
+        });
+        match result {
+            Ok((grant, tokens)) => Ok(TokenResponse {
+                grant,
+                expires_in: now.seconds_until(tokens.access.expires_at),
+                access_token: tokens.access.secret,
+                refresh_token: tokens.refresh.map(|r| r.secret),
+                scope: tokens.scope,
+            }),
+            Err(ExchangeError::UnknownCode) => Err(invalid()),
+            Err(ExchangeError::Refused(e)) => {
+                tracing::warn!(reason = %e, "authorization code refused");
+                Err(TokenError::InvalidGrant(e.to_string()))
+            }
+            Err(ExchangeError::Store(s)) => Err(s.into()),
+        }
+    }
+
+    /// `grant_type=refresh_token`.
+    #[tracing::instrument(skip_all, fields(client = %creds.client_id))]
+    pub fn refresh(
+        &self,
+        creds: &ClientCredentials,
+        refresh_token: &str,
+        scope: Option<&str>,
+    ) -> Result<TokenResponse, TokenError> {
+        let client = self.authenticate_client(creds)?;
+        let invalid = || TokenError::InvalidGrant("invalid refresh token".into());
+        let digest = TokenKind::Refresh
+            .digest_presented(refresh_token)
+            .ok_or_else(invalid)?;
+        let scope = scope
+            .map(ScopeSet::parse)
+            .transpose()
+            .map_err(|e| TokenError::InvalidScope(e.to_string()))?;
+        let now = self.clock.now();
+        let result = self.store.rotate_refresh_token(RefreshExchange {
+            digest,
+            presentation: RefreshPresentation {
+                client: client.id(),
+                scope,
+            },
+            now,
+            random: self.token_randomness(),
+            lifetimes: self.settings.lifetimes,
+        });
+        match result {
+            Ok(rotation) => Ok(TokenResponse {
+                grant: rotation.grant,
+                expires_in: now.seconds_until(rotation.tokens.access.expires_at),
+                access_token: rotation.tokens.access.secret,
+                refresh_token: rotation.tokens.refresh.map(|r| r.secret),
+                scope: rotation.tokens.scope,
+            }),
+            Err(RotateError::UnknownToken) => Err(invalid()),
+            Err(RotateError::Refused(e)) => {
+                tracing::warn!(reason = %e, "refresh token refused");
+                Err(match e.error_code() {
+                    OAuthErrorCode::InvalidScope => TokenError::InvalidScope(e.to_string()),
+                    _ => TokenError::InvalidGrant(e.to_string()),
+                })
+            }
+            Err(RotateError::Store(s)) => Err(s.into()),
+        }
+    }
+
+    /// Resolves `Authorization: Bearer|OAuth TOKEN` to a caller.
+    pub fn authenticate_bearer(&self, token: &str) -> Result<AuthenticatedCaller, BearerError> {
+        let digest = TokenKind::Access
+            .digest_presented(token)
+            .ok_or(BearerError::Unknown)?;
+        let record = self
+            .store
+            .access_token(&digest)?
+            .ok_or(BearerError::Unknown)?;
+        let active = record.check(self.clock.now())?;
+        let user = self.store.user(active.user)?.ok_or(BearerError::Unknown)?;
+        Ok(AuthenticatedCaller {
+            user,
+            scope: active.scope,
+            client: active.client,
+            grant: active.grant,
+            expires_in: active.expires_in,
+        })
+    }
+
+    /// Revokes a token of the authenticated client (RFC 7009).
+    pub fn revoke(&self, creds: &ClientCredentials, token: &str) -> Result<RevokeOutcome, TokenError> {
+        let client = self.authenticate_client(creds)?;
+        let digest = TokenKind::Access
+            .digest_presented(token)
+            .or_else(|| TokenKind::Refresh.digest_presented(token));
+        match digest {
+            Some(d) => Ok(self.store.revoke_token(&d, client.id(), self.clock.now())?),
+            None => Ok(RevokeOutcome::Unknown),
+        }
+    }
+
+    /// Sign out: every access token of the user stops working; refresh tokens survive.
+    pub fn logout(&self, user: UserId) -> Result<u64, StoreError> {
+        self.store.revoke_user_access_tokens(user, self.clock.now())
+    }
+}

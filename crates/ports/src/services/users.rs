@@ -1,0 +1,59 @@
+//! Users: provisioning.
+
+use medialib_domain::{PersonName, UniqueId, User, UserId};
+
+use super::Services;
+use crate::repos::CreateUserError;
+use crate::world::RandomExt as _;
+
+/// A user to create.
+#[derive(Debug, Clone)]
+pub struct NewUserInput {
+    /// SSO uniqueId.
+    pub unique_id: UniqueId,
+    /// First name.
+    pub first_name: PersonName,
+    /// Last name.
+    pub last_name: PersonName,
+    /// Administers the whole organization.
+    pub org_admin: bool,
+}
+
+impl Services {
+    /// Creates a user with a fresh id.
+    #[tracing::instrument(skip(self), fields(unique_id = %input.unique_id))]
+    pub fn create_user(&self, input: NewUserInput) -> Result<User, CreateUserError> {
+        let ns = self.namespace()?;
+        let user = User {
+            id: UserId::generate(&ns, self.random.bytes16()),
+            unique_id: input.unique_id,
+            first_name: input.first_name,
+            last_name: input.last_name,
+            org_admin: input.org_admin,
+        };
+        self.store.create_user(&user, self.clock.now())?;
+        Ok(user)
+    }
+
+    /// Finds the user with `unique_id`, provisioning one with blank names if none exists yet
+    /// (access can be granted before the first sign-in).
+    pub fn provision_user(&self, unique_id: &UniqueId) -> Result<User, CreateUserError> {
+        if let Some(u) = self.store.user_by_unique_id(unique_id)? {
+            return Ok(u);
+        }
+        let blank = PersonName::default();
+        match self.create_user(NewUserInput {
+            unique_id: unique_id.clone(),
+            first_name: blank.clone(),
+            last_name: blank,
+            org_admin: false,
+        }) {
+            // Lost a race with a concurrent provisioning: use the winner's row.
+            Err(CreateUserError::UniqueIdTaken) => self
+                .store
+                .user_by_unique_id(unique_id)?
+                .ok_or(CreateUserError::UniqueIdTaken),
+            other => other,
+        }
+    }
+}
