@@ -74,7 +74,11 @@ impl CollectionGraph {
             return 0;
         };
         ps.remove(&collection);
-        ps.len()
+        let left = ps.len();
+        if left == 0 {
+            self.parents.remove(&member);
+        }
+        left
     }
 
     /// The direct parent collections of `id`.
@@ -120,8 +124,14 @@ mod tests {
         let mut g = CollectionGraph::new();
         g.try_add(v[0], ObjectType::Catalog, v[1]).unwrap();
         g.try_add(v[1], ObjectType::Catalog, v[2]).unwrap();
-        assert_eq!(g.try_add(v[2], ObjectType::Catalog, v[0]), Err(MembershipError::Cycle));
-        assert_eq!(g.try_add(v[2], ObjectType::Catalog, v[1]), Err(MembershipError::Cycle));
+        assert_eq!(
+            g.try_add(v[2], ObjectType::Catalog, v[0]),
+            Err(MembershipError::Cycle)
+        );
+        assert_eq!(
+            g.try_add(v[2], ObjectType::Catalog, v[1]),
+            Err(MembershipError::Cycle)
+        );
         // A diamond is fine: v2 also directly in v0.
         g.try_add(v[0], ObjectType::Catalog, v[2]).unwrap();
         assert_eq!(g.ancestors(v[2]), [v[0], v[1]].into_iter().collect());

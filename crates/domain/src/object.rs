@@ -467,7 +467,10 @@ mod tests {
             title: Some(Title::parse("new").unwrap()),
             ..ObjectPatch::default()
         };
-        let o2 = o.clone().apply(same, Timestamp::from_epoch_seconds(200)).unwrap();
+        let o2 = o
+            .clone()
+            .apply(same, Timestamp::from_epoch_seconds(200))
+            .unwrap();
         assert_eq!(o2.fields().title.as_str(), "new");
         assert_eq!(o2.modified(), Timestamp::from_epoch_seconds(200));
         let change = ObjectPatch {
@@ -509,9 +512,21 @@ mod tests {
         assert_eq!(after_membership_removed(1), AfterRemoval::StillListed);
         let o = sample(ObjectType::Video).soft_deleted(Timestamp::from_epoch_seconds(1000));
         let l = o.lifecycle();
-        assert!(!purge_due(l, Timestamp::from_epoch_seconds(1000 + SOFT_DELETE_RETENTION_SECS - 1)));
-        assert!(purge_due(l, Timestamp::from_epoch_seconds(1000 + SOFT_DELETE_RETENTION_SECS)));
-        assert!(!purge_due(Lifecycle::Live, Timestamp::from_epoch_seconds(i64::MAX)));
-        assert_eq!(o.restored(Timestamp::from_epoch_seconds(1001)).lifecycle(), Lifecycle::Live);
+        assert!(!purge_due(
+            l,
+            Timestamp::from_epoch_seconds(1000 + SOFT_DELETE_RETENTION_SECS - 1)
+        ));
+        assert!(purge_due(
+            l,
+            Timestamp::from_epoch_seconds(1000 + SOFT_DELETE_RETENTION_SECS)
+        ));
+        assert!(!purge_due(
+            Lifecycle::Live,
+            Timestamp::from_epoch_seconds(i64::MAX)
+        ));
+        assert_eq!(
+            o.restored(Timestamp::from_epoch_seconds(1001)).lifecycle(),
+            Lifecycle::Live
+        );
     }
 }

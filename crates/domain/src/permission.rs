@@ -229,7 +229,11 @@ mod tests {
     fn levels_order_and_parse() {
         assert!(PermissionLevel::None < PermissionLevel::View);
         assert!(PermissionLevel::View < PermissionLevel::Admin);
-        for l in [PermissionLevel::None, PermissionLevel::View, PermissionLevel::Admin] {
+        for l in [
+            PermissionLevel::None,
+            PermissionLevel::View,
+            PermissionLevel::Admin,
+        ] {
             assert_eq!(PermissionLevel::parse(l.as_str()), Ok(l));
         }
         assert!(PermissionLevel::parse("Admin").is_err());
@@ -247,11 +251,21 @@ mod tests {
         let view = AccessView::new(edges, [(root, PermissionLevel::Admin)]);
         assert_eq!(view.effective_level(&c, sub), PermissionLevel::Admin);
 
-        let view = AccessView::new(edges, [(root, PermissionLevel::Admin), (lib, PermissionLevel::None)]);
+        let view = AccessView::new(
+            edges,
+            [(root, PermissionLevel::Admin), (lib, PermissionLevel::None)],
+        );
         assert_eq!(view.effective_level(&c, lib), PermissionLevel::None);
-        assert_eq!(view.effective_level(&c, sub), PermissionLevel::None, "none blocks inheritance");
+        assert_eq!(
+            view.effective_level(&c, sub),
+            PermissionLevel::None,
+            "none blocks inheritance"
+        );
 
-        let view = AccessView::new(edges, [(root, PermissionLevel::View), (sub, PermissionLevel::Admin)]);
+        let view = AccessView::new(
+            edges,
+            [(root, PermissionLevel::View), (sub, PermissionLevel::Admin)],
+        );
         assert_eq!(view.effective_level(&c, lib), PermissionLevel::View);
         assert_eq!(view.effective_level(&c, sub), PermissionLevel::Admin);
 
@@ -263,15 +277,27 @@ mod tests {
     fn highest_parent_wins() {
         let v = ids(3);
         let edges = [(v[0], v[2]), (v[1], v[2])];
-        let view = AccessView::new(edges, [(v[0], PermissionLevel::View), (v[1], PermissionLevel::Admin)]);
-        assert_eq!(view.effective_level(&caller(false), v[2]), PermissionLevel::Admin);
+        let view = AccessView::new(
+            edges,
+            [
+                (v[0], PermissionLevel::View),
+                (v[1], PermissionLevel::Admin),
+            ],
+        );
+        assert_eq!(
+            view.effective_level(&caller(false), v[2]),
+            PermissionLevel::Admin
+        );
     }
 
     #[test]
     fn org_admins_are_admin_everywhere() {
         let v = ids(1);
         let view = AccessView::new([], [(v[0], PermissionLevel::None)]);
-        assert_eq!(view.effective_level(&caller(true), v[0]), PermissionLevel::Admin);
+        assert_eq!(
+            view.effective_level(&caller(true), v[0]),
+            PermissionLevel::Admin
+        );
     }
 
     #[test]
@@ -289,8 +315,14 @@ mod tests {
         let b = UserId::generate(&ns, [2; 16]);
         let one: BTreeSet<_> = [a].into_iter().collect();
         assert_eq!(check_admin_change(&one, a, None), Err(LastAdmin));
-        assert_eq!(check_admin_change(&one, a, Some(PermissionLevel::View)), Err(LastAdmin));
-        assert_eq!(check_admin_change(&one, a, Some(PermissionLevel::Admin)), Ok(()));
+        assert_eq!(
+            check_admin_change(&one, a, Some(PermissionLevel::View)),
+            Err(LastAdmin)
+        );
+        assert_eq!(
+            check_admin_change(&one, a, Some(PermissionLevel::Admin)),
+            Ok(())
+        );
         assert_eq!(check_admin_change(&one, b, None), Ok(()));
         let two: BTreeSet<_> = [a, b].into_iter().collect();
         assert_eq!(check_admin_change(&two, a, None), Ok(()));

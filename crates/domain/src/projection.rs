@@ -86,7 +86,11 @@ mod tests {
             (Some(L::Admin), false, Ok(DescribeView::Full)),
         ];
         for (level, public, expected) in cases {
-            assert_eq!(describe_view(level, public), expected, "{level:?} public={public}");
+            assert_eq!(
+                describe_view(level, public),
+                expected,
+                "{level:?} public={public}"
+            );
         }
     }
 

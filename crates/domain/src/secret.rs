@@ -48,12 +48,22 @@ impl TokenDigest {
     /// Parses the stored hex form.
     pub fn from_hex(input: &str) -> Result<Self, InvalidDigest> {
         let b = input.as_bytes();
-        if b.len() != 64 || !b.iter().all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c)) {
+        if b.len() != 64
+            || !b
+                .iter()
+                .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
+        {
             return Err(InvalidDigest);
         }
         let mut out = [0u8; 32];
         for (i, pair) in b.chunks_exact(2).enumerate() {
-            let v = |c: u8| if c.is_ascii_digit() { c - b'0' } else { c - b'a' + 10 };
+            let v = |c: u8| {
+                if c.is_ascii_digit() {
+                    c - b'0'
+                } else {
+                    c - b'a' + 10
+                }
+            };
             out[i] = (v(pair[0]) << 4) | v(pair[1]);
         }
         Ok(Self(out))
@@ -108,7 +118,11 @@ impl TokenKind {
 
     /// Mints a credential from 32 random bytes: the secret (shown once) and its digest (stored).
     pub fn mint(self, random: [u8; 32]) -> (Secret, TokenDigest) {
-        let secret = Secret(format!("{}{}", self.prefix(), URL_SAFE_NO_PAD.encode(random)));
+        let secret = Secret(format!(
+            "{}{}",
+            self.prefix(),
+            URL_SAFE_NO_PAD.encode(random)
+        ));
         let digest = TokenDigest::of(&secret);
         (secret, digest)
     }
@@ -147,7 +161,11 @@ mod tests {
         assert!(s.expose().starts_with("mla_"));
         assert_eq!(s.expose().len(), 4 + 43);
         assert_eq!(TokenKind::Access.digest_presented(s.expose()), Some(d));
-        assert_eq!(TokenKind::Refresh.digest_presented(s.expose()), None, "prefix is checked");
+        assert_eq!(
+            TokenKind::Refresh.digest_presented(s.expose()),
+            None,
+            "prefix is checked"
+        );
         assert_eq!(TokenKind::Access.digest_presented("mla_short"), None);
         let (s2, d2) = TokenKind::Access.mint([8; 32]);
         assert_ne!(s, s2);
@@ -165,6 +183,9 @@ mod tests {
         assert!(d.ct_eq(&d));
         assert!(!d.ct_eq(&TokenDigest::of(&Secret::new("y"))));
         // sha256("x")
-        assert_eq!(hex, "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881");
+        assert_eq!(
+            hex,
+            "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881"
+        );
     }
 }

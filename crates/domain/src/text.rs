@@ -273,7 +273,10 @@ mod tests {
         assert!(UniqueId::parse("").is_err());
         assert!(UniqueId::parse("alice\n").is_err());
         assert!(UniqueId::parse(&"a".repeat(256)).is_err());
-        assert_eq!(UniqueId::parse("alice@uni.example").unwrap().as_str(), "alice@uni.example");
+        assert_eq!(
+            UniqueId::parse("alice@uni.example").unwrap().as_str(),
+            "alice@uni.example"
+        );
     }
 
     #[test]
@@ -288,7 +291,8 @@ mod tests {
         assert!(Properties::parse([("", "v")]).is_err());
         assert!(Properties::parse([("k".repeat(65), "v".to_owned())]).is_err());
         assert!(Properties::parse([("k".to_owned(), "v".repeat(4097))]).is_err());
-        let many: Vec<(String, String)> = (0..65).map(|i| (format!("k{i}"), String::new())).collect();
+        let many: Vec<(String, String)> =
+            (0..65).map(|i| (format!("k{i}"), String::new())).collect();
         assert_eq!(
             Properties::parse(many),
             Err(InvalidProperties::TooMany { max: 64 })

@@ -24,7 +24,7 @@ impl Timestamp {
 
     /// Seconds from `self` until `later`, zero when `later` is not after `self`.
     pub fn seconds_until(self, later: Timestamp) -> i64 {
-        (later.0 - self.0).max(0)
+        later.0.saturating_sub(self.0).max(0)
     }
 }
 

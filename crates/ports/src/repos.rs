@@ -7,8 +7,8 @@ use medialib_domain::oauth::{
 };
 use medialib_domain::{
     AccessView, AfterRemoval, GrantId, MediaObject, MembershipError, ObjectId, ObjectPatch,
-    OrgNamespace, PermissionLevel, PersonName, ShortCode, Since, Timestamp, TokenDigest,
-    UniqueId, UpdateError, User, UserId,
+    OrgNamespace, PermissionLevel, PersonName, ShortCode, Since, Timestamp, TokenDigest, UniqueId,
+    UpdateError, User, UserId,
 };
 
 use crate::error::StoreError;
@@ -159,7 +159,8 @@ pub enum PermissionChangeError {
 /// Objects, the membership graph and permissions.
 pub trait MediaRepository: Send + Sync {
     /// Stores a new top-level library and makes `admin` its admin, in one step.
-    fn create_library(&self, library: &MediaObject, admin: UserId) -> Result<(), CreateObjectError>;
+    fn create_library(&self, library: &MediaObject, admin: UserId)
+    -> Result<(), CreateObjectError>;
     /// Stores a new object as a member of `collection`, in one step.
     fn create_in_collection(
         &self,
@@ -328,7 +329,10 @@ pub trait GrantRepository: Send + Sync {
     fn store_code(&self, code: &IssuedCode, now: Timestamp) -> Result<(), StoreError>;
     /// Spends a code and issues the grant's tokens, in one atomic step.
     /// A replayed code revokes every token issued from it.
-    fn exchange_code(&self, req: CodeExchange<'_>) -> Result<(GrantId, IssuedTokens), ExchangeError>;
+    fn exchange_code(
+        &self,
+        req: CodeExchange<'_>,
+    ) -> Result<(GrantId, IssuedTokens), ExchangeError>;
     /// Rotates a refresh token in one atomic step; of concurrent callers exactly one wins.
     /// A used token (including a race loser's) revokes its whole grant family.
     fn rotate_refresh_token(&self, req: RefreshExchange<'_>) -> Result<Rotation, RotateError>;

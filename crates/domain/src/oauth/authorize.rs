@@ -40,7 +40,8 @@ pub struct OAuthState(String);
 impl OAuthState {
     /// Parses a state value.
     pub fn parse(input: &str) -> Option<Self> {
-        let ok = (1..=512).contains(&input.len()) && input.bytes().all(|b| (0x20..=0x7e).contains(&b));
+        let ok =
+            (1..=512).contains(&input.len()) && input.bytes().all(|b| (0x20..=0x7e).contains(&b));
         ok.then(|| Self(input.to_owned()))
     }
 
@@ -118,7 +119,10 @@ impl AuthorizationResponse {
 
     /// The value of one parameter.
     pub fn param(&self, name: &str) -> Option<&str> {
-        self.params.iter().find(|(k, _)| *k == name).map(|(_, v)| v.as_str())
+        self.params
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.as_str())
     }
 
     /// The `Location` to redirect the browser to.

@@ -197,10 +197,15 @@ mod tests {
     #[test]
     fn confidential_clients_need_their_secret() {
         let (secret, digest) = TokenKind::ClientSecret.mint([1; 32]);
-        let c = client(ClientKind::Confidential { secret_digest: digest });
+        let c = client(ClientKind::Confidential {
+            secret_digest: digest,
+        });
         assert_eq!(c.authenticate(Some(&secret)), Ok(()));
         assert_eq!(c.authenticate(None), Err(ClientAuthError::MissingSecret));
-        assert_eq!(c.authenticate(Some(&Secret::new("nope"))), Err(ClientAuthError::WrongSecret));
+        assert_eq!(
+            c.authenticate(Some(&Secret::new("nope"))),
+            Err(ClientAuthError::WrongSecret)
+        );
     }
 
     #[test]
@@ -208,7 +213,10 @@ mod tests {
         let c = client(ClientKind::Public);
         assert!(c.is_public());
         assert_eq!(c.authenticate(None), Ok(()));
-        assert_eq!(c.authenticate(Some(&Secret::new("x"))), Err(ClientAuthError::UnexpectedSecret));
+        assert_eq!(
+            c.authenticate(Some(&Secret::new("x"))),
+            Err(ClientAuthError::UnexpectedSecret)
+        );
     }
 
     #[test]
@@ -219,7 +227,12 @@ mod tests {
         assert!(ClientName::parse("").is_err());
         assert!(ClientName::parse("x\ny").is_err());
         assert_eq!(
-            Client::new(ClientId::parse("a").unwrap(), ClientName::parse("A").unwrap(), vec![], ClientKind::Public),
+            Client::new(
+                ClientId::parse("a").unwrap(),
+                ClientName::parse("A").unwrap(),
+                vec![],
+                ClientKind::Public
+            ),
             Err(InvalidClientField::NoRedirectUri)
         );
         let ns = OrgNamespace::from_random([1; 16]);

@@ -20,8 +20,7 @@ pub use pkce::{CodeChallenge, CodeVerifier, InvalidPkce};
 pub use redirect::{InvalidRedirectUri, RedirectUri};
 pub use scope::{InvalidScope, Scope, ScopeSet};
 pub use tokens::{
-    AccessTokenInvalid, AccessTokenRecord, ActiveAccess, CodePresentation, GrantSpec,
-    IssuedCode, IssuedTokens, MintedToken, RedeemError, RefreshError, RefreshPresentation,
-    RefreshTokenRecord, RefreshTokenState, Rotation, StoredCode, TokenLifetimes, TokenRandomness,
-    mint_tokens,
+    AccessTokenInvalid, AccessTokenRecord, ActiveAccess, CodePresentation, GrantSpec, IssuedCode,
+    IssuedTokens, MintedToken, RedeemError, RefreshError, RefreshPresentation, RefreshTokenRecord,
+    RefreshTokenState, Rotation, StoredCode, TokenLifetimes, TokenRandomness, mint_tokens,
 };

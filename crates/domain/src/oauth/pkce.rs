@@ -66,7 +66,11 @@ impl CodeChallenge {
 
     /// Whether `verifier` answers this challenge (constant time).
     pub fn verify(&self, verifier: &CodeVerifier) -> bool {
-        Self::of(verifier).0.as_bytes().ct_eq(self.0.as_bytes()).into()
+        Self::of(verifier)
+            .0
+            .as_bytes()
+            .ct_eq(self.0.as_bytes())
+            .into()
     }
 
     /// The stored form.
@@ -93,7 +97,8 @@ mod tests {
     #[test]
     fn rfc7636_appendix_b_vector() {
         let v = CodeVerifier::parse("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk").unwrap();
-        let c = CodeChallenge::parse("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", Some("S256")).unwrap();
+        let c = CodeChallenge::parse("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", Some("S256"))
+            .unwrap();
         assert!(c.verify(&v));
         assert_eq!(CodeChallenge::of(&v), c);
         let other = CodeVerifier::parse(&"a".repeat(43)).unwrap();
@@ -103,9 +108,18 @@ mod tests {
     #[test]
     fn only_s256() {
         let ch = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
-        assert_eq!(CodeChallenge::parse(ch, None), Err(InvalidPkce::UnsupportedMethod));
-        assert_eq!(CodeChallenge::parse(ch, Some("plain")), Err(InvalidPkce::UnsupportedMethod));
-        assert_eq!(CodeChallenge::parse("short", Some("S256")), Err(InvalidPkce::BadChallenge));
+        assert_eq!(
+            CodeChallenge::parse(ch, None),
+            Err(InvalidPkce::UnsupportedMethod)
+        );
+        assert_eq!(
+            CodeChallenge::parse(ch, Some("plain")),
+            Err(InvalidPkce::UnsupportedMethod)
+        );
+        assert_eq!(
+            CodeChallenge::parse("short", Some("S256")),
+            Err(InvalidPkce::BadChallenge)
+        );
     }
 
     #[test]
@@ -115,6 +129,9 @@ mod tests {
         assert!(CodeVerifier::parse(&"a".repeat(128)).is_ok());
         assert!(CodeVerifier::parse(&"a".repeat(129)).is_err());
         assert!(CodeVerifier::parse(&format!("{}+", "a".repeat(43))).is_err());
-        assert_eq!(format!("{:?}", CodeVerifier::parse(&"a".repeat(43)).unwrap()), "CodeVerifier([redacted])");
+        assert_eq!(
+            format!("{:?}", CodeVerifier::parse(&"a".repeat(43)).unwrap()),
+            "CodeVerifier([redacted])"
+        );
     }
 }

@@ -36,7 +36,8 @@ impl RedirectUri {
     /// Parses a URI.
     pub fn parse(input: &str) -> Result<Self, InvalidRedirectUri> {
         use InvalidRedirectUri::*;
-        if input.len() > Self::MAX_LEN || input.bytes().any(|b| b <= b' ' || b == 0x7f || b >= 0x80) {
+        if input.len() > Self::MAX_LEN || input.bytes().any(|b| b <= b' ' || b == 0x7f || b >= 0x80)
+        {
             return Err(Malformed);
         }
         if input.contains('#') {

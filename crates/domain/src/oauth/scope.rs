@@ -83,7 +83,10 @@ mod tests {
     #[test]
     fn parses_and_prints() {
         assert_eq!(ScopeSet::parse("read write").unwrap(), ScopeSet::DEFAULT);
-        assert_eq!(ScopeSet::parse("write read").unwrap().to_string(), "read write");
+        assert_eq!(
+            ScopeSet::parse("write read").unwrap().to_string(),
+            "read write"
+        );
         let r = ScopeSet::parse("read").unwrap();
         assert!(r.contains(Scope::Read) && !r.contains(Scope::Write));
         assert_eq!(r.to_string(), "read");

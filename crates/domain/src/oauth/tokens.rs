@@ -107,7 +107,11 @@ pub struct GrantSpec {
 
 impl StoredCode {
     /// Redeems the code: consumes it and yields what to grant, or says why not.
-    pub fn redeem(self, p: &CodePresentation<'_>, now: Timestamp) -> Result<GrantSpec, RedeemError> {
+    pub fn redeem(
+        self,
+        p: &CodePresentation<'_>,
+        now: Timestamp,
+    ) -> Result<GrantSpec, RedeemError> {
         let code = match self {
             StoredCode::Redeemed { grant } => return Err(RedeemError::Replayed { grant }),
             StoredCode::Unused(c) => c,

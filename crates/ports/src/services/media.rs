@@ -356,7 +356,11 @@ impl Services {
         Ok(CatalogPage { ts, level, items })
     }
 
-    fn permission_target(&self, caller: &Caller, collection: ObjectId) -> Result<(), PermissionFailed> {
+    fn permission_target(
+        &self,
+        caller: &Caller,
+        collection: ObjectId,
+    ) -> Result<(), PermissionFailed> {
         if self.live_object(collection)?.is_none() {
             return Err(PermissionFailed::CollectionNotFound);
         }

@@ -17,9 +17,7 @@ pub use media::{
     AddMemberFailed, CatalogPage, CreateObjectFailed, DescribeFailed, MembershipChangeFailed,
     PermissionFailed, Placement, UpdateObjectFailed,
 };
-pub use oauth::{
-    AuthenticatedCaller, BearerError, ClientCredentials, TokenError, TokenResponse,
-};
+pub use oauth::{AuthenticatedCaller, BearerError, ClientCredentials, TokenError, TokenResponse};
 pub use users::NewUserInput;
 
 /// Settings the services need.
@@ -44,7 +42,9 @@ pub struct Services {
 
 impl std::fmt::Debug for Services {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Services").field("settings", &self.settings).finish_non_exhaustive()
+        f.debug_struct("Services")
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
     }
 }
 

@@ -136,8 +136,13 @@ impl Services {
     ) -> Result<AuthorizationResponse, StoreError> {
         let now = self.clock.now();
         let code = TokenKind::Code.mint(self.random.bytes32());
-        let (issued, response) =
-            request.approve(user, code, now, self.settings.code_ttl, &self.settings.issuer);
+        let (issued, response) = request.approve(
+            user,
+            code,
+            now,
+            self.settings.code_ttl,
+            &self.settings.issuer,
+        );
         self.store.store_code(&issued, now)?;
         Ok(response)
     }
@@ -270,7 +275,11 @@ impl Services {
     }
 
     /// Revokes a token of the authenticated client (RFC 7009).
-    pub fn revoke(&self, creds: &ClientCredentials, token: &str) -> Result<RevokeOutcome, TokenError> {
+    pub fn revoke(
+        &self,
+        creds: &ClientCredentials,
+        token: &str,
+    ) -> Result<RevokeOutcome, TokenError> {
         let client = self.authenticate_client(creds)?;
         let digest = TokenKind::Access
             .digest_presented(token)

@@ -1,0 +1,606 @@
+//! Connection pools for SQLite and PostgreSQL, embedded migrations and health checks.
+
+use std::fmt;
+use std::time::Duration;
+
+use diesel::connection::SimpleConnection;
+use diesel::prelude::*;
+use diesel::r2d2::{ConnectionManager, CustomizeConnection, HandleError, Pool};
+use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
+use medialib_ports::StoreError;
+
+use crate::error::DbError;
+use crate::macros::{with_conn, with_tx};
+use crate::schema::organization;
+use crate::url::{self, Target};
+
+/// The SQLite migrations (`migrations/sqlite`), compiled in.
+const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
+/// The PostgreSQL migrations (`migrations/postgres`), compiled in.
+const POSTGRES_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/postgres");
+
+/// Key of the PostgreSQL session advisory lock that serializes concurrent migrators
+/// (the ASCII bytes of "medialib").
+const PG_MIGRATION_LOCK: i64 = 0x6d65_6469_616c_6962;
+
+/// Statements run on every new pooled SQLite connection. `busy_timeout` comes first so that even
+/// the switch to WAL waits for a concurrent opener instead of failing with `SQLITE_BUSY`.
+const SQLITE_PRAGMAS: &str = "PRAGMA busy_timeout = 5000; \
+                              PRAGMA journal_mode = WAL; \
+                              PRAGMA foreign_keys = ON; \
+                              PRAGMA synchronous = NORMAL;";
+
+/// Which database engine a [`Database`] talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// SQLite (file or in-memory), the embedded default.
+    Sqlite,
+    /// PostgreSQL.
+    Postgres,
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres => "postgres",
+        })
+    }
+}
+
+/// Connection-pool settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PoolOptions {
+    /// Maximum number of pooled connections (at least 1; `sqlite::memory:` always uses 1).
+    pub max_size: u32,
+    /// How long a checkout (and opening the pool) waits for a connection.
+    pub connection_timeout: Duration,
+}
+
+impl Default for PoolOptions {
+    fn default() -> Self {
+        PoolOptions {
+            max_size: 8,
+            connection_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Why [`Database::connect`] failed. Messages never contain a password from the URL.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConnectError {
+    /// The URL is not one of the supported forms (the payload is the URL, password redacted).
+    #[error(
+        "unsupported database URL `{0}`: expected sqlite://PATH, sqlite:PATH, sqlite::memory:, \
+         postgres://... or postgresql://..."
+    )]
+    UnsupportedUrl(String),
+    /// A filesystem operation failed (e.g. creating the SQLite file's directory).
+    #[error("database I/O error: {0}")]
+    Io(String),
+    /// The pool could not be built or its first connection could not be opened.
+    #[error("cannot connect to the database: {0}")]
+    Pool(String),
+}
+
+/// Why a migration operation failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MigrateError {
+    /// No connection could be obtained.
+    #[error("database unavailable: {0}")]
+    Unavailable(String),
+    /// A migration (or reading the migration state) failed.
+    #[error("migration failed: {0}")]
+    Failed(String),
+}
+
+type SqlitePool = Pool<ConnectionManager<SqliteConnection>>;
+type PgPool = Pool<ConnectionManager<PgConnection>>;
+
+/// The pool of one backend; matched on by [`with_conn!`] and [`with_tx!`].
+#[derive(Debug, Clone)]
+pub(crate) enum Pools {
+    /// SQLite connections (pragmas applied on acquire).
+    Sqlite(SqlitePool),
+    /// PostgreSQL connections.
+    Postgres(PgPool),
+}
+
+/// A pooled database handle; cheap to clone (clones share the pool).
+#[derive(Debug, Clone)]
+pub struct Database {
+    pools: Pools,
+}
+
+impl Database {
+    /// Parses the URL (`sqlite://PATH`, `sqlite:PATH`, `sqlite::memory:`, `postgres://…`,
+    /// `postgresql://…`) and builds the pool.
+    ///
+    /// `sqlite://PATH` creates PATH's parent directory if missing. Every SQLite connection runs
+    /// with WAL journaling, foreign keys on, a 5 s busy timeout and `synchronous=NORMAL`.
+    ///
+    /// `sqlite::memory:` gets a pool of exactly one connection that is never recycled: every
+    /// SQLite in-memory connection is a separate, empty database, so a larger pool would scatter
+    /// the data. Callers therefore serialize on that connection; it is meant for tests and demos.
+    ///
+    /// The first connection is opened eagerly, so an unreachable or unopenable database fails
+    /// here with [`ConnectError::Pool`].
+    pub fn connect(url: &str, opts: &PoolOptions) -> Result<Database, ConnectError> {
+        if opts.max_size == 0 {
+            return Err(ConnectError::Pool("max_size must be at least 1".to_owned()));
+        }
+        if opts.connection_timeout.is_zero() {
+            return Err(ConnectError::Pool(
+                "connection_timeout must be positive".to_owned(),
+            ));
+        }
+        let target =
+            url::parse(url).ok_or_else(|| ConnectError::UnsupportedUrl(url::redact(url)))?;
+        let pools = match target {
+            Target::SqliteFile(path) => {
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(dir).map_err(|e| {
+                        ConnectError::Io(format!("cannot create directory {}: {e}", dir.display()))
+                    })?;
+                }
+                let path = path.to_string_lossy().into_owned();
+                Pools::Sqlite(sqlite_pool(&path, opts, false)?)
+            }
+            Target::SqliteMemory => Pools::Sqlite(sqlite_pool(":memory:", opts, true)?),
+            Target::Postgres(url) => Pools::Postgres(pg_pool(&url, opts)?),
+        };
+        Ok(Database { pools })
+    }
+
+    /// The engine behind this handle.
+    pub fn backend(&self) -> Backend {
+        match self.pools {
+            Pools::Sqlite(_) => Backend::Sqlite,
+            Pools::Postgres(_) => Backend::Postgres,
+        }
+    }
+
+    /// Applies pending migrations, calling `progress` with each version before it is applied;
+    /// returns the versions applied (empty = no-op).
+    ///
+    /// Each migration runs in its own transaction. On PostgreSQL a session advisory lock
+    /// serializes concurrent migrators (e.g. several replicas starting at once).
+    pub fn migrate(&self, progress: &mut dyn FnMut(&str)) -> Result<Vec<String>, MigrateError> {
+        match &self.pools {
+            Pools::Sqlite(pool) => {
+                let mut conn = checkout(pool)?;
+                apply_pending(&mut *conn, SQLITE_MIGRATIONS, progress)
+            }
+            Pools::Postgres(pool) => {
+                let mut conn = checkout(pool)?;
+                with_pg_migration_lock(&mut conn, |conn| {
+                    apply_pending(conn, POSTGRES_MIGRATIONS, progress)
+                })
+            }
+        }
+    }
+
+    /// Versions not yet applied, in the order [`migrate`](Self::migrate) would apply them.
+    pub fn pending_migrations(&self) -> Result<Vec<String>, MigrateError> {
+        match &self.pools {
+            Pools::Sqlite(pool) => pending_versions(&mut *checkout(pool)?, SQLITE_MIGRATIONS),
+            Pools::Postgres(pool) => pending_versions(&mut *checkout(pool)?, POSTGRES_MIGRATIONS),
+        }
+    }
+
+    /// Reverts every applied migration, newest first (tests and `down.sql` round-trips);
+    /// returns the versions reverted.
+    pub fn revert_all(&self) -> Result<Vec<String>, MigrateError> {
+        match &self.pools {
+            Pools::Sqlite(pool) => revert_everything(&mut *checkout(pool)?, SQLITE_MIGRATIONS),
+            Pools::Postgres(pool) => {
+                let mut conn = checkout(pool)?;
+                with_pg_migration_lock(&mut conn, |conn| {
+                    revert_everything(conn, POSTGRES_MIGRATIONS)
+                })
+            }
+        }
+    }
+
+    /// Cheap reachability check for `/readyz`: checks out a connection and runs `SELECT 1`.
+    pub fn ping(&self) -> Result<(), StoreError> {
+        with_conn!(self, conn => {
+            diesel::sql_query("SELECT 1")
+                .execute(conn)
+                .map_err(|e| StoreError::Unavailable(e.to_string()))?;
+        });
+        Ok(())
+    }
+
+    /// Pool state for metrics: (connections, idle).
+    pub fn pool_state(&self) -> (u32, u32) {
+        let state = match &self.pools {
+            Pools::Sqlite(pool) => pool.state(),
+            Pools::Postgres(pool) => pool.state(),
+        };
+        (state.connections, state.idle_connections)
+    }
+
+    /// Returns the organization's namespace UUID, creating the organization row (id 1,
+    /// `created_at` 0) with a version-4 UUID built from `random` if there is none yet.
+    ///
+    /// Idempotent: once a namespace is stored, later calls return it and ignore `random`
+    /// (concurrent first calls agree too, thanks to `ON CONFLICT DO NOTHING`).
+    pub fn ensure_namespace(&self, random: [u8; 16]) -> Result<String, StoreError> {
+        if let Some(namespace) = read_namespace(self)? {
+            return Ok(namespace);
+        }
+        let candidate = uuid::Builder::from_random_bytes(random)
+            .into_uuid()
+            .hyphenated()
+            .to_string();
+        let namespace = with_tx!(self, conn => {
+            diesel::insert_into(organization::table)
+                .values((
+                    organization::id.eq(1),
+                    organization::namespace.eq(&candidate),
+                    organization::created_at.eq(0_i64),
+                ))
+                .on_conflict_do_nothing()
+                .execute(conn)?;
+            organization::table
+                .find(1)
+                .select(organization::namespace)
+                .first::<String>(conn)
+                .map_err(DbError::from)
+        })?;
+        Ok(namespace)
+    }
+
+    /// The backend's pool, for [`with_conn!`] and [`with_tx!`].
+    pub(crate) fn pools(&self) -> &Pools {
+        &self.pools
+    }
+}
+
+/// Reads the organization namespace, if the row exists (an example of [`with_conn!`]).
+pub(crate) fn read_namespace(db: &Database) -> Result<Option<String>, DbError> {
+    with_conn!(db, conn => {
+        Ok(organization::table
+            .find(1)
+            .select(organization::namespace)
+            .first::<String>(conn)
+            .optional()?)
+    })
+}
+
+/// Applies [`SQLITE_PRAGMAS`] to every new SQLite connection.
+#[derive(Debug, Clone, Copy)]
+struct SqlitePragmas;
+
+impl CustomizeConnection<SqliteConnection, diesel::r2d2::Error> for SqlitePragmas {
+    fn on_acquire(&self, conn: &mut SqliteConnection) -> Result<(), diesel::r2d2::Error> {
+        conn.batch_execute(SQLITE_PRAGMAS)
+            .map_err(diesel::r2d2::Error::QueryError)
+    }
+}
+
+/// Reports background connection failures through `tracing` (r2d2 would use `log`), with any
+/// password scrubbed from the message.
+struct TracingErrorHandler {
+    /// The database URL, used only to scrub its password from messages.
+    url: String,
+}
+
+impl fmt::Debug for TracingErrorHandler {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TracingErrorHandler")
+            .field("url", &url::redact(&self.url))
+            .finish()
+    }
+}
+
+impl HandleError<diesel::r2d2::Error> for TracingErrorHandler {
+    fn handle_error(&self, error: diesel::r2d2::Error) {
+        tracing::warn!(
+            error = %url::scrub(&error.to_string(), &self.url),
+            "database connection error"
+        );
+    }
+}
+
+/// Builds the SQLite pool; `memory` pins it to one never-recycled connection.
+fn sqlite_pool(path: &str, opts: &PoolOptions, memory: bool) -> Result<SqlitePool, ConnectError> {
+    // Open one connection directly first, so a permanent error (unwritable path, ...) is reported
+    // at once instead of after `connection_timeout` of retries inside r2d2.
+    let mut probe = SqliteConnection::establish(path)
+        .map_err(|e| ConnectError::Pool(format!("cannot open SQLite database {path}: {e}")))?;
+    SqlitePragmas
+        .on_acquire(&mut probe)
+        .map_err(|e| ConnectError::Pool(format!("cannot configure SQLite database {path}: {e}")))?;
+    drop(probe);
+
+    let builder = Pool::builder()
+        .connection_timeout(opts.connection_timeout)
+        .connection_customizer(Box::new(SqlitePragmas))
+        .error_handler(Box::new(TracingErrorHandler {
+            url: path.to_owned(),
+        }));
+    let builder = if memory {
+        builder
+            .max_size(1)
+            .min_idle(Some(1))
+            .idle_timeout(None)
+            .max_lifetime(None)
+    } else {
+        builder.max_size(opts.max_size).min_idle(Some(1))
+    };
+    builder
+        .build(ConnectionManager::new(path))
+        .map_err(|e| ConnectError::Pool(e.to_string()))
+}
+
+/// Builds the PostgreSQL pool.
+fn pg_pool(url: &str, opts: &PoolOptions) -> Result<PgPool, ConnectError> {
+    let fail = |e: &dyn fmt::Display| {
+        ConnectError::Pool(format!(
+            "{}: {}",
+            url::redact(url),
+            url::scrub(e.to_string().trim_end(), url)
+        ))
+    };
+    // See `sqlite_pool`: report permanent errors (bad credentials, unknown database) at once.
+    drop(PgConnection::establish(url).map_err(|e| fail(&e))?);
+    Pool::builder()
+        .max_size(opts.max_size)
+        .min_idle(Some(1))
+        .connection_timeout(opts.connection_timeout)
+        .error_handler(Box::new(TracingErrorHandler {
+            url: url.to_owned(),
+        }))
+        .build(ConnectionManager::new(url))
+        .map_err(|e| fail(&e))
+}
+
+/// Checks out a connection for a migration operation.
+fn checkout<C>(
+    pool: &Pool<ConnectionManager<C>>,
+) -> Result<diesel::r2d2::PooledConnection<ConnectionManager<C>>, MigrateError>
+where
+    C: diesel::r2d2::R2D2Connection + Send + 'static,
+{
+    pool.get()
+        .map_err(|e| MigrateError::Unavailable(e.to_string()))
+}
+
+/// Runs every pending migration of `source`, reporting each version to `progress` first.
+fn apply_pending<DB, C>(
+    conn: &mut C,
+    source: EmbeddedMigrations,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<String>, MigrateError>
+where
+    DB: diesel::backend::Backend,
+    C: MigrationHarness<DB>,
+{
+    let pending = conn
+        .pending_migrations(source)
+        .map_err(|e| MigrateError::Failed(format!("cannot read the migration state: {e}")))?;
+    let mut applied = Vec::with_capacity(pending.len());
+    for migration in pending {
+        let version = migration.name().version().to_string();
+        progress(&version);
+        conn.run_migration(migration.as_ref())
+            .map_err(|e| MigrateError::Failed(format!("{}: {e}", migration.name())))?;
+        tracing::info!(migration = %migration.name(), "applied database migration");
+        applied.push(version);
+    }
+    Ok(applied)
+}
+
+/// The versions of `source` not yet applied, in ascending order.
+fn pending_versions<DB, C>(
+    conn: &mut C,
+    source: EmbeddedMigrations,
+) -> Result<Vec<String>, MigrateError>
+where
+    DB: diesel::backend::Backend,
+    C: MigrationHarness<DB>,
+{
+    let pending = conn
+        .pending_migrations(source)
+        .map_err(|e| MigrateError::Failed(format!("cannot read the migration state: {e}")))?;
+    Ok(pending
+        .iter()
+        .map(|m| m.name().version().to_string())
+        .collect())
+}
+
+/// Reverts every applied migration of `source`, newest first.
+fn revert_everything<DB, C>(
+    conn: &mut C,
+    source: EmbeddedMigrations,
+) -> Result<Vec<String>, MigrateError>
+where
+    DB: diesel::backend::Backend,
+    C: MigrationHarness<DB>,
+{
+    let reverted = conn
+        .revert_all_migrations(source)
+        .map_err(|e| MigrateError::Failed(format!("cannot revert migrations: {e}")))?;
+    Ok(reverted.iter().map(ToString::to_string).collect())
+}
+
+/// Runs `f` while holding the PostgreSQL migration advisory lock on `conn`'s session.
+fn with_pg_migration_lock<T>(
+    conn: &mut PgConnection,
+    f: impl FnOnce(&mut PgConnection) -> Result<T, MigrateError>,
+) -> Result<T, MigrateError> {
+    diesel::sql_query(format!("SELECT pg_advisory_lock({PG_MIGRATION_LOCK})"))
+        .execute(conn)
+        .map_err(|e| MigrateError::Failed(format!("cannot take the migration lock: {e}")))?;
+    let result = f(conn);
+    if let Err(e) =
+        diesel::sql_query(format!("SELECT pg_advisory_unlock({PG_MIGRATION_LOCK})")).execute(conn)
+    {
+        tracing::warn!(error = %e, "cannot release the migration lock");
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use diesel::sql_types::{BigInt, Text};
+
+    #[derive(QueryableByName)]
+    struct JournalMode {
+        #[diesel(sql_type = Text)]
+        journal_mode: String,
+    }
+
+    #[derive(QueryableByName)]
+    struct ForeignKeys {
+        #[diesel(sql_type = BigInt)]
+        foreign_keys: i64,
+    }
+
+    #[derive(QueryableByName)]
+    struct BusyTimeout {
+        #[diesel(sql_type = BigInt)]
+        timeout: i64,
+    }
+
+    #[derive(QueryableByName)]
+    struct Synchronous {
+        #[diesel(sql_type = BigInt)]
+        synchronous: i64,
+    }
+
+    /// (journal_mode, foreign_keys, busy_timeout, synchronous) as seen by a pooled connection.
+    fn pragmas(db: &Database) -> (String, i64, i64, i64) {
+        let Pools::Sqlite(pool) = db.pools() else {
+            panic!("not a SQLite database");
+        };
+        let conn = &mut *pool.get().unwrap();
+        let jm = diesel::sql_query("PRAGMA journal_mode").get_result::<JournalMode>(conn);
+        let fk = diesel::sql_query("PRAGMA foreign_keys").get_result::<ForeignKeys>(conn);
+        let bt = diesel::sql_query("PRAGMA busy_timeout").get_result::<BusyTimeout>(conn);
+        let sy = diesel::sql_query("PRAGMA synchronous").get_result::<Synchronous>(conn);
+        (
+            jm.unwrap().journal_mode,
+            fk.unwrap().foreign_keys,
+            bt.unwrap().timeout,
+            sy.unwrap().synchronous,
+        )
+    }
+
+    #[test]
+    fn sqlite_file_connections_have_the_pragmas() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("sub/dir/m.db").display());
+        let db = Database::connect(&url, &PoolOptions::default()).unwrap();
+        assert_eq!(db.backend(), Backend::Sqlite);
+        assert!(dir.path().join("sub/dir/m.db").exists());
+        // Check several connections, not just the first one.
+        let held: Vec<_> = match db.pools() {
+            Pools::Sqlite(pool) => (0..3).map(|_| pool.get().unwrap()).collect(),
+            Pools::Postgres(_) => unreachable!(),
+        };
+        drop(held);
+        for _ in 0..4 {
+            let (jm, fk, bt, sy) = pragmas(&db);
+            assert_eq!(jm, "wal");
+            assert_eq!(fk, 1);
+            assert_eq!(bt, 5000);
+            assert_eq!(sy, 1, "synchronous=NORMAL");
+        }
+        assert!(db.pool_state().0 >= 3);
+    }
+
+    #[test]
+    fn sqlite_memory_keeps_one_database() {
+        let opts = PoolOptions {
+            max_size: 16,
+            ..PoolOptions::default()
+        };
+        let db = Database::connect("sqlite::memory:", &opts).unwrap();
+        assert_eq!(db.pool_state(), (1, 1));
+        let (jm, fk, _, _) = pragmas(&db);
+        assert_eq!(jm, "memory", "in-memory databases cannot use WAL");
+        assert_eq!(fk, 1);
+        assert_eq!(db.migrate(&mut |_| {}).unwrap().len(), 1);
+        // Another checkout sees the migrated schema: same connection, same database.
+        assert!(db.pending_migrations().unwrap().is_empty());
+        let ns = db.ensure_namespace([7; 16]).unwrap();
+        assert_eq!(db.ensure_namespace([9; 16]).unwrap(), ns);
+        assert_eq!(read_namespace(&db).unwrap(), Some(ns));
+    }
+
+    #[test]
+    fn namespace_is_a_lowercase_v4_uuid() {
+        let db = Database::connect("sqlite::memory:", &PoolOptions::default()).unwrap();
+        db.migrate(&mut |_| {}).unwrap();
+        assert_eq!(read_namespace(&db).unwrap(), None);
+        let ns = db.ensure_namespace([0xAB; 16]).unwrap();
+        assert_eq!(ns, "abababab-abab-4bab-abab-abababababab");
+    }
+
+    #[test]
+    fn with_tx_rolls_back_on_error() {
+        let db = Database::connect("sqlite::memory:", &PoolOptions::default()).unwrap();
+        db.migrate(&mut |_| {}).unwrap();
+        let result: Result<(), DbError> = with_tx!(db, conn => {
+            diesel::insert_into(organization::table)
+                .values((
+                    organization::id.eq(1),
+                    organization::namespace.eq("x"),
+                    organization::created_at.eq(0_i64),
+                ))
+                .execute(conn)?;
+            Err(DbError::Query(diesel::result::Error::RollbackTransaction))
+        });
+        assert!(result.is_err());
+        assert_eq!(read_namespace(&db).unwrap(), None);
+    }
+
+    #[test]
+    fn invalid_pool_options_are_errors_not_panics() {
+        let zero = PoolOptions {
+            max_size: 0,
+            ..PoolOptions::default()
+        };
+        assert!(matches!(
+            Database::connect("sqlite::memory:", &zero),
+            Err(ConnectError::Pool(_))
+        ));
+        let instant = PoolOptions {
+            connection_timeout: Duration::ZERO,
+            ..PoolOptions::default()
+        };
+        assert!(matches!(
+            Database::connect("sqlite::memory:", &instant),
+            Err(ConnectError::Pool(_))
+        ));
+    }
+
+    #[test]
+    fn debug_output_hides_the_password() {
+        let handler = TracingErrorHandler {
+            url: "postgres://u:hunter22@h/d".to_owned(),
+        };
+        let debug = format!("{handler:?}");
+        assert!(!debug.contains("hunter22"), "{debug}");
+        let db = Database::connect("sqlite::memory:", &PoolOptions::default()).unwrap();
+        assert!(format!("{db:?}").contains("Sqlite"));
+    }
+
+    #[test]
+    fn pool_errors_map_to_unavailable() {
+        let e: StoreError = DbError::from(crate::error::PoolError::from(
+            diesel::r2d2::Pool::<ConnectionManager<SqliteConnection>>::builder()
+                .connection_timeout(Duration::from_millis(10))
+                .build_unchecked(ConnectionManager::new("/nonexistent/dir/x.db"))
+                .get()
+                .err()
+                .unwrap(),
+        ))
+        .into();
+        assert!(matches!(e, StoreError::Unavailable(_)), "{e:?}");
+    }
+}

@@ -1,0 +1,63 @@
+//! Crate-internal error types for repository code built on
+//! [`with_conn!`](crate::macros::with_conn) and [`with_tx!`](crate::macros::with_tx), and their
+//! mapping to [`StoreError`].
+
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
+
+use medialib_ports::StoreError;
+
+/// No pooled connection could be obtained (pool timeout / database unreachable).
+///
+/// Maps to [`StoreError::Unavailable`].
+#[derive(Debug, thiserror::Error)]
+#[error("no database connection available: {0}")]
+pub(crate) struct PoolError(String);
+
+impl From<diesel::r2d2::PoolError> for PoolError {
+    fn from(e: diesel::r2d2::PoolError) -> Self {
+        PoolError(e.to_string())
+    }
+}
+
+impl From<PoolError> for StoreError {
+    fn from(e: PoolError) -> Self {
+        StoreError::Unavailable(e.to_string())
+    }
+}
+
+/// What repository code inside this crate returns; convert to [`StoreError`] at the port boundary
+/// with `?` / `From`.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum DbError {
+    /// No connection could be obtained.
+    #[error(transparent)]
+    Pool(#[from] PoolError),
+    /// A query or the transaction failed.
+    #[error("database error: {0}")]
+    Query(#[from] DieselError),
+}
+
+impl From<DbError> for StoreError {
+    fn from(e: DbError) -> Self {
+        match e {
+            DbError::Pool(e) => e.into(),
+            DbError::Query(e) if is_connection_loss(&e) => StoreError::Unavailable(e.to_string()),
+            DbError::Query(e) => StoreError::Unexpected(e.to_string()),
+        }
+    }
+}
+
+/// Whether a diesel error means the database is gone or busy beyond the wait limit (rather than
+/// the query being wrong): a lost connection, or SQLite's `database is locked` after
+/// `busy_timeout`.
+pub(crate) fn is_connection_loss(e: &DieselError) -> bool {
+    match e {
+        DieselError::DatabaseError(
+            DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,
+            _,
+        )
+        | DieselError::BrokenTransactionManager => true,
+        DieselError::DatabaseError(_, info) => info.message().contains("database is locked"),
+        _ => false,
+    }
+}

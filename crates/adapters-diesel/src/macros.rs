@@ -1,0 +1,94 @@
+//! Backend dispatch: one body of diesel DSL code, compiled once per backend.
+//!
+//! Diesel's query types are generic over the connection, so a repository method cannot hold "a
+//! connection of either kind". Instead these macros expand the body twice, once with
+//! `conn: &mut SqliteConnection` and once with `conn: &mut PgConnection`, and pick the arm that
+//! matches the [`Database`](crate::Database)'s pool at run time. Both expansions must have the same
+//! type. Helpers called from the body must therefore be generic over the connection (or be macros).
+//!
+//! Do not check out a second connection (nested `with_conn!`/`with_tx!`, or a `Database` method)
+//! while the body holds one: besides wasting the pool, it waits until `connection_timeout` and fails
+//! on `sqlite::memory:`, whose pool has a single connection. Pass `conn` down instead.
+//!
+//! ```ignore
+//! use crate::error::DbError;
+//! use crate::schema::organization;
+//!
+//! fn namespace(db: &Database) -> Result<Option<String>, DbError> {
+//!     // `?` on the pool checkout returns `PoolError` through `From`, so the enclosing fn's error
+//!     // type must implement `From<PoolError>` (DbError and StoreError do).
+//!     with_conn!(db, conn => {
+//!         Ok(organization::table.find(1).select(organization::namespace).first(conn).optional()?)
+//!     })
+//! }
+//!
+//! fn set_namespace(db: &Database, ns: &str) -> Result<usize, DbError> {
+//!     // The whole body runs in one transaction; it evaluates to `Result<T, E>` with
+//!     // `E: From<diesel::result::Error> + From<PoolError>`; an `Err` rolls back.
+//!     with_tx!(db, conn => {
+//!         let n = diesel::update(organization::table).set(organization::namespace.eq(ns)).execute(conn)?;
+//!         Ok(n)
+//!     })
+//! }
+//! ```
+
+/// Runs `$body` with `$conn` bound to a pooled `&mut SqliteConnection` or `&mut PgConnection`.
+///
+/// `$db` is a [`Database`](crate::Database) (or a reference to one). Checking out a connection
+/// uses `?` with a [`PoolError`](crate::error::PoolError), so this must be used inside a function
+/// returning `Result<_, E>` where `E: From<PoolError>` (pool timeouts become
+/// `StoreError::Unavailable`). The macro evaluates to the value of `$body`; `?` inside `$body`
+/// returns from the enclosing function.
+macro_rules! with_conn {
+    ($db:expr, $conn:ident => $body:block) => {
+        match $crate::db::Database::pools(&$db) {
+            $crate::db::Pools::Sqlite(pool) => {
+                let mut pooled = pool.get().map_err($crate::error::PoolError::from)?;
+                let $conn: &mut ::diesel::SqliteConnection = &mut pooled;
+                $body
+            }
+            $crate::db::Pools::Postgres(pool) => {
+                let mut pooled = pool.get().map_err($crate::error::PoolError::from)?;
+                let $conn: &mut ::diesel::PgConnection = &mut pooled;
+                $body
+            }
+        }
+    };
+}
+
+/// Runs `$body` in a transaction, with `$conn` bound to the transaction's connection.
+///
+/// SQLite uses `BEGIN IMMEDIATE`, so the write lock is taken up front and concurrent writers queue
+/// on `busy_timeout` instead of failing when a read transaction tries to upgrade. PostgreSQL uses a
+/// plain `BEGIN` (READ COMMITTED).
+///
+/// `$body` is the body of a closure returning `Result<T, E>` with `E: From<diesel::result::Error>`
+/// (`?` inside it returns from that closure, not from the enclosing function); `Ok` commits and
+/// `Err` rolls back. The macro evaluates to that `Result<T, E>`; a failed connection checkout is
+/// folded into it as `E::from(PoolError)`, so `E` must also implement `From<PoolError>`.
+macro_rules! with_tx {
+    ($db:expr, $conn:ident => $body:block) => {
+        match $crate::db::Database::pools(&$db) {
+            $crate::db::Pools::Sqlite(pool) => match pool.get() {
+                Ok(mut pooled) => {
+                    let conn: &mut ::diesel::SqliteConnection = &mut pooled;
+                    conn.immediate_transaction(|$conn| $body)
+                }
+                Err(e) => Err(::core::convert::From::from($crate::error::PoolError::from(
+                    e,
+                ))),
+            },
+            $crate::db::Pools::Postgres(pool) => match pool.get() {
+                Ok(mut pooled) => {
+                    let conn: &mut ::diesel::PgConnection = &mut pooled;
+                    ::diesel::Connection::transaction(conn, |$conn| $body)
+                }
+                Err(e) => Err(::core::convert::From::from($crate::error::PoolError::from(
+                    e,
+                ))),
+            },
+        }
+    };
+}
+
+pub(crate) use {with_conn, with_tx};

@@ -1,0 +1,531 @@
+//! `MediaRepository`: objects, the membership graph and permissions.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use diesel::prelude::*;
+use medialib_domain::permission::check_admin_change;
+use medialib_domain::{
+    AccessView, AfterRemoval, MediaObject, ObjectId, ObjectPatch, ObjectType, PermissionLevel,
+    ShortCode, Since, Timestamp, UserId, check_add_member, object::after_membership_removed,
+};
+use medialib_ports::{
+    AddMemberError, AddOutcome, CatalogItem, CreateObjectError, MediaRepository,
+    PermissionChangeError, PermissionEntry, RemoveMemberError, StoreError, UpdateObjectError,
+};
+
+use super::rows::{ObjectRow, UserRow, object_id, ts, user_id};
+use super::{DieselStore, Locks as _, flatten};
+use crate::error::DbError;
+use crate::macros::{with_conn, with_tx};
+use crate::schema::{memberships, object_properties, objects, permissions, users};
+
+/// Loads one object row (any lifecycle) and its properties.
+macro_rules! load_object {
+    ($conn:ident, $id:expr) => {{
+        let row: Option<ObjectRow> = objects::table
+            .find($id)
+            .select(ObjectRow::as_select())
+            .first($conn)
+            .optional()?;
+        match row {
+            None => None,
+            Some(row) => {
+                let props: Vec<(String, String)> = object_properties::table
+                    .filter(object_properties::object_id.eq($id))
+                    .order(object_properties::key.asc())
+                    .select((object_properties::key, object_properties::value))
+                    .load($conn)?;
+                Some((row, props))
+            }
+        }
+    }};
+}
+
+/// Walks the membership graph upwards from `$start`: every ancestor and the edges between them.
+macro_rules! ancestors {
+    ($conn:ident, $start:expr) => {{
+        let mut seen: BTreeSet<String> = BTreeSet::new();
+        let mut edges: Vec<(String, String)> = Vec::new();
+        let mut frontier: Vec<String> = vec![$start.to_owned()];
+        while !frontier.is_empty() {
+            let rows: Vec<(String, String)> = memberships::table
+                .filter(memberships::member_id.eq_any(&frontier))
+                .select((memberships::collection_id, memberships::member_id))
+                .load($conn)?;
+            frontier.clear();
+            for (c, m) in rows {
+                if seen.insert(c.clone()) {
+                    frontier.push(c.clone());
+                }
+                edges.push((c, m));
+            }
+        }
+        (seen, edges)
+    }};
+}
+
+/// Writes an object's row and properties (insert).
+macro_rules! insert_object {
+    ($conn:ident, $obj:expr) => {{
+        let row = ObjectRow::from_domain($obj);
+        diesel::insert_into(objects::table)
+            .values(&row)
+            .execute($conn)?;
+        let id = $obj.id().to_string();
+        let props: Vec<_> = $obj
+            .fields()
+            .properties
+            .iter()
+            .map(|(k, v)| {
+                (
+                    object_properties::object_id.eq(id.clone()),
+                    object_properties::key.eq(k),
+                    object_properties::value.eq(v),
+                )
+            })
+            .collect();
+        if !props.is_empty() {
+            diesel::insert_into(object_properties::table)
+                .values(&props)
+                .execute($conn)?;
+        }
+    }};
+}
+
+/// A live catalog, looked up inside a transaction.
+macro_rules! live_type {
+    ($conn:ident, $id:expr) => {{
+        let t: Option<String> = objects::table
+            .find($id)
+            .filter(objects::deleted_at.is_null())
+            .select(objects::object_type)
+            .first($conn)
+            .optional()?;
+        t
+    }};
+}
+
+fn level(s: &str) -> Result<PermissionLevel, StoreError> {
+    PermissionLevel::parse(s).map_err(|e| StoreError::Corrupt(format!("level: {e}")))
+}
+
+impl MediaRepository for DieselStore {
+    fn create_library(
+        &self,
+        library: &MediaObject,
+        admin: UserId,
+    ) -> Result<(), CreateObjectError> {
+        let now = library.created().epoch_seconds();
+        let r: Result<(), DbError> = with_tx!(self.db, conn => {
+            insert_object!(conn, library);
+            diesel::insert_into(permissions::table)
+                .values((
+                    permissions::collection_id.eq(library.id().to_string()),
+                    permissions::user_id.eq(admin.to_string()),
+                    permissions::level.eq(PermissionLevel::Admin.as_str()),
+                    permissions::granted_at.eq(now),
+                ))
+                .execute(conn)?;
+            Ok(())
+        });
+        r.map_err(|e| CreateObjectError::Store(e.into()))
+    }
+
+    fn create_in_collection(
+        &self,
+        object: &MediaObject,
+        collection: ObjectId,
+    ) -> Result<(), CreateObjectError> {
+        let c = collection.to_string();
+        let now = object.created().epoch_seconds();
+        let r: Result<Result<(), CreateObjectError>, DbError> = with_tx!(self.db, conn => {
+            match live_type!(conn, &c).as_deref() {
+                None => return Ok(Err(CreateObjectError::CollectionNotFound)),
+                Some(t) if t != ObjectType::Catalog.as_str() => {
+                    return Ok(Err(CreateObjectError::NotACollection));
+                }
+                Some(_) => {}
+            }
+            insert_object!(conn, object);
+            diesel::insert_into(memberships::table)
+                .values((
+                    memberships::collection_id.eq(&c),
+                    memberships::member_id.eq(object.id().to_string()),
+                    memberships::added_at.eq(now),
+                ))
+                .execute(conn)?;
+            Ok(Ok(()))
+        });
+        flatten(r)
+    }
+
+    fn object(&self, id: ObjectId) -> Result<Option<MediaObject>, StoreError> {
+        Ok(self
+            .object_any_state(id)?
+            .filter(|o| o.lifecycle() == medialib_domain::Lifecycle::Live))
+    }
+
+    fn object_any_state(&self, id: ObjectId) -> Result<Option<MediaObject>, StoreError> {
+        let id = id.to_string();
+        let found = (|| -> Result<_, DbError> {
+            with_conn!(self.db, conn => { Ok(load_object!(conn, &id)) })
+        })()?;
+        found.map(|(row, props)| row.into_domain(props)).transpose()
+    }
+
+    fn object_by_shortcode(&self, code: &ShortCode) -> Result<Option<MediaObject>, StoreError> {
+        let id: Option<String> = (|| -> Result<_, DbError> {
+            with_conn!(self.db, conn => {
+                Ok(objects::table
+                    .filter(objects::shortcode.eq(code.as_str()))
+                    .filter(objects::deleted_at.is_null())
+                    .select(objects::id)
+                    .first(conn)
+                    .optional()?)
+            })
+        })()?;
+        match id {
+            Some(id) => self.object(object_id(&id)?),
+            None => Ok(None),
+        }
+    }
+
+    fn update_object(
+        &self,
+        id: ObjectId,
+        patch: ObjectPatch,
+        now: Timestamp,
+    ) -> Result<MediaObject, UpdateObjectError> {
+        let key = id.to_string();
+        let r: Result<Result<MediaObject, UpdateObjectError>, DbError> = with_tx!(self.db, conn => {
+            let Some((row, props)) = load_object!(conn, &key) else {
+                return Ok(Err(UpdateObjectError::NotFound));
+            };
+            if row.deleted_at.is_some() {
+                return Ok(Err(UpdateObjectError::NotFound));
+            }
+            let current = match row.into_domain(props) {
+                Ok(o) => o,
+                Err(e) => return Ok(Err(e.into())),
+            };
+            let updated = match current.apply(patch.clone(), now) {
+                Ok(o) => o,
+                Err(e) => return Ok(Err(e.into())),
+            };
+            let f = updated.fields();
+            diesel::update(objects::table.find(&key))
+                .set((
+                    objects::title.eq(f.title.as_str()),
+                    objects::description.eq(f.description.as_str()),
+                    objects::public.eq(f.public),
+                    objects::duration.eq(f.duration.map(|d| i64::from(d.seconds()))),
+                    objects::modified_at.eq(updated.modified().epoch_seconds()),
+                ))
+                .execute(conn)?;
+            if let Some(p) = &patch.properties {
+                for (k, v) in p.iter() {
+                    diesel::delete(object_properties::table.find((&key, k))).execute(conn)?;
+                    diesel::insert_into(object_properties::table)
+                        .values((
+                            object_properties::object_id.eq(&key),
+                            object_properties::key.eq(k),
+                            object_properties::value.eq(v),
+                        ))
+                        .execute(conn)?;
+                }
+            }
+            Ok(Ok(updated))
+        });
+        flatten(r)
+    }
+
+    fn is_member(&self, collection: ObjectId, member: ObjectId) -> Result<bool, StoreError> {
+        let (c, m) = (collection.to_string(), member.to_string());
+        let n: i64 = (|| -> Result<_, DbError> {
+            with_conn!(self.db, conn => {
+                Ok(memberships::table
+                    .filter(memberships::collection_id.eq(&c))
+                    .filter(memberships::member_id.eq(&m))
+                    .count()
+                    .get_result(conn)?)
+            })
+        })()?;
+        Ok(n > 0)
+    }
+
+    fn collections_of(&self, member: ObjectId) -> Result<Vec<ObjectId>, StoreError> {
+        let m = member.to_string();
+        let ids: Vec<String> = (|| -> Result<_, DbError> {
+            with_conn!(self.db, conn => {
+                Ok(memberships::table
+                    .inner_join(objects::table.on(objects::id.eq(memberships::collection_id)))
+                    .filter(memberships::member_id.eq(&m))
+                    .filter(objects::deleted_at.is_null())
+                    .select(memberships::collection_id)
+                    .load(conn)?)
+            })
+        })()?;
+        ids.iter().map(|s| object_id(s)).collect()
+    }
+
+    fn add_member(
+        &self,
+        collection: ObjectId,
+        member: ObjectId,
+        now: Timestamp,
+    ) -> Result<AddOutcome, AddMemberError> {
+        let (c, m) = (collection.to_string(), member.to_string());
+        let r: Result<Result<AddOutcome, AddMemberError>, DbError> = with_tx!(self.db, conn => {
+            conn.lock_graph()?;
+            let Some(ctype) = live_type!(conn, &c) else {
+                return Ok(Err(AddMemberError::CollectionNotFound));
+            };
+            if live_type!(conn, &m).is_none() {
+                return Ok(Err(AddMemberError::MemberNotFound));
+            }
+            let ctype = match ObjectType::parse(&ctype) {
+                Ok(t) => t,
+                Err(e) => return Ok(Err(StoreError::Corrupt(format!("type: {e}")).into())),
+            };
+            let exists: i64 = memberships::table
+                .filter(memberships::collection_id.eq(&c))
+                .filter(memberships::member_id.eq(&m))
+                .count()
+                .get_result(conn)?;
+            if exists > 0 {
+                return Ok(Ok(AddOutcome::AlreadyMember));
+            }
+            let (ancestor_ids, _) = ancestors!(conn, &c);
+            let mut ancestors = BTreeSet::new();
+            for a in &ancestor_ids {
+                match object_id(a) {
+                    Ok(id) => ancestors.insert(id),
+                    Err(e) => return Ok(Err(e.into())),
+                };
+            }
+            if let Err(e) = check_add_member(collection, ctype, member, &ancestors) {
+                return Ok(Err(AddMemberError::Rule(e)));
+            }
+            diesel::insert_into(memberships::table)
+                .values((
+                    memberships::collection_id.eq(&c),
+                    memberships::member_id.eq(&m),
+                    memberships::added_at.eq(now.epoch_seconds()),
+                ))
+                .execute(conn)?;
+            Ok(Ok(AddOutcome::Added))
+        });
+        flatten(r)
+    }
+
+    fn remove_member(
+        &self,
+        collection: ObjectId,
+        member: ObjectId,
+        now: Timestamp,
+    ) -> Result<AfterRemoval, RemoveMemberError> {
+        let (c, m) = (collection.to_string(), member.to_string());
+        let r: Result<Result<AfterRemoval, RemoveMemberError>, DbError> = with_tx!(self.db, conn => {
+            conn.lock_graph()?;
+            let n = diesel::delete(memberships::table.find((&c, &m))).execute(conn)?;
+            if n == 0 {
+                return Ok(Err(RemoveMemberError::NotAMember));
+            }
+            let remaining: i64 = memberships::table
+                .filter(memberships::member_id.eq(&m))
+                .count()
+                .get_result(conn)?;
+            let remaining = usize::try_from(remaining).unwrap_or(usize::MAX);
+            let fate = after_membership_removed(remaining);
+            if fate == AfterRemoval::SoftDelete {
+                diesel::update(objects::table.find(&m))
+                    .filter(objects::deleted_at.is_null())
+                    .set((
+                        objects::deleted_at.eq(Some(now.epoch_seconds())),
+                        objects::modified_at.eq(now.epoch_seconds()),
+                    ))
+                    .execute(conn)?;
+            }
+            Ok(Ok(fate))
+        });
+        flatten(r)
+    }
+
+    fn list_members(
+        &self,
+        collection: ObjectId,
+        since: Option<Since>,
+    ) -> Result<Vec<CatalogItem>, StoreError> {
+        let c = collection.to_string();
+        let since = since.map(|s| s.timestamp().epoch_seconds());
+        let (rows, props) = (|| -> Result<_, DbError> {
+            with_conn!(self.db, conn => {
+                let mut q = memberships::table
+                    .inner_join(objects::table.on(objects::id.eq(memberships::member_id)))
+                    .filter(memberships::collection_id.eq(&c))
+                    .filter(objects::deleted_at.is_null())
+                    .select((ObjectRow::as_select(), memberships::added_at))
+                    .order((objects::modified_at.desc(), objects::id.asc()))
+                    .into_boxed();
+                if let Some(s) = since {
+                    q = q.filter(objects::modified_at.ge(s).or(memberships::added_at.ge(s)));
+                }
+                let rows: Vec<(ObjectRow, i64)> = q.load(conn)?;
+                let props: Vec<(String, String, String)> = object_properties::table
+                    .inner_join(
+                        memberships::table.on(memberships::member_id.eq(object_properties::object_id)),
+                    )
+                    .filter(memberships::collection_id.eq(&c))
+                    .select((object_properties::object_id, object_properties::key, object_properties::value))
+                    .load(conn)?;
+                Ok((rows, props))
+            })
+        })()?;
+        let mut by_object: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+        for (id, k, v) in props {
+            by_object.entry(id).or_default().push((k, v));
+        }
+        rows.into_iter()
+            .map(|(row, added)| {
+                let p = by_object.remove(&row.id).unwrap_or_default();
+                Ok(CatalogItem {
+                    object: row.into_domain(p)?,
+                    added_at: ts(added),
+                })
+            })
+            .collect()
+    }
+
+    fn access_view(&self, user: UserId, collection: ObjectId) -> Result<AccessView, StoreError> {
+        let (u, c) = (user.to_string(), collection.to_string());
+        let (edges, entries) = (|| -> Result<_, DbError> {
+            with_conn!(self.db, conn => {
+                let (mut nodes, edges) = ancestors!(conn, &c);
+                nodes.insert(c.clone());
+                let entries: Vec<(String, String)> = permissions::table
+                    .filter(permissions::user_id.eq(&u))
+                    .filter(permissions::collection_id.eq_any(&nodes))
+                    .select((permissions::collection_id, permissions::level))
+                    .load(conn)?;
+                Ok((edges, entries))
+            })
+        })()?;
+        let edges = edges
+            .iter()
+            .map(|(c, m)| Ok((object_id(c)?, object_id(m)?)))
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        let entries = entries
+            .iter()
+            .map(|(c, l)| Ok((object_id(c)?, level(l)?)))
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        Ok(AccessView::new(edges, entries))
+    }
+
+    fn set_permission(
+        &self,
+        collection: ObjectId,
+        user: UserId,
+        new_level: PermissionLevel,
+        now: Timestamp,
+    ) -> Result<(), PermissionChangeError> {
+        self.change_permission(collection, user, Some(new_level), now)
+    }
+
+    fn remove_permission(
+        &self,
+        collection: ObjectId,
+        user: UserId,
+    ) -> Result<(), PermissionChangeError> {
+        self.change_permission(collection, user, None, Timestamp::from_epoch_seconds(0))
+    }
+
+    fn permission_entries(&self, collection: ObjectId) -> Result<Vec<PermissionEntry>, StoreError> {
+        let c = collection.to_string();
+        let rows: Vec<(UserRow, String)> = (|| -> Result<_, DbError> {
+            with_conn!(self.db, conn => {
+                Ok(permissions::table
+                    .inner_join(users::table)
+                    .filter(permissions::collection_id.eq(&c))
+                    .order(users::unique_id.asc())
+                    .select((UserRow::as_select(), permissions::level))
+                    .load(conn)?)
+            })
+        })()?;
+        rows.into_iter()
+            .map(|(u, l)| {
+                Ok(PermissionEntry {
+                    user: u.into_domain()?,
+                    level: level(&l)?,
+                })
+            })
+            .collect()
+    }
+}
+
+impl DieselStore {
+    /// Sets (`Some`) or removes (`None`) an explicit entry, keeping the last admin.
+    fn change_permission(
+        &self,
+        collection: ObjectId,
+        user: UserId,
+        new_level: Option<PermissionLevel>,
+        now: Timestamp,
+    ) -> Result<(), PermissionChangeError> {
+        let (c, u) = (collection.to_string(), user.to_string());
+        let r: Result<Result<(), PermissionChangeError>, DbError> = with_tx!(self.db, conn => {
+            conn.lock_collection(&c)?;
+            match live_type!(conn, &c).as_deref() {
+                None => return Ok(Err(PermissionChangeError::CollectionNotFound)),
+                Some(t) if t != ObjectType::Catalog.as_str() => {
+                    return Ok(Err(PermissionChangeError::NotACollection));
+                }
+                Some(_) => {}
+            }
+            let user_exists: i64 = users::table.filter(users::id.eq(&u)).count().get_result(conn)?;
+            if user_exists == 0 {
+                return Ok(Err(PermissionChangeError::UserNotFound));
+            }
+            let admin_ids: Vec<String> = permissions::table
+                .filter(permissions::collection_id.eq(&c))
+                .filter(permissions::level.eq(PermissionLevel::Admin.as_str()))
+                .select(permissions::user_id)
+                .load(conn)?;
+            let mut admins = BTreeSet::new();
+            for a in &admin_ids {
+                match user_id(a) {
+                    Ok(id) => admins.insert(id),
+                    Err(e) => return Ok(Err(e.into())),
+                };
+            }
+            if let Err(e) = check_admin_change(&admins, user, new_level) {
+                return Ok(Err(e.into()));
+            }
+            match new_level {
+                Some(l) => {
+                    diesel::insert_into(permissions::table)
+                        .values((
+                            permissions::collection_id.eq(&c),
+                            permissions::user_id.eq(&u),
+                            permissions::level.eq(l.as_str()),
+                            permissions::granted_at.eq(now.epoch_seconds()),
+                        ))
+                        .on_conflict((permissions::collection_id, permissions::user_id))
+                        .do_update()
+                        .set((
+                            permissions::level.eq(l.as_str()),
+                            permissions::granted_at.eq(now.epoch_seconds()),
+                        ))
+                        .execute(conn)?;
+                }
+                None => {
+                    let n = diesel::delete(permissions::table.find((&c, &u))).execute(conn)?;
+                    if n == 0 {
+                        return Ok(Err(PermissionChangeError::NoEntry));
+                    }
+                }
+            }
+            Ok(Ok(()))
+        });
+        flatten(r)
+    }
+}

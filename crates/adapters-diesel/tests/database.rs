@@ -1,0 +1,217 @@
+//! `Database`: connecting, migrations (up, no-op, down, up again), the organization namespace,
+//! health checks, on SQLite and PostgreSQL.
+
+#![cfg(test)]
+
+mod common;
+
+use common::{Fixture, Raw};
+use medialib_adapters_diesel::{Backend, ConnectError, Database, MigrateError, PoolOptions};
+
+/// Every migration version shipped, in order.
+const ALL_VERSIONS: [&str; 1] = ["20261122000000"];
+
+fn migrate_applies_everything_once(f: &Fixture) {
+    assert_eq!(f.db.pending_migrations().unwrap(), ALL_VERSIONS);
+    assert!(Raw::open(f).tables().is_empty());
+
+    let mut seen = Vec::new();
+    let applied = f.db.migrate(&mut |v| seen.push(v.to_owned())).unwrap();
+    assert_eq!(applied, ALL_VERSIONS);
+    assert_eq!(seen, ALL_VERSIONS, "progress is called once per version");
+    assert!(f.db.pending_migrations().unwrap().is_empty());
+    assert_eq!(Raw::open(f).tables().len(), 12);
+
+    let mut called = false;
+    let again = f.db.migrate(&mut |_| called = true).unwrap();
+    assert!(again.is_empty(), "second migrate is a no-op: {again:?}");
+    assert!(!called);
+
+    // A second handle (a new process, in effect) agrees.
+    let other = Database::connect(&f.url, &PoolOptions::default()).unwrap();
+    assert!(other.migrate(&mut |_| {}).unwrap().is_empty());
+}
+on_both_backends!(migrate_once, migrate_applies_everything_once);
+
+fn down_and_up_round_trip(f: &Fixture) {
+    f.db.migrate(&mut |_| {}).unwrap();
+    let tables = Raw::open(f).tables();
+    let ns = f.db.ensure_namespace([1; 16]).unwrap();
+
+    let reverted = f.db.revert_all().unwrap();
+    assert_eq!(reverted, ALL_VERSIONS);
+    assert!(
+        Raw::open(f).tables().is_empty(),
+        "down.sql leaves tables behind: {:?}",
+        Raw::open(f).tables()
+    );
+    assert!(Raw::open(f).indexes().is_empty());
+    assert_eq!(f.db.pending_migrations().unwrap(), ALL_VERSIONS);
+    assert!(
+        f.db.revert_all().unwrap().is_empty(),
+        "nothing left to revert"
+    );
+
+    assert_eq!(f.db.migrate(&mut |_| {}).unwrap(), ALL_VERSIONS);
+    assert_eq!(Raw::open(f).tables(), tables);
+    // The data went with the tables: a new namespace is created.
+    assert_ne!(f.db.ensure_namespace([2; 16]).unwrap(), ns);
+}
+on_both_backends!(round_trip, down_and_up_round_trip);
+
+fn namespace_is_created_once(f: &Fixture) {
+    f.db.migrate(&mut |_| {}).unwrap();
+    let first = f.db.ensure_namespace([0x42; 16]).unwrap();
+    assert_eq!(first, "42424242-4242-4242-8242-424242424242");
+    let second = f.db.ensure_namespace([0x99; 16]).unwrap();
+    assert_eq!(second, first, "ensure_namespace is idempotent");
+    let other = Database::connect(&f.url, &PoolOptions::default()).unwrap();
+    assert_eq!(other.ensure_namespace([0x17; 16]).unwrap(), first);
+}
+on_both_backends!(namespace_once, namespace_is_created_once);
+
+fn concurrent_first_calls_agree(f: &Fixture) {
+    f.db.migrate(&mut |_| {}).unwrap();
+    let results: Vec<String> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8u8)
+            .map(|i| {
+                let db = f.db.clone();
+                s.spawn(move || db.ensure_namespace([i; 16]).unwrap())
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert!(results.iter().all(|r| r == &results[0]), "{results:?}");
+}
+on_both_backends!(namespace_race, concurrent_first_calls_agree);
+
+fn ping_and_pool_state(f: &Fixture) {
+    f.db.ping().unwrap();
+    let (connections, idle) = f.db.pool_state();
+    assert!(
+        connections >= 1 && idle <= connections,
+        "{connections} {idle}"
+    );
+    assert_eq!(
+        f.db.backend().to_string(),
+        match f.db.backend() {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres => "postgres",
+        }
+    );
+    // Handles are cheap clones sharing the pool.
+    f.db.clone().ping().unwrap();
+}
+on_both_backends!(ping, ping_and_pool_state);
+
+/// Concurrent migrators on one PostgreSQL database: the advisory lock lets exactly one apply.
+#[test]
+fn postgres_concurrent_migrate_applies_once() {
+    let Some(f) = common::fixture(Backend::Postgres) else {
+        return;
+    };
+    let applied: Vec<Vec<String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                let url = f.url.clone();
+                s.spawn(move || {
+                    let db = Database::connect(&url, &PoolOptions::default()).unwrap();
+                    db.migrate(&mut |_| {}).unwrap()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let total: usize = applied.iter().map(Vec::len).sum();
+    assert_eq!(total, ALL_VERSIONS.len(), "{applied:?}");
+}
+
+#[test]
+fn sqlite_memory_works_through_the_pool() {
+    let db = Database::connect("sqlite::memory:", &PoolOptions::default()).unwrap();
+    assert_eq!(db.backend(), Backend::Sqlite);
+    assert_eq!(db.migrate(&mut |_| {}).unwrap(), ALL_VERSIONS);
+    assert!(db.pending_migrations().unwrap().is_empty());
+    let ns = db.ensure_namespace([3; 16]).unwrap();
+    assert_eq!(db.clone().ensure_namespace([4; 16]).unwrap(), ns);
+    assert_eq!(db.pool_state(), (1, 1));
+}
+
+#[test]
+fn sqlite_url_forms_and_directory_creation() {
+    let dir = tempfile::tempdir().unwrap();
+    let nested = dir.path().join("a/b/c.db");
+    let db = Database::connect(
+        &format!("sqlite://{}", nested.display()),
+        &PoolOptions::default(),
+    )
+    .unwrap();
+    db.migrate(&mut |_| {}).unwrap();
+    assert!(nested.exists());
+    drop(db);
+    // `sqlite:PATH` opens the same file.
+    let db = Database::connect(
+        &format!("sqlite:{}", nested.display()),
+        &PoolOptions::default(),
+    )
+    .unwrap();
+    assert!(db.pending_migrations().unwrap().is_empty());
+}
+
+#[test]
+fn bad_urls_are_rejected() {
+    for url in [
+        "",
+        "mysql://root@localhost/db",
+        "/tmp/x.db",
+        "sqlite://",
+        "http://x",
+    ] {
+        let err = Database::connect(url, &PoolOptions::default()).unwrap_err();
+        assert!(
+            matches!(err, ConnectError::UnsupportedUrl(_)),
+            "{url}: {err:?}"
+        );
+    }
+    let err = Database::connect("mysql://root:hunter22@db/x", &PoolOptions::default()).unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("mysql://root:***@db/x"), "{msg}");
+    assert!(!msg.contains("hunter22"), "{msg}");
+    assert!(!format!("{err:?}").contains("hunter22"));
+}
+
+#[test]
+fn unreachable_postgres_is_a_pool_error_without_password() {
+    let opts = PoolOptions {
+        connection_timeout: std::time::Duration::from_secs(1),
+        ..PoolOptions::default()
+    };
+    // Port 1 on loopback: connection refused at once.
+    let err = Database::connect("postgres://postgres:hunter22@127.0.0.1:1/x", &opts).unwrap_err();
+    assert!(matches!(err, ConnectError::Pool(_)), "{err:?}");
+    let msg = err.to_string();
+    assert!(!msg.contains("hunter22"), "{msg}");
+    assert!(
+        msg.contains("postgres://postgres:***@127.0.0.1:1/x"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn unopenable_sqlite_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    // The "directory" is a file, so it cannot be created.
+    let blocker = dir.path().join("file");
+    std::fs::write(&blocker, b"x").unwrap();
+    let url = format!("sqlite://{}/db.sqlite", blocker.display());
+    let err = Database::connect(&url, &PoolOptions::default()).unwrap_err();
+    assert!(matches!(err, ConnectError::Io(_)), "{err:?}");
+}
+
+#[test]
+fn migrate_error_messages() {
+    assert_eq!(
+        MigrateError::Failed("x".into()).to_string(),
+        "migration failed: x"
+    );
+}
