@@ -10,7 +10,7 @@ use common::{DbColumn, Fixture, Raw};
 /// The hand-written schema, parsed from its `table!` blocks.
 const SCHEMA_RS: &str = include_str!("../src/schema.rs");
 
-/// Indexes from docs/schema-plan.md (not visible in schema.rs).
+/// Indexes the migrations create (not visible in schema.rs).
 const INDEXES: [&str; 12] = [
     "idx_memberships_collection_id_added_at",
     "idx_memberships_member_id",

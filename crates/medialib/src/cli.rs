@@ -1,0 +1,264 @@
+//! The command line: parsing (clap), loading the settings, running a command
+//! and turning its outcome into an exit code (0 ok, 1 runtime failure,
+//! 2 usage or configuration error).
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::configuration::{LogFormat, Settings, SettingsLoader};
+use crate::database::{self, DatabaseError};
+use crate::startup::{Application, StartupError};
+use crate::telemetry::{self, LogTarget};
+
+const AFTER_HELP: &str = "\
+Configuration is read from the --config file, then from MEDIALIB_* environment
+variables (MEDIALIB_DATABASE_URL, MEDIALIB_BIND, MEDIALIB_LOG, ...), then from
+flags; later sources win. See README.md for every key.
+
+Exit status: 0 on success, 1 when the command failed, 2 for a usage or
+configuration error.";
+
+/// medialib: media libraries with single sign-on and OAuth 2.0 for third-party apps.
+#[derive(Debug, Parser)]
+#[command(name = "medialib", version, after_help = AFTER_HELP)]
+pub struct Cli {
+    /// Read settings from this TOML file (overridden by MEDIALIB_* variables and flags)
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
+
+    /// Database to use: sqlite://PATH, sqlite::memory: or postgres://USER@HOST/DB
+    /// [default: sqlite://./medialib-data/medialib.db]
+    #[arg(long, global = true, value_name = "URL")]
+    database_url: Option<String>,
+
+    /// Print machine-readable JSON on standard output (for `serve`: JSON log lines)
+    #[arg(long, global = true)]
+    json: bool,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Apply pending migrations, then serve HTTP until Ctrl-C or SIGTERM
+    ///
+    /// In-flight requests get 30 seconds to finish after the signal.
+    Serve(ServeArgs),
+    /// Apply pending database migrations and exit
+    ///
+    /// Prints each migration as it is applied and a summary; with --json prints
+    /// {"applied": [VERSION, ...]}.
+    Migrate,
+}
+
+#[derive(Debug, Args)]
+struct ServeArgs {
+    /// Listen address, e.g. 127.0.0.1:8080 or [::]:8080 [default: 127.0.0.1:8080]
+    #[arg(long, value_name = "ADDR")]
+    bind: Option<String>,
+}
+
+/// How a command failed.
+#[derive(Debug, thiserror::Error)]
+enum Failure {
+    /// The operator asked for something that cannot work: exit code 2.
+    #[error("{0}")]
+    Usage(String),
+    /// The command ran and failed: exit code 1.
+    #[error("{0}")]
+    Runtime(String),
+}
+
+impl Failure {
+    fn exit_code(&self) -> ExitCode {
+        match self {
+            Failure::Usage(_) => ExitCode::from(2),
+            Failure::Runtime(_) => ExitCode::from(1),
+        }
+    }
+}
+
+impl From<DatabaseError> for Failure {
+    fn from(error: DatabaseError) -> Self {
+        Failure::Runtime(error.to_string())
+    }
+}
+
+impl From<StartupError> for Failure {
+    fn from(error: StartupError) -> Self {
+        if error.is_configuration_error() {
+            Failure::Usage(error.to_string())
+        } else {
+            Failure::Runtime(error.to_string())
+        }
+    }
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(error: std::io::Error) -> Self {
+        Failure::Runtime(error.to_string())
+    }
+}
+
+/// Runs medialib with the process's arguments and environment.
+pub fn main() -> ExitCode {
+    run(std::env::args_os(), std::env::vars_os())
+}
+
+/// Runs medialib with these arguments (the first is the program name) and environment.
+pub fn run<A, E>(args: A, env: E) -> ExitCode
+where
+    A: IntoIterator,
+    A::Item: Into<OsString> + Clone,
+    E: IntoIterator<Item = (OsString, OsString)>,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(error) => {
+            // Help and version go to stdout with status 0; usage errors to stderr with 2.
+            let _ = error.print();
+            return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
+        }
+    };
+    let mut loader = SettingsLoader::new().env_vars(env);
+    if let Some(file) = &cli.config {
+        loader = loader.file(file);
+    }
+    if let Some(url) = &cli.database_url {
+        loader = loader.set("database_url", url.clone());
+    }
+    if let Command::Serve(ServeArgs { bind: Some(bind) }) = &cli.command {
+        loader = loader.set("bind", bind.clone());
+    }
+    let settings = match loader.load() {
+        Ok(settings) => settings,
+        Err(error) => {
+            let mut stderr = std::io::stderr().lock();
+            let _ = writeln!(stderr, "medialib: the configuration is invalid:");
+            for problem in error.problems() {
+                let _ = writeln!(stderr, "  {problem}");
+            }
+            return ExitCode::from(2);
+        }
+    };
+    let outcome = match cli.command {
+        Command::Serve(_) => serve(settings, cli.json),
+        Command::Migrate => migrate(&settings, cli.json),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            let _ = writeln!(std::io::stderr(), "medialib: error: {failure}");
+            failure.exit_code()
+        }
+    }
+}
+
+/// `medialib serve`.
+fn serve(mut settings: Settings, json: bool) -> Result<(), Failure> {
+    if json {
+        settings.log_format = LogFormat::Json;
+    }
+    let filter = settings.log.clone().unwrap_or_else(|| "info".to_owned());
+    telemetry::init(&filter, settings.log_format, LogTarget::Stdout)
+        .map_err(|error| Failure::Usage(error.to_string()))?;
+    tracing::info!(
+        version = env!("CARGO_PKG_VERSION"),
+        database = %settings.database_url,
+        "starting medialib"
+    );
+    actix_web::rt::System::new().block_on(async move {
+        let application = Application::build(settings).await.inspect_err(|error| {
+            tracing::error!(%error, "medialib cannot start");
+        })?;
+        application.run_until_stopped().await?;
+        tracing::info!("medialib stopped");
+        Ok(())
+    })
+}
+
+/// Logging for one-shot commands: standard error, quiet unless `log` is set.
+fn init_command_logging(settings: &Settings) -> Result<(), Failure> {
+    let filter = settings.log.as_deref().unwrap_or("warn");
+    let format = match settings.log_format {
+        LogFormat::Json => LogFormat::Json,
+        LogFormat::Auto | LogFormat::Text => LogFormat::Text,
+    };
+    telemetry::init(filter, format, LogTarget::Stderr)
+        .map_err(|error| Failure::Usage(error.to_string()))
+}
+
+/// `medialib migrate`.
+fn migrate(settings: &Settings, json: bool) -> Result<(), Failure> {
+    init_command_logging(settings)?;
+    let database = database::connect(&settings.database_url)?;
+    let mut write_error = None;
+    let applied = database::migrate(&database, &mut |version| {
+        // With --json, standard output carries only the JSON document.
+        let result = if json {
+            writeln!(std::io::stderr(), "applying {version}")
+        } else {
+            writeln!(std::io::stdout(), "applying {version}")
+        };
+        if let Err(error) = result {
+            write_error.get_or_insert(error);
+        }
+    })?;
+    if let Some(error) = write_error {
+        return Err(error.into());
+    }
+    database::ensure_namespace(&database)?;
+    let mut stdout = std::io::stdout().lock();
+    if json {
+        writeln!(stdout, "{}", serde_json::json!({ "applied": applied }))?;
+    } else if applied.is_empty() {
+        writeln!(stdout, "database is up to date")?;
+    } else {
+        let n = applied.len();
+        let plural = if n == 1 { "" } else { "s" };
+        writeln!(stdout, "{n} migration{plural} applied")?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn global_flags_work_after_the_subcommand() {
+        let cli = Cli::try_parse_from([
+            "medialib",
+            "migrate",
+            "--database-url",
+            "sqlite::memory:",
+            "--json",
+        ])
+        .unwrap();
+        assert!(cli.json);
+        assert_eq!(cli.database_url.as_deref(), Some("sqlite::memory:"));
+    }
+
+    #[test]
+    fn configuration_errors_exit_with_2() {
+        let code = run(
+            ["medialib", "migrate", "--database-url", "mysql://x"],
+            Vec::new(),
+        );
+        assert_eq!(code, ExitCode::from(2));
+        let code = run(["medialib", "frobnicate"], Vec::new());
+        assert_eq!(code, ExitCode::from(2));
+    }
+}

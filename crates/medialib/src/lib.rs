@@ -1,0 +1,13 @@
+//! medialib's composition root: settings, command line, tracing and the
+//! wiring of the storage adapter into the HTTP layer.
+//!
+//! `main.rs` only calls [`cli::main`]; everything else lives here so that
+//! integration tests can build the real application
+//! ([`startup::Application`]).
+
+pub mod cli;
+pub mod configuration;
+pub mod database;
+pub mod secret;
+pub mod startup;
+pub mod telemetry;

@@ -1,0 +1,328 @@
+//! Enforces the dependency invariants of docs/ARCHITECTURE.md on the resolved
+//! workspace (`cargo metadata`, all features) and the manifest conventions.
+
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+
+use cargo_metadata::{CargoOpt, DependencyKind, Metadata, MetadataCommand, Package, PackageId};
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ sits inside the workspace")
+        .to_owned()
+}
+
+fn metadata() -> Metadata {
+    MetadataCommand::new()
+        .manifest_path(workspace_root().join("Cargo.toml"))
+        .features(CargoOpt::AllFeatures)
+        .exec()
+        .expect("cargo metadata failed")
+}
+
+/// The resolved graph restricted to normal (non-dev, non-build) dependencies.
+struct Graph<'a> {
+    metadata: &'a Metadata,
+    normal_deps: HashMap<&'a PackageId, Vec<&'a PackageId>>,
+}
+
+impl<'a> Graph<'a> {
+    fn new(metadata: &'a Metadata) -> Self {
+        let resolve = metadata
+            .resolve
+            .as_ref()
+            .expect("cargo metadata has no resolve graph");
+        let normal_deps = resolve
+            .nodes
+            .iter()
+            .map(|node| {
+                let deps = node
+                    .deps
+                    .iter()
+                    .filter(|dep| {
+                        dep.dep_kinds
+                            .iter()
+                            .any(|k| k.kind == DependencyKind::Normal)
+                    })
+                    .map(|dep| &dep.pkg)
+                    .collect();
+                (&node.id, deps)
+            })
+            .collect();
+        Self {
+            metadata,
+            normal_deps,
+        }
+    }
+
+    fn package(&self, id: &PackageId) -> &'a Package {
+        self.metadata
+            .packages
+            .iter()
+            .find(|p| &p.id == id)
+            .expect("every resolved id is a package")
+    }
+
+    fn workspace_package(&self, name: &str) -> &'a Package {
+        self.metadata
+            .workspace_packages()
+            .into_iter()
+            .find(|p| p.name.as_str() == name)
+            .unwrap_or_else(|| panic!("workspace package {name} not found"))
+    }
+
+    /// Every package `name` depends on through normal dependencies, with one
+    /// path from `name` to it (for the failure message).
+    fn closure(&self, name: &str, direct_only: bool) -> Vec<(String, Vec<String>)> {
+        let root = &self.workspace_package(name).id;
+        let mut seen = BTreeSet::new();
+        let mut found = Vec::new();
+        let mut queue = VecDeque::from([(root, vec![name.to_owned()])]);
+        while let Some((id, path)) = queue.pop_front() {
+            for dep in self
+                .normal_deps
+                .get(id)
+                .map(Vec::as_slice)
+                .unwrap_or_default()
+            {
+                if !seen.insert((*dep).clone()) {
+                    continue;
+                }
+                let dep_name = self.package(dep).name.to_string();
+                let mut dep_path = path.clone();
+                dep_path.push(dep_name.clone());
+                found.push((dep_name, dep_path.clone()));
+                if !direct_only {
+                    queue.push_back((dep, dep_path));
+                }
+            }
+        }
+        found
+    }
+
+    /// Asserts that `name` reaches no package accepted by `forbidden`.
+    fn assert_no_dependency(&self, invariant: &str, name: &str, forbidden: impl Fn(&str) -> bool) {
+        let offending: Vec<String> = self
+            .closure(name, false)
+            .into_iter()
+            .filter(|(dep, _)| forbidden(dep))
+            .map(|(_, path)| path.join(" -> "))
+            .collect();
+        assert!(
+            offending.is_empty(),
+            "Architecture invariant broken: {invariant}\n  offending dependency paths:\n    {}",
+            offending.join("\n    ")
+        );
+    }
+}
+
+#[test]
+fn domain_knows_nothing_of_http_sql_async_or_os_randomness() {
+    let metadata = metadata();
+    let graph = Graph::new(&metadata);
+    let banned = [
+        "diesel",
+        "actix-web",
+        "actix-rt",
+        "tokio",
+        "r2d2",
+        "libsqlite3-sys",
+        "pq-sys",
+        "reqwest",
+        "rand",
+        "getrandom",
+    ];
+    graph.assert_no_dependency(
+        "medialib-domain must not depend (even transitively) on diesel, actix, tokio, r2d2, \
+         SQLite/PostgreSQL drivers, reqwest or OS randomness (rand, getrandom)",
+        "medialib-domain",
+        |dep| banned.contains(&dep),
+    );
+}
+
+#[test]
+fn domain_depends_on_no_other_workspace_crate() {
+    let metadata = metadata();
+    let graph = Graph::new(&metadata);
+    let members: BTreeSet<String> = metadata
+        .workspace_packages()
+        .iter()
+        .map(|p| p.name.to_string())
+        .collect();
+    graph.assert_no_dependency(
+        "medialib-domain is the innermost crate: it depends on no other workspace crate",
+        "medialib-domain",
+        |dep| members.contains(dep),
+    );
+}
+
+#[test]
+fn ports_know_nothing_of_sql_http_or_async_runtimes() {
+    let metadata = metadata();
+    let graph = Graph::new(&metadata);
+    graph.assert_no_dependency(
+        "medialib-ports must not depend (even transitively) on diesel, actix, tokio or r2d2",
+        "medialib-ports",
+        |dep| {
+            dep.starts_with("diesel") || dep.starts_with("actix") || dep == "tokio" || dep == "r2d2"
+        },
+    );
+}
+
+#[test]
+fn http_layer_does_not_know_the_storage_adapter() {
+    let metadata = metadata();
+    let graph = Graph::new(&metadata);
+    graph.assert_no_dependency(
+        "medialib-api-actix must not depend (even transitively) on medialib-adapters-diesel \
+         (or diesel): storage reaches it only through ports and trait objects",
+        "medialib-api-actix",
+        |dep| dep == "medialib-adapters-diesel" || dep.starts_with("diesel"),
+    );
+}
+
+#[test]
+fn package_names_carry_the_medialib_prefix() {
+    let metadata = metadata();
+    let bad: Vec<String> = metadata
+        .workspace_packages()
+        .iter()
+        .map(|p| p.name.to_string())
+        .filter(|name| name != "medialib" && !name.starts_with("medialib-"))
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "Architecture invariant broken: every workspace package is `medialib` or `medialib-*`; \
+         these are not: {bad:?}"
+    );
+}
+
+#[test]
+fn every_member_inherits_the_workspace_lints() {
+    let metadata = metadata();
+    let mut missing = Vec::new();
+    for package in metadata.workspace_packages() {
+        let text = std::fs::read_to_string(&package.manifest_path)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", package.manifest_path));
+        let manifest: toml::Table = text
+            .parse()
+            .unwrap_or_else(|e| panic!("{} is not valid TOML: {e}", package.manifest_path));
+        let inherits = manifest
+            .get("lints")
+            .and_then(|lints| lints.get("workspace"))
+            .and_then(toml::Value::as_bool)
+            == Some(true);
+        if !inherits {
+            missing.push(package.manifest_path.to_string());
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "Architecture invariant broken: every workspace member sets `[lints] workspace = true` \
+         (unsafe forbidden, no unwrap/expect/panic outside tests); missing in: {missing:?}"
+    );
+}
+
+#[test]
+fn the_graph_check_sees_known_dependencies() {
+    // Guards the guard: if the graph walk silently found nothing, every test above would pass.
+    let metadata = metadata();
+    let graph = Graph::new(&metadata);
+    let medialib: Vec<String> = graph
+        .closure("medialib", false)
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    for expected in [
+        "medialib-adapters-diesel",
+        "diesel",
+        "actix-web",
+        "medialib-domain",
+    ] {
+        assert!(
+            medialib.iter().any(|n| n == expected),
+            "medialib should reach {expected}; the dependency walk is broken"
+        );
+    }
+    let direct: Vec<String> = graph
+        .closure("medialib-api-actix", true)
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    assert!(direct.iter().any(|n| n == "actix-web"), "{direct:?}");
+}
+
+/// Status codes of the error classes (4xx, 5xx) as actix spells them, in
+/// `StatusCode::NAME` constants and `HttpResponse::Name()` builders.
+const ERROR_STATUS_NAMES: [(&str, &str); 20] = [
+    ("BAD_REQUEST", "BadRequest"),
+    ("UNAUTHORIZED", "Unauthorized"),
+    ("FORBIDDEN", "Forbidden"),
+    ("NOT_FOUND", "NotFound"),
+    ("METHOD_NOT_ALLOWED", "MethodNotAllowed"),
+    ("NOT_ACCEPTABLE", "NotAcceptable"),
+    ("REQUEST_TIMEOUT", "RequestTimeout"),
+    ("CONFLICT", "Conflict"),
+    ("GONE", "Gone"),
+    ("PRECONDITION_FAILED", "PreconditionFailed"),
+    ("PAYLOAD_TOO_LARGE", "PayloadTooLarge"),
+    ("UNSUPPORTED_MEDIA_TYPE", "UnsupportedMediaType"),
+    ("UNPROCESSABLE_ENTITY", "UnprocessableEntity"),
+    ("TOO_MANY_REQUESTS", "TooManyRequests"),
+    ("INTERNAL_SERVER_ERROR", "InternalServerError"),
+    ("NOT_IMPLEMENTED", "NotImplemented"),
+    ("BAD_GATEWAY", "BadGateway"),
+    ("SERVICE_UNAVAILABLE", "ServiceUnavailable"),
+    ("GATEWAY_TIMEOUT", "GatewayTimeout"),
+    ("LENGTH_REQUIRED", "LengthRequired"),
+];
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in
+        std::fs::read_dir(dir).unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
+    {
+        let path = entry.expect("directory entry").path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|ext| ext == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn errors_map_to_http_in_one_place() {
+    // A textual guard: outside `crates/api-actix/src/error.rs` (and outside
+    // `#[cfg(test)]` code) no source names an error status, builds an error
+    // response or implements `ResponseError`. Handlers return `ApiError`.
+    let src = workspace_root().join("crates/api-actix/src");
+    let mapping = src.join("error.rs");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut offences = Vec::new();
+    for file in files.iter().filter(|f| **f != mapping) {
+        let text = std::fs::read_to_string(file).expect("readable source");
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        let mut needles = vec![
+            "ResponseError for".to_owned(),
+            "error::Error".to_owned(),
+            "StatusCode::from_u16".to_owned(),
+        ];
+        for (constant, builder) in ERROR_STATUS_NAMES {
+            needles.push(format!("StatusCode::{constant}"));
+            needles.push(format!("HttpResponse::{builder}("));
+        }
+        for needle in needles {
+            if code.contains(&needle) {
+                offences.push(format!("{}: {needle}", file.display()));
+            }
+        }
+    }
+    assert!(
+        !files.is_empty() && offences.is_empty(),
+        "Architecture invariant broken: errors map to HTTP only in crates/api-actix/src/error.rs \
+         (handlers return ApiError); found:\n  {}",
+        offences.join("\n  ")
+    );
+}

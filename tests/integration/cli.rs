@@ -1,0 +1,255 @@
+//! The real `medialib` binary, run as an operator would.
+//!
+//! Cargo only exposes `CARGO_BIN_EXE_*` to the binary's own package, and
+//! `cargo test` does not build another package's binaries, so the first test
+//! that needs it runs `cargo build -p medialib --bin medialib` (a no-op when
+//! fresh) and takes the path from cargo's JSON messages.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use medialib_adapters_diesel::testing::PgTestDb;
+
+fn workspace_manifest() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml")
+}
+
+fn medialib_bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
+        let mut build = Command::new(cargo);
+        build
+            .args([
+                "build",
+                "-p",
+                "medialib",
+                "--bin",
+                "medialib",
+                "--message-format=json",
+            ])
+            .arg("--manifest-path")
+            .arg(workspace_manifest());
+        if !cfg!(debug_assertions) {
+            build.arg("--release");
+        }
+        let output = build.output().expect("cannot run cargo to build medialib");
+        assert!(
+            output.status.success(),
+            "building the medialib binary failed:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+            .filter(|msg| {
+                msg["reason"] == "compiler-artifact" && msg["target"]["name"] == "medialib"
+            })
+            .find_map(|msg| msg["executable"].as_str().map(PathBuf::from))
+            .expect("cargo reported no medialib executable")
+    })
+}
+
+/// `medialib ARGS` in `dir`, with no `MEDIALIB_*` variable inherited from the test's environment.
+fn medialib_in(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(medialib_bin());
+    cmd.args(args).current_dir(dir);
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("MEDIALIB_") {
+            cmd.env_remove(name);
+        }
+    }
+    cmd.envs(env.iter().copied());
+    cmd.output().expect("cannot run the medialib binary")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn assert_success(output: &Output) {
+    assert!(
+        output.status.success(),
+        "medialib failed with {:?}\nstdout:\n{}\nstderr:\n{}",
+        output.status.code(),
+        stdout(output),
+        stderr(output)
+    );
+}
+
+#[test]
+fn help_lists_the_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = medialib_in(dir.path(), &["--help"], &[]);
+    assert_success(&output);
+    let help = stdout(&output);
+    for word in [
+        "serve",
+        "migrate",
+        "--config",
+        "--database-url",
+        "--json",
+        "MEDIALIB_",
+    ] {
+        assert!(
+            help.contains(word),
+            "--help does not mention {word}:\n{help}"
+        );
+    }
+}
+
+#[test]
+fn migrate_applies_then_reports_up_to_date_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}/x.db", dir.path().display());
+
+    let first = medialib_in(dir.path(), &["migrate", "--database-url", &url], &[]);
+    assert_success(&first);
+    let text = stdout(&first);
+    assert!(text.contains("applying "), "no progress lines:\n{text}");
+    let summary = text.lines().last().unwrap_or_default();
+    assert!(
+        summary.ends_with("migration applied") || summary.ends_with("migrations applied"),
+        "no summary:\n{text}"
+    );
+    assert!(dir.path().join("x.db").is_file());
+
+    let second = medialib_in(dir.path(), &["migrate", "--database-url", &url], &[]);
+    assert_success(&second);
+    assert_eq!(stdout(&second).trim(), "database is up to date");
+}
+
+#[test]
+fn migrate_json_lists_the_versions_applied() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}/x.db", dir.path().display());
+
+    let first = medialib_in(
+        dir.path(),
+        &["--json", "migrate", "--database-url", &url],
+        &[],
+    );
+    assert_success(&first);
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&first))
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", stdout(&first)));
+    let applied = doc["applied"].as_array().expect("applied is an array");
+    assert!(!applied.is_empty(), "{doc}");
+    assert!(applied.iter().all(serde_json::Value::is_string), "{doc}");
+
+    let second = medialib_in(
+        dir.path(),
+        &["migrate", "--json", "--database-url", &url],
+        &[],
+    );
+    assert_success(&second);
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&second)).unwrap();
+    assert_eq!(doc, serde_json::json!({"applied": []}));
+}
+
+#[test]
+fn settings_come_from_the_file_and_the_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("medialib.toml");
+    std::fs::write(&config, "database_url = \"sqlite://from-file.db\"\n").unwrap();
+    let config = config.to_str().unwrap();
+
+    let output = medialib_in(dir.path(), &["migrate", "--config", config], &[]);
+    assert_success(&output);
+    assert!(
+        dir.path().join("from-file.db").is_file(),
+        "the file's database_url was not used"
+    );
+
+    let output = medialib_in(
+        dir.path(),
+        &["migrate", "--config", config],
+        &[("MEDIALIB_DATABASE_URL", "sqlite://from-env.db")],
+    );
+    assert_success(&output);
+    assert!(
+        dir.path().join("from-env.db").is_file(),
+        "the environment did not override the file"
+    );
+
+    let output = medialib_in(
+        dir.path(),
+        &[
+            "migrate",
+            "--config",
+            config,
+            "--database-url",
+            "sqlite://from-flag.db",
+        ],
+        &[("MEDIALIB_DATABASE_URL", "sqlite://from-env.db")],
+    );
+    assert_success(&output);
+    assert!(
+        dir.path().join("from-flag.db").is_file(),
+        "the flag did not override the environment"
+    );
+}
+
+#[test]
+fn an_unsupported_database_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = medialib_in(dir.path(), &["migrate", "--database-url", "mysql://x"], &[]);
+    let code = output.status.code();
+    assert!(matches!(code, Some(1 | 2)), "exit code {code:?}");
+    let err = stderr(&output);
+    assert!(
+        err.contains("mysql://x") && err.contains("database"),
+        "unclear error:\n{err}"
+    );
+    assert!(stdout(&output).is_empty());
+}
+
+#[test]
+fn every_configuration_problem_is_reported_with_exit_code_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = medialib_in(
+        dir.path(),
+        &["migrate"],
+        &[
+            ("MEDIALIB_ACCESS_TOKEN_TTL", "soon"),
+            ("MEDIALIB_SSO", "oidc"),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let err = stderr(&output);
+    assert!(err.contains("MEDIALIB_ACCESS_TOKEN_TTL"), "{err}");
+    assert!(err.contains("oidc_issuer"), "{err}");
+}
+
+#[test]
+fn usage_errors_exit_with_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = medialib_in(dir.path(), &["frobnicate"], &[]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(!stderr(&output).is_empty());
+}
+
+#[test]
+fn migrate_works_on_postgresql() {
+    let Some(pg) = PgTestDb::create_or_skip() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+
+    let first = medialib_in(
+        dir.path(),
+        &["migrate", "--json", "--database-url", &pg.url],
+        &[],
+    );
+    assert_success(&first);
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&first)).unwrap();
+    assert!(!doc["applied"].as_array().unwrap().is_empty(), "{doc}");
+
+    let second = medialib_in(dir.path(), &["migrate", "--database-url", &pg.url], &[]);
+    assert_success(&second);
+    assert_eq!(stdout(&second).trim(), "database is up to date");
+}

@@ -1,0 +1,972 @@
+//! The repository-port contract suite: every case runs, unchanged, against SQLite
+//! and against PostgreSQL (a throwaway database per test on 127.0.0.1:5432).
+//!
+//! The cases drive the real `DieselStore` through the application services of
+//! `medialib-ports`, so they check the adapter's atomicity and the domain rules
+//! together. Time is a settable test clock; randomness is the OS RNG.
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Barrier};
+
+use medialib_adapters_diesel::testing::{PgTestDb, sqlite_test_url};
+use medialib_adapters_diesel::{Database, DieselStore, PoolOptions};
+use medialib_domain::oauth::{
+    AuthorizeParams, Client, ClientId, ClientKind, ClientName, Issuer, RedirectUri, TokenLifetimes,
+};
+use medialib_domain::{
+    AfterRemoval, Description, Lifecycle, Lifetime, MembershipError, NewObject, ObjectFields,
+    ObjectId, ObjectPatch, ObjectType, PermissionLevel, PersonName, Properties, Secret, Since,
+    Timestamp, Title, TokenKind, UniqueId, UpdateError, User,
+};
+use medialib_ports::services::{
+    AddMemberFailed, BearerError, ClientCredentials, NewUserInput, PermissionFailed, Placement,
+    TokenError, UpdateObjectFailed,
+};
+use medialib_ports::{
+    AddOutcome, ClientRepository, Clock, CreateClientError, CreateUserError, MediaRepository,
+    PermissionChangeError, RandomSource, RevokeOutcome, ServiceSettings, Services, UserRepository,
+};
+
+/// A clock the test sets.
+#[derive(Debug)]
+struct TestClock(AtomicI64);
+
+impl Clock for TestClock {
+    fn now(&self) -> Timestamp {
+        Timestamp::from_epoch_seconds(self.0.load(Ordering::SeqCst))
+    }
+}
+
+/// The OS random source.
+#[derive(Debug)]
+struct OsRandom;
+
+impl RandomSource for OsRandom {
+    fn fill(&self, buf: &mut [u8]) {
+        rand::Rng::fill(&mut rand::rng(), buf);
+    }
+}
+
+enum Guard {
+    Sqlite(#[allow(dead_code, reason = "kept alive for the test's duration")] tempfile::TempDir),
+    Postgres(#[allow(dead_code, reason = "dropping it drops the database")] PgTestDb),
+}
+
+/// One backend, migrated, with services on top.
+struct Harness {
+    store: Arc<DieselStore>,
+    services: Services,
+    clock: Arc<TestClock>,
+    _guard: Guard,
+}
+
+const ISSUER: &str = "https://media.example.edu";
+const REDIRECT: &str = "https://lms.example.edu/callback";
+
+impl Harness {
+    fn sqlite() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let url = sqlite_test_url(dir.path());
+        Self::on(&url, Guard::Sqlite(dir))
+    }
+
+    fn postgres() -> Self {
+        let db = PgTestDb::create();
+        let url = db.url.clone();
+        Self::on(&url, Guard::Postgres(db))
+    }
+
+    fn on(url: &str, guard: Guard) -> Self {
+        let db = Database::connect(url, &PoolOptions::default()).unwrap();
+        db.migrate(&mut |_| {}).unwrap();
+        db.ensure_namespace(rand::random()).unwrap();
+        let store = Arc::new(DieselStore::new(db));
+        let clock = Arc::new(TestClock(AtomicI64::new(1_700_000_000)));
+        let services = Services::new(
+            store.clone(),
+            clock.clone(),
+            Arc::new(OsRandom),
+            ServiceSettings {
+                lifetimes: TokenLifetimes {
+                    access: Lifetime::from_seconds(3600).unwrap(),
+                    refresh: Lifetime::from_seconds(86_400).unwrap(),
+                },
+                code_ttl: Lifetime::from_seconds(60).unwrap(),
+                issuer: Issuer::new(ISSUER),
+            },
+        );
+        Self {
+            store,
+            services,
+            clock,
+            _guard: guard,
+        }
+    }
+
+    fn set_time(&self, secs: i64) {
+        self.clock.0.store(secs, Ordering::SeqCst);
+    }
+
+    fn advance(&self, secs: i64) {
+        self.clock.0.fetch_add(secs, Ordering::SeqCst);
+    }
+
+    fn user(&self, unique_id: &str, org_admin: bool) -> User {
+        self.services
+            .create_user(NewUserInput {
+                unique_id: UniqueId::parse(unique_id).unwrap(),
+                first_name: PersonName::parse("First", "firstName").unwrap(),
+                last_name: PersonName::parse(unique_id, "lastName").unwrap(),
+                org_admin,
+            })
+            .unwrap()
+    }
+
+    fn new_object(t: ObjectType, title: &str) -> NewObject {
+        NewObject {
+            object_type: t,
+            fields: ObjectFields {
+                title: Title::parse(title).unwrap(),
+                description: Description::parse("d").unwrap(),
+                public: false,
+                duration: None,
+                properties: Properties::empty(),
+            },
+        }
+    }
+
+    fn library(&self, owner: &User, title: &str) -> ObjectId {
+        self.services
+            .create_object(
+                &owner.as_caller(),
+                Placement::TopLevel,
+                Self::new_object(ObjectType::Catalog, title),
+            )
+            .unwrap()
+            .id()
+    }
+
+    fn object_in(
+        &self,
+        owner: &User,
+        collection: ObjectId,
+        t: ObjectType,
+        title: &str,
+    ) -> ObjectId {
+        self.services
+            .create_object(
+                &owner.as_caller(),
+                Placement::In(collection),
+                Self::new_object(t, title),
+            )
+            .unwrap()
+            .id()
+    }
+
+    fn level(&self, who: &User, collection: ObjectId) -> PermissionLevel {
+        self.services
+            .effective_level(&who.as_caller(), collection)
+            .unwrap()
+    }
+
+    /// Registers a confidential client; returns its credentials.
+    fn client(&self) -> ClientCredentials {
+        let ns = medialib_ports::OrgRepository::namespace(&*self.store).unwrap();
+        let id = ClientId::generate(&ns, rand::random());
+        let (secret, digest) = TokenKind::ClientSecret.mint(rand::random());
+        let client = Client::new(
+            id.clone(),
+            ClientName::parse("LMS").unwrap(),
+            vec![RedirectUri::parse(REDIRECT).unwrap()],
+            ClientKind::Confidential {
+                secret_digest: digest,
+            },
+        )
+        .unwrap();
+        self.store.create_client(&client, self.clock.now()).unwrap();
+        ClientCredentials {
+            client_id: id.as_str().to_owned(),
+            client_secret: Some(secret),
+        }
+    }
+
+    /// Runs the authorization step for `user` and returns the code.
+    fn code(&self, creds: &ClientCredentials, user: &User, offline: bool) -> String {
+        let params = AuthorizeParams {
+            response_type: Some("code"),
+            client_id: Some(&creds.client_id),
+            redirect_uri: Some(REDIRECT),
+            state: Some("xyz"),
+            access_type: offline.then_some("offline"),
+            ..AuthorizeParams::default()
+        };
+        let request = self.services.start_authorization(&params).unwrap().unwrap();
+        let response = self
+            .services
+            .approve_authorization(request, user.id)
+            .unwrap();
+        assert_eq!(response.param("state"), Some("xyz"));
+        assert_eq!(response.param("iss"), Some(ISSUER));
+        response.param("code").unwrap().to_owned()
+    }
+}
+
+fn secret_str(s: &Option<Secret>) -> String {
+    s.as_ref().unwrap().expose().to_owned()
+}
+
+mod cases {
+    use super::*;
+
+    pub fn users_are_unique_by_unique_id(h: &Harness) {
+        let alice = h.user("alice", false);
+        assert_eq!(h.store.user(alice.id).unwrap(), Some(alice.clone()));
+        assert_eq!(
+            h.store.user_by_unique_id(&alice.unique_id).unwrap(),
+            Some(alice.clone())
+        );
+        let dup = h.services.create_user(NewUserInput {
+            unique_id: alice.unique_id.clone(),
+            first_name: PersonName::default(),
+            last_name: PersonName::default(),
+            org_admin: false,
+        });
+        assert_eq!(dup.unwrap_err(), CreateUserError::UniqueIdTaken);
+        let first = PersonName::parse("Alicia", "firstName").unwrap();
+        assert!(
+            h.store
+                .update_user_names(alice.id, &first, &alice.last_name, h.clock.now())
+                .unwrap()
+        );
+        assert_eq!(h.store.user(alice.id).unwrap().unwrap().first_name, first);
+        h.user("aaron", false);
+        let names: Vec<String> = h
+            .store
+            .list_users()
+            .unwrap()
+            .into_iter()
+            .map(|u| u.unique_id.as_str().to_owned())
+            .collect();
+        assert_eq!(names, ["aaron", "alice"]);
+        // Provisioning finds the existing user, or creates one.
+        assert_eq!(
+            h.services.provision_user(&alice.unique_id).unwrap().id,
+            alice.id
+        );
+        let carol = UniqueId::parse("carol").unwrap();
+        let provisioned = h.services.provision_user(&carol).unwrap();
+        assert_eq!(provisioned.unique_id, carol);
+        // SQL metacharacters are stored verbatim.
+        let odd = h.user("o'brien\"; DROP TABLE users; --", false);
+        assert_eq!(
+            h.store.user(odd.id).unwrap().unwrap().unique_id,
+            odd.unique_id
+        );
+    }
+
+    pub fn objects_round_trip_and_type_is_fixed(h: &Harness) {
+        let alice = h.user("alice", false);
+        let bob = h.user("bob", false);
+        let lib = h.library(&alice, "Lectures");
+        let entries = h.store.permission_entries(lib).unwrap();
+        assert_eq!(entries.len(), 1, "the creator becomes the library's admin");
+        assert_eq!(entries[0].user.id, alice.id);
+        assert_eq!(entries[0].level, PermissionLevel::Admin);
+
+        let mut new = Harness::new_object(ObjectType::Video, "Intro ünïcödé");
+        new.fields.properties = Properties::parse([("course", "CS101"), ("term", "fall")]).unwrap();
+        new.fields.public = true;
+        let created = h
+            .services
+            .create_object(&alice.as_caller(), Placement::In(lib), new)
+            .unwrap();
+        let stored = h.store.object(created.id()).unwrap().unwrap();
+        assert_eq!(stored, created);
+        assert_eq!(
+            h.store.object_by_shortcode(created.shortcode()).unwrap(),
+            Some(created.clone())
+        );
+
+        h.advance(10);
+        let patch = ObjectPatch {
+            object_type: Some(ObjectType::Video),
+            title: Some(Title::parse("Intro, revised").unwrap()),
+            properties: Some(Properties::parse([("term", "spring")]).unwrap()),
+            ..ObjectPatch::default()
+        };
+        let updated = h
+            .services
+            .update_object(&alice.as_caller(), lib, created.id(), patch)
+            .unwrap();
+        assert_eq!(h.store.object(created.id()).unwrap().unwrap(), updated);
+        assert_eq!(updated.modified(), h.clock.now());
+        let props: Vec<_> = updated.fields().properties.iter().collect();
+        assert_eq!(props, [("course", "CS101"), ("term", "spring")]);
+
+        let change = ObjectPatch {
+            object_type: Some(ObjectType::Audio),
+            ..ObjectPatch::default()
+        };
+        assert!(matches!(
+            h.services
+                .update_object(&alice.as_caller(), lib, created.id(), change.clone()),
+            Err(UpdateObjectFailed::Rule(UpdateError::TypeChange { .. }))
+        ));
+        assert!(matches!(
+            h.services
+                .update_object(&bob.as_caller(), lib, created.id(), ObjectPatch::default()),
+            Err(UpdateObjectFailed::Forbidden(_))
+        ));
+        let other = h.library(&alice, "Other");
+        assert!(matches!(
+            h.services.update_object(
+                &alice.as_caller(),
+                other,
+                created.id(),
+                ObjectPatch::default()
+            ),
+            Err(UpdateObjectFailed::NotFound)
+        ));
+        // A top-level object must be a catalog.
+        assert!(
+            h.services
+                .create_object(
+                    &alice.as_caller(),
+                    Placement::TopLevel,
+                    Harness::new_object(ObjectType::Video, "x")
+                )
+                .is_err()
+        );
+    }
+
+    pub fn membership_is_many_to_many_and_acyclic(h: &Harness) {
+        let alice = h.user("alice", false);
+        let a = h.library(&alice, "A");
+        let b = h.library(&alice, "B");
+        let s = h.object_in(&alice, a, ObjectType::Catalog, "S");
+        let v = h.object_in(&alice, s, ObjectType::Video, "V");
+        let c = alice.as_caller();
+
+        assert_eq!(h.services.add_member(&c, b, s).unwrap(), AddOutcome::Added);
+        assert_eq!(
+            h.services.add_member(&c, b, s).unwrap(),
+            AddOutcome::AlreadyMember
+        );
+        let mut parents = h.store.collections_of(s).unwrap();
+        parents.sort();
+        let mut expected = vec![a, b];
+        expected.sort();
+        assert_eq!(parents, expected);
+
+        for (coll, member) in [(s, a), (s, s), (s, b)] {
+            assert_eq!(
+                h.services.add_member(&c, coll, member),
+                Err(AddMemberFailed::Rule(MembershipError::Cycle)),
+                "adding an ancestor must be refused"
+            );
+        }
+        assert_eq!(
+            h.services.add_member(&c, v, a),
+            Err(AddMemberFailed::Rule(MembershipError::NotACollection))
+        );
+        let ghost = ObjectId::parse("00000000000000000000000000000000").unwrap();
+        assert_eq!(
+            h.services.add_member(&c, a, ghost),
+            Err(AddMemberFailed::MemberNotFound)
+        );
+        assert_eq!(
+            h.services.add_member(&c, ghost, v),
+            Err(AddMemberFailed::CollectionNotFound)
+        );
+        // The caller must be admin of the target and see the member.
+        let bob = h.user("bob", false);
+        let bobs = h.library(&bob, "Bob's");
+        assert!(matches!(
+            h.services.add_member(&bob.as_caller(), bobs, v),
+            Err(AddMemberFailed::NoAccessToMember)
+        ));
+        assert!(matches!(
+            h.services.add_member(&bob.as_caller(), a, v),
+            Err(AddMemberFailed::Forbidden(_))
+        ));
+    }
+
+    pub fn last_membership_soft_deletes(h: &Harness) {
+        let alice = h.user("alice", false);
+        let a = h.library(&alice, "A");
+        let b = h.library(&alice, "B");
+        let v = h.object_in(&alice, a, ObjectType::Video, "V");
+        let c = alice.as_caller();
+        h.services.add_member(&c, b, v).unwrap();
+        assert_eq!(
+            h.services.remove_member(&c, a, v).unwrap(),
+            AfterRemoval::StillListed
+        );
+        assert!(h.store.object(v).unwrap().is_some());
+        h.advance(5);
+        assert_eq!(
+            h.services.remove_member(&c, b, v).unwrap(),
+            AfterRemoval::SoftDelete
+        );
+        assert_eq!(h.store.object(v).unwrap(), None);
+        let gone = h.store.object_any_state(v).unwrap().unwrap();
+        assert_eq!(
+            gone.lifecycle(),
+            Lifecycle::SoftDeleted { at: h.clock.now() }
+        );
+        assert!(
+            h.services.remove_member(&c, b, v).is_err(),
+            "no longer a member"
+        );
+        assert!(h.store.list_members(b, None).unwrap().is_empty());
+    }
+
+    pub fn catalog_lists_changes_since_ts(h: &Harness) {
+        let alice = h.user("alice", false);
+        let c = alice.as_caller();
+        h.set_time(1000);
+        let lib = h.library(&alice, "L");
+        let o1 = h.object_in(&alice, lib, ObjectType::Video, "one");
+        h.set_time(1001);
+        let o2 = h.object_in(&alice, lib, ObjectType::Audio, "two");
+        let o3 = h.object_in(&alice, lib, ObjectType::File, "three");
+        h.set_time(1002);
+        let page = h.services.list_catalog(&c, lib, None).unwrap();
+        assert_eq!(page.ts, Timestamp::from_epoch_seconds(1002));
+        assert_eq!(page.level, PermissionLevel::Admin);
+        let ids: Vec<ObjectId> = page.items.iter().map(|i| i.object.id()).collect();
+        let (first, second) = if o2 < o3 { (o2, o3) } else { (o3, o2) };
+        assert_eq!(ids, [first, second, o1], "newest first, ties by uuid");
+
+        let since = |t: i64| Since::parse(&t.to_string()).unwrap();
+        let ids_since = |t: i64| -> BTreeSet<ObjectId> {
+            h.services
+                .list_catalog(&c, lib, Some(since(t)))
+                .unwrap()
+                .items
+                .iter()
+                .map(|i| i.object.id())
+                .collect()
+        };
+        assert_eq!(ids_since(1001), [o2, o3].into_iter().collect());
+        assert!(ids_since(1002).is_empty());
+
+        // An update, and a change in the same second as the previous response's ts.
+        h.services
+            .update_object(
+                &c,
+                lib,
+                o1,
+                ObjectPatch {
+                    title: Some(Title::parse("1!").unwrap()),
+                    ..ObjectPatch::default()
+                },
+            )
+            .unwrap();
+        let o4 = h.object_in(&alice, lib, ObjectType::Image, "four");
+        assert_eq!(ids_since(1002), [o1, o4].into_iter().collect());
+
+        // A membership addition of an old object counts as a change.
+        let other = h.library(&alice, "Other");
+        h.set_time(1100);
+        h.services.add_member(&c, other, o2).unwrap();
+        let listed: BTreeSet<ObjectId> = h
+            .services
+            .list_catalog(&c, other, Some(since(1100)))
+            .unwrap()
+            .items
+            .iter()
+            .map(|i| i.object.id())
+            .collect();
+        assert_eq!(listed, [o2].into_iter().collect());
+        assert!(
+            h.services.list_catalog(&c, o1, None).is_err(),
+            "a video is not a catalog"
+        );
+    }
+
+    pub fn access_flows_down_and_explicit_entries_override(h: &Harness) {
+        let alice = h.user("alice", false);
+        let bob = h.user("bob", false);
+        let root_admin = h.user("root", true);
+        let c = alice.as_caller();
+        let r = h.library(&alice, "R");
+        let s = h.object_in(&alice, r, ObjectType::Catalog, "S");
+        let t = h.object_in(&alice, s, ObjectType::Catalog, "T");
+        assert_eq!(h.level(&bob, t), PermissionLevel::None);
+        h.services
+            .set_permission(&c, r, bob.id, PermissionLevel::View)
+            .unwrap();
+        assert_eq!(h.level(&bob, s), PermissionLevel::View);
+        assert_eq!(h.level(&bob, t), PermissionLevel::View);
+        h.services
+            .set_permission(&c, s, bob.id, PermissionLevel::None)
+            .unwrap();
+        assert_eq!(h.level(&bob, s), PermissionLevel::None);
+        assert_eq!(
+            h.level(&bob, t),
+            PermissionLevel::None,
+            "explicit none blocks inheritance"
+        );
+        h.services
+            .set_permission(&c, t, bob.id, PermissionLevel::Admin)
+            .unwrap();
+        assert_eq!(h.level(&bob, t), PermissionLevel::Admin);
+        assert_eq!(h.level(&alice, t), PermissionLevel::Admin);
+        assert_eq!(h.level(&root_admin, t), PermissionLevel::Admin);
+        // A second parent with a higher level wins.
+        let other = h.library(&alice, "O");
+        h.services.add_member(&c, other, s).unwrap();
+        h.services
+            .set_permission(&c, other, bob.id, PermissionLevel::Admin)
+            .unwrap();
+        h.services.remove_permission(&c, s, bob.id).unwrap();
+        assert_eq!(h.level(&bob, s), PermissionLevel::Admin);
+        // Bob, now admin of S, may not manage R.
+        assert!(matches!(
+            h.services
+                .set_permission(&bob.as_caller(), r, bob.id, PermissionLevel::Admin),
+            Err(PermissionFailed::Forbidden(_))
+        ));
+    }
+
+    pub fn last_admin_cannot_go(h: &Harness) {
+        let alice = h.user("alice", false);
+        let bob = h.user("bob", false);
+        let c = alice.as_caller();
+        let lib = h.library(&alice, "L");
+        let last =
+            PermissionFailed::Change(PermissionChangeError::LastAdmin(medialib_domain::LastAdmin));
+        assert_eq!(
+            h.services
+                .set_permission(&c, lib, alice.id, PermissionLevel::View),
+            Err(last.clone())
+        );
+        assert_eq!(h.services.remove_permission(&c, lib, alice.id), Err(last));
+        assert_eq!(
+            h.services.remove_permission(&c, lib, bob.id),
+            Err(PermissionFailed::Change(PermissionChangeError::NoEntry))
+        );
+        let ghost = medialib_domain::UserId::parse("00000000000000000000000000000000").unwrap();
+        assert_eq!(
+            h.services
+                .set_permission(&c, lib, ghost, PermissionLevel::View),
+            Err(PermissionFailed::Change(
+                PermissionChangeError::UserNotFound
+            ))
+        );
+        h.services
+            .set_permission(&c, lib, bob.id, PermissionLevel::Admin)
+            .unwrap();
+        h.services
+            .set_permission(&c, lib, alice.id, PermissionLevel::View)
+            .unwrap();
+        let levels: Vec<_> = h
+            .store
+            .permission_entries(lib)
+            .unwrap()
+            .into_iter()
+            .map(|e| (e.user.unique_id.as_str().to_owned(), e.level))
+            .collect();
+        assert_eq!(
+            levels,
+            [
+                ("alice".to_owned(), PermissionLevel::View),
+                ("bob".to_owned(), PermissionLevel::Admin)
+            ]
+        );
+    }
+
+    pub fn concurrent_demotions_keep_an_admin(h: &Harness) {
+        // Two admins demote each other at the same moment: at most one may succeed.
+        for round in 0..5 {
+            let a = h.user(&format!("a{round}"), false);
+            let b = h.user(&format!("b{round}"), false);
+            let lib = h.library(&a, "L");
+            h.services
+                .set_permission(&a.as_caller(), lib, b.id, PermissionLevel::Admin)
+                .unwrap();
+            let barrier = Arc::new(Barrier::new(2));
+            let results: Vec<_> = std::thread::scope(|s| {
+                let hs = [(a.clone(), a.id), (b.clone(), b.id)].map(|(who, me)| {
+                    let barrier = barrier.clone();
+                    s.spawn(move || {
+                        barrier.wait();
+                        // Each demotes itself; together they would leave none.
+                        h.services
+                            .set_permission(&who.as_caller(), lib, me, PermissionLevel::View)
+                    })
+                });
+                hs.map(|t| t.join().unwrap()).into_iter().collect()
+            });
+            let ok = results.iter().filter(|r| r.is_ok()).count();
+            assert_eq!(ok, 1, "round {round}: {results:?}");
+        }
+    }
+
+    pub fn concurrent_adds_never_make_a_cycle(h: &Harness) {
+        let alice = h.user("alice", false);
+        let c = alice.as_caller();
+        for round in 0..5 {
+            let x = h.library(&alice, &format!("X{round}"));
+            let y = h.library(&alice, &format!("Y{round}"));
+            let barrier = Arc::new(Barrier::new(2));
+            let results: Vec<_> = std::thread::scope(|s| {
+                let hs = [(x, y), (y, x)].map(|(coll, member)| {
+                    let barrier = barrier.clone();
+                    s.spawn(move || {
+                        barrier.wait();
+                        h.services.add_member(&c, coll, member)
+                    })
+                });
+                hs.map(|t| t.join().unwrap()).into_iter().collect()
+            });
+            let ok = results.iter().filter(|r| r.is_ok()).count();
+            assert_eq!(
+                ok, 1,
+                "round {round}: exactly one of X⊂Y, Y⊂X may win: {results:?}"
+            );
+        }
+    }
+
+    pub fn clients_register_and_authenticate(h: &Harness) {
+        let creds = h.client();
+        let id = ClientId::parse(&creds.client_id).unwrap();
+        let client = h.store.client(&id).unwrap().unwrap();
+        assert_eq!(client.redirect_uris()[0].as_str(), REDIRECT);
+        assert!(h.services.authenticate_client(&creds).is_ok());
+        let wrong = ClientCredentials {
+            client_id: creds.client_id.clone(),
+            client_secret: Some(Secret::new("mls_wrong")),
+        };
+        assert!(matches!(
+            h.services.authenticate_client(&wrong),
+            Err(TokenError::InvalidClient(_))
+        ));
+        assert_eq!(
+            h.store.create_client(&client, h.clock.now()),
+            Err(CreateClientError::IdTaken)
+        );
+        let (new_secret, digest) = TokenKind::ClientSecret.mint(rand::random());
+        assert!(h.store.set_client_secret(&id, &digest).unwrap());
+        assert!(
+            h.services.authenticate_client(&creds).is_err(),
+            "old secret no longer works"
+        );
+        let rotated = ClientCredentials {
+            client_id: creds.client_id.clone(),
+            client_secret: Some(new_secret),
+        };
+        assert!(h.services.authenticate_client(&rotated).is_ok());
+        let public = Client::new(
+            ClientId::parse("mobile-app").unwrap(),
+            ClientName::parse("Mobile").unwrap(),
+            vec![RedirectUri::parse("http://127.0.0.1/cb").unwrap()],
+            ClientKind::Public,
+        )
+        .unwrap();
+        h.store.create_client(&public, h.clock.now()).unwrap();
+        assert_eq!(h.store.list_clients().unwrap().len(), 2);
+        assert!(h.store.remove_client(&id).unwrap());
+        assert!(!h.store.remove_client(&id).unwrap());
+        assert_eq!(h.store.client(&id).unwrap(), None);
+    }
+
+    pub fn code_exchange_and_replay_revokes(h: &Harness) {
+        let alice = h.user("alice", false);
+        let creds = h.client();
+        let code = h.code(&creds, &alice, true);
+        let tokens = h
+            .services
+            .exchange_code(&creds, &code, Some(REDIRECT), None)
+            .unwrap();
+        assert_eq!(tokens.expires_in, 3600);
+        let access = tokens.access_token.expose().to_owned();
+        let caller = h.services.authenticate_bearer(&access).unwrap();
+        assert_eq!(caller.user.id, alice.id);
+        assert!(tokens.refresh_token.is_some(), "offline was approved");
+
+        let replay = h
+            .services
+            .exchange_code(&creds, &code, Some(REDIRECT), None);
+        assert!(matches!(replay, Err(TokenError::InvalidGrant(_))));
+        assert_eq!(
+            h.services.authenticate_bearer(&access),
+            Err(BearerError::Invalid(
+                medialib_domain::oauth::AccessTokenInvalid::Revoked
+            )),
+            "a replayed code revokes the tokens issued from it"
+        );
+        let refresh = secret_str(&tokens.refresh_token);
+        assert!(h.services.refresh(&creds, &refresh, None).is_err());
+
+        // Online access gets no refresh token; a wrong redirect_uri burns the code.
+        let code = h.code(&creds, &alice, false);
+        assert!(
+            h.services
+                .exchange_code(&creds, &code, Some("https://lms.example.edu/other"), None)
+                .is_err()
+        );
+        assert!(
+            h.services
+                .exchange_code(&creds, &code, Some(REDIRECT), None)
+                .is_err()
+        );
+        let code = h.code(&creds, &alice, false);
+        let online = h
+            .services
+            .exchange_code(&creds, &code, Some(REDIRECT), None)
+            .unwrap();
+        assert_eq!(online.refresh_token, None);
+        // Codes expire.
+        let code = h.code(&creds, &alice, false);
+        h.advance(60);
+        assert!(
+            h.services
+                .exchange_code(&creds, &code, Some(REDIRECT), None)
+                .is_err()
+        );
+        // Unknown codes.
+        assert!(
+            h.services
+                .exchange_code(&creds, "mlc_nope", Some(REDIRECT), None)
+                .is_err()
+        );
+    }
+
+    pub fn refresh_rotates_and_reuse_revokes_the_family(h: &Harness) {
+        let alice = h.user("alice", false);
+        let creds = h.client();
+        let code = h.code(&creds, &alice, true);
+        let first = h
+            .services
+            .exchange_code(&creds, &code, Some(REDIRECT), None)
+            .unwrap();
+        h.advance(10);
+        let second = h
+            .services
+            .refresh(&creds, &secret_str(&first.refresh_token), None)
+            .unwrap();
+        assert_ne!(second.refresh_token, first.refresh_token);
+        assert_eq!(second.grant, first.grant);
+        let third = h
+            .services
+            .refresh(&creds, &secret_str(&second.refresh_token), Some("read"))
+            .unwrap();
+        assert_eq!(third.scope.to_string(), "read");
+        assert!(
+            h.services
+                .authenticate_bearer(third.access_token.expose())
+                .is_ok()
+        );
+
+        // Presenting the used first token again revokes everything of the grant.
+        assert!(matches!(
+            h.services
+                .refresh(&creds, &secret_str(&first.refresh_token), None),
+            Err(TokenError::InvalidGrant(_))
+        ));
+        for t in [&first, &second, &third] {
+            assert!(
+                h.services
+                    .authenticate_bearer(t.access_token.expose())
+                    .is_err()
+            );
+        }
+        assert!(
+            h.services
+                .refresh(&creds, &secret_str(&third.refresh_token), None)
+                .is_err()
+        );
+    }
+
+    pub fn refresh_tokens_expire_when_idle(h: &Harness) {
+        let alice = h.user("alice", false);
+        let creds = h.client();
+        let code = h.code(&creds, &alice, true);
+        let t = h
+            .services
+            .exchange_code(&creds, &code, Some(REDIRECT), None)
+            .unwrap();
+        h.advance(3600);
+        assert!(matches!(
+            h.services.authenticate_bearer(t.access_token.expose()),
+            Err(BearerError::Invalid(
+                medialib_domain::oauth::AccessTokenInvalid::Expired
+            ))
+        ));
+        h.advance(86_400);
+        assert!(
+            h.services
+                .refresh(&creds, &secret_str(&t.refresh_token), None)
+                .is_err()
+        );
+    }
+
+    pub fn concurrent_code_redemption_has_one_winner(h: &Harness) {
+        let alice = h.user("alice", false);
+        let creds = h.client();
+        for _ in 0..3 {
+            let code = h.code(&creds, &alice, true);
+            let n = 6;
+            let barrier = Arc::new(Barrier::new(n));
+            let results: Vec<_> = std::thread::scope(|s| {
+                let handles: Vec<_> = (0..n)
+                    .map(|_| {
+                        let (barrier, creds, code) = (barrier.clone(), creds.clone(), code.clone());
+                        s.spawn(move || {
+                            barrier.wait();
+                            h.services
+                                .exchange_code(&creds, &code, Some(REDIRECT), None)
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|t| t.join().unwrap()).collect()
+            });
+            let winners = results.iter().filter(|r| r.is_ok()).count();
+            assert_eq!(winners, 1, "{results:?}");
+            for r in &results {
+                if let Err(e) = r {
+                    assert!(
+                        matches!(e, TokenError::InvalidGrant(_)),
+                        "losers get invalid_grant: {e:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    pub fn concurrent_refresh_has_one_winner(h: &Harness) {
+        let alice = h.user("alice", false);
+        let creds = h.client();
+        for _ in 0..3 {
+            let code = h.code(&creds, &alice, true);
+            let t = h
+                .services
+                .exchange_code(&creds, &code, Some(REDIRECT), None)
+                .unwrap();
+            let refresh = secret_str(&t.refresh_token);
+            let n = 6;
+            let barrier = Arc::new(Barrier::new(n));
+            let results: Vec<_> = std::thread::scope(|s| {
+                let handles: Vec<_> = (0..n)
+                    .map(|_| {
+                        let (barrier, creds, refresh) =
+                            (barrier.clone(), creds.clone(), refresh.clone());
+                        s.spawn(move || {
+                            barrier.wait();
+                            h.services.refresh(&creds, &refresh, None)
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|t| t.join().unwrap()).collect()
+            });
+            let winners: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
+            assert_eq!(winners.len(), 1, "{results:?}");
+            // The losers presented a used token: the whole family is revoked.
+            assert!(
+                h.services
+                    .authenticate_bearer(winners[0].access_token.expose())
+                    .is_err()
+            );
+            assert!(
+                h.services
+                    .refresh(&creds, &secret_str(&winners[0].refresh_token), None)
+                    .is_err()
+            );
+        }
+    }
+
+    pub fn logout_and_revocation(h: &Harness) {
+        let alice = h.user("alice", false);
+        let creds = h.client();
+        let code = h.code(&creds, &alice, true);
+        let t = h
+            .services
+            .exchange_code(&creds, &code, Some(REDIRECT), None)
+            .unwrap();
+        assert_eq!(h.services.logout(alice.id).unwrap(), 1);
+        assert!(
+            h.services
+                .authenticate_bearer(t.access_token.expose())
+                .is_err()
+        );
+        // Refresh tokens survive sign-out.
+        let renewed = h
+            .services
+            .refresh(&creds, &secret_str(&t.refresh_token), None)
+            .unwrap();
+        assert!(
+            h.services
+                .authenticate_bearer(renewed.access_token.expose())
+                .is_ok()
+        );
+
+        // RFC 7009: another client cannot revoke; the owner revokes the whole grant.
+        let other = h.client();
+        let refresh = secret_str(&renewed.refresh_token);
+        assert_eq!(
+            h.services.revoke(&other, &refresh).unwrap(),
+            RevokeOutcome::OtherClient
+        );
+        assert_eq!(
+            h.services.revoke(&creds, &refresh).unwrap(),
+            RevokeOutcome::GrantRevoked
+        );
+        assert!(
+            h.services
+                .authenticate_bearer(renewed.access_token.expose())
+                .is_err()
+        );
+        assert_eq!(
+            h.services.revoke(&creds, "mla_unknown").unwrap(),
+            RevokeOutcome::Unknown
+        );
+
+        let code = h.code(&creds, &alice, false);
+        let t = h
+            .services
+            .exchange_code(&creds, &code, Some(REDIRECT), None)
+            .unwrap();
+        assert_eq!(
+            h.services.revoke(&creds, t.access_token.expose()).unwrap(),
+            RevokeOutcome::AccessTokenRevoked
+        );
+        assert!(
+            h.services
+                .authenticate_bearer(t.access_token.expose())
+                .is_err()
+        );
+    }
+}
+
+macro_rules! contract {
+    ($($case:ident),* $(,)?) => {
+        mod sqlite {
+            $( #[test] fn $case() { super::cases::$case(&super::Harness::sqlite()); } )*
+        }
+        mod postgres {
+            $( #[test] fn $case() { super::cases::$case(&super::Harness::postgres()); } )*
+        }
+    };
+}
+
+contract!(
+    users_are_unique_by_unique_id,
+    objects_round_trip_and_type_is_fixed,
+    membership_is_many_to_many_and_acyclic,
+    last_membership_soft_deletes,
+    catalog_lists_changes_since_ts,
+    access_flows_down_and_explicit_entries_override,
+    last_admin_cannot_go,
+    concurrent_demotions_keep_an_admin,
+    concurrent_adds_never_make_a_cycle,
+    clients_register_and_authenticate,
+    code_exchange_and_replay_revokes,
+    refresh_rotates_and_reuse_revokes_the_family,
+    refresh_tokens_expire_when_idle,
+    concurrent_code_redemption_has_one_winner,
+    concurrent_refresh_has_one_winner,
+    logout_and_revocation,
+);

@@ -1,0 +1,80 @@
+//! Shared helpers: the real application on port 0 with a fresh SQLite file
+//! (zero2prod's `spawn_app`), and an HTTP client to talk to it.
+
+use std::sync::LazyLock;
+
+use medialib::configuration::{LogFormat, SettingsLoader};
+use medialib::startup::Application;
+use medialib::telemetry::{self, LogTarget};
+
+/// Set `TEST_LOG=1` to see the application's logs (filter from `TEST_LOG_FILTER`, default `debug`).
+static TRACING: LazyLock<()> = LazyLock::new(|| {
+    if std::env::var_os("TEST_LOG").is_some() {
+        let filter = std::env::var("TEST_LOG_FILTER").unwrap_or_else(|_| "debug".to_owned());
+        let _ = telemetry::init(&filter, LogFormat::Text, LogTarget::Stderr);
+    }
+});
+
+/// A running medialib on 127.0.0.1 with its own database.
+#[derive(Debug)]
+pub struct TestApp {
+    /// `http://127.0.0.1:PORT`, no trailing slash.
+    pub address: String,
+    /// The port the server bound.
+    pub port: u16,
+    /// The database URL the app runs on.
+    pub db_url: String,
+    /// A client that does not follow redirects.
+    pub client: reqwest::Client,
+    /// Keeps the SQLite file alive for the app's lifetime.
+    _data_dir: tempfile::TempDir,
+}
+
+impl TestApp {
+    /// The absolute URL of `path` (which starts with `/`).
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.address)
+    }
+
+    /// `GET path`.
+    pub async fn get(&self, path: &str) -> reqwest::Response {
+        self.client
+            .get(self.url(path))
+            .send()
+            .await
+            .expect("GET request failed")
+    }
+}
+
+/// Spawns the app with the default test settings.
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(|loader| loader).await
+}
+
+/// Spawns the app; `configure` may add settings (`loader.set("sso", "header")`, ...)
+/// on top of the test database and `bind = 127.0.0.1:0`.
+pub async fn spawn_app_with(configure: impl FnOnce(SettingsLoader) -> SettingsLoader) -> TestApp {
+    LazyLock::force(&TRACING);
+    let data_dir = tempfile::tempdir().expect("cannot create a temporary directory");
+    let db_url = medialib_adapters_diesel::testing::sqlite_test_url(data_dir.path());
+    let loader = SettingsLoader::new()
+        .set("database_url", db_url.clone())
+        .set("bind", "127.0.0.1:0");
+    let settings = configure(loader).load().expect("test settings are invalid");
+    let application = Application::build(settings)
+        .await
+        .expect("the application failed to start");
+    let port = application.port();
+    tokio::spawn(application.run_until_stopped());
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("cannot build the HTTP client");
+    TestApp {
+        address: format!("http://127.0.0.1:{port}"),
+        port,
+        db_url,
+        client,
+        _data_dir: data_dir,
+    }
+}

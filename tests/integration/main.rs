@@ -1,0 +1,16 @@
+//! medialib's integration tests: one binary, one module per area.
+
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "integration tests (helpers included) fail by panicking"
+)]
+
+mod helpers;
+
+mod architecture;
+mod cli;
+mod http_health;
+
+mod contract;
