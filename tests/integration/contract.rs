@@ -216,6 +216,25 @@ fn secret_str(s: &Option<Secret>) -> String {
     s.as_ref().unwrap().expose().to_owned()
 }
 
+/// Runs every job on its own thread, released together by a barrier, and
+/// returns their results in order: the way the suite makes callers race.
+fn race<T: Send>(jobs: Vec<Box<dyn FnOnce() -> T + Send + '_>>) -> Vec<T> {
+    let barrier = Barrier::new(jobs.len());
+    std::thread::scope(|s| {
+        let handles: Vec<_> = jobs
+            .into_iter()
+            .map(|job| {
+                let barrier = &barrier;
+                s.spawn(move || {
+                    barrier.wait();
+                    job()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|t| t.join().unwrap()).collect()
+    })
+}
+
 mod cases {
     use super::*;
 
@@ -587,19 +606,14 @@ mod cases {
             h.services
                 .set_permission(&a.as_caller(), lib, b.id, PermissionLevel::Admin)
                 .unwrap();
-            let barrier = Arc::new(Barrier::new(2));
-            let results: Vec<_> = std::thread::scope(|s| {
-                let hs = [(a.clone(), a.id), (b.clone(), b.id)].map(|(who, me)| {
-                    let barrier = barrier.clone();
-                    s.spawn(move || {
-                        barrier.wait();
-                        // Each demotes itself; together they would leave none.
-                        h.services
-                            .set_permission(&who.as_caller(), lib, me, PermissionLevel::View)
-                    })
-                });
-                hs.map(|t| t.join().unwrap()).into_iter().collect()
-            });
+            // Each demotes itself; together they would leave none.
+            let demote = |who: User| -> Box<dyn FnOnce() -> _ + Send + '_> {
+                Box::new(move || {
+                    h.services
+                        .set_permission(&who.as_caller(), lib, who.id, PermissionLevel::View)
+                })
+            };
+            let results = race(vec![demote(a.clone()), demote(b.clone())]);
             let ok = results.iter().filter(|r| r.is_ok()).count();
             assert_eq!(ok, 1, "round {round}: {results:?}");
         }
@@ -611,17 +625,10 @@ mod cases {
         for round in 0..5 {
             let x = h.library(&alice, &format!("X{round}"));
             let y = h.library(&alice, &format!("Y{round}"));
-            let barrier = Arc::new(Barrier::new(2));
-            let results: Vec<_> = std::thread::scope(|s| {
-                let hs = [(x, y), (y, x)].map(|(coll, member)| {
-                    let barrier = barrier.clone();
-                    s.spawn(move || {
-                        barrier.wait();
-                        h.services.add_member(&c, coll, member)
-                    })
-                });
-                hs.map(|t| t.join().unwrap()).into_iter().collect()
-            });
+            let add = |coll, member| -> Box<dyn FnOnce() -> _ + Send + '_> {
+                Box::new(move || h.services.add_member(&c, coll, member))
+            };
+            let results = race(vec![add(x, y), add(y, x)]);
             let ok = results.iter().filter(|r| r.is_ok()).count();
             assert_eq!(
                 ok, 1,
@@ -809,21 +816,16 @@ mod cases {
         let creds = h.client();
         for _ in 0..3 {
             let code = h.code(&creds, &alice, true);
-            let n = 6;
-            let barrier = Arc::new(Barrier::new(n));
-            let results: Vec<_> = std::thread::scope(|s| {
-                let handles: Vec<_> = (0..n)
-                    .map(|_| {
-                        let (barrier, creds, code) = (barrier.clone(), creds.clone(), code.clone());
-                        s.spawn(move || {
-                            barrier.wait();
+            let results = race(
+                (0..6)
+                    .map(|_| -> Box<dyn FnOnce() -> _ + Send + '_> {
+                        Box::new(|| {
                             h.services
                                 .exchange_code(&creds, &code, Some(REDIRECT), None)
                         })
                     })
-                    .collect();
-                handles.into_iter().map(|t| t.join().unwrap()).collect()
-            });
+                    .collect(),
+            );
             let winners = results.iter().filter(|r| r.is_ok()).count();
             assert_eq!(winners, 1, "{results:?}");
             for r in &results {
@@ -847,21 +849,13 @@ mod cases {
                 .exchange_code(&creds, &code, Some(REDIRECT), None)
                 .unwrap();
             let refresh = secret_str(&t.refresh_token);
-            let n = 6;
-            let barrier = Arc::new(Barrier::new(n));
-            let results: Vec<_> = std::thread::scope(|s| {
-                let handles: Vec<_> = (0..n)
-                    .map(|_| {
-                        let (barrier, creds, refresh) =
-                            (barrier.clone(), creds.clone(), refresh.clone());
-                        s.spawn(move || {
-                            barrier.wait();
-                            h.services.refresh(&creds, &refresh, None)
-                        })
+            let results = race(
+                (0..6)
+                    .map(|_| -> Box<dyn FnOnce() -> _ + Send + '_> {
+                        Box::new(|| h.services.refresh(&creds, &refresh, None))
                     })
-                    .collect();
-                handles.into_iter().map(|t| t.join().unwrap()).collect()
-            });
+                    .collect(),
+            );
             let winners: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
             assert_eq!(winners.len(), 1, "{results:?}");
             // The losers presented a used token: the whole family is revoked.
