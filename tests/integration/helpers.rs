@@ -26,8 +26,9 @@ pub struct TestApp {
     pub db_url: String,
     /// A client that does not follow redirects.
     pub client: reqwest::Client,
-    /// Keeps the SQLite file alive for the app's lifetime.
-    _data_dir: tempfile::TempDir,
+    /// Keeps the database (a SQLite file's directory or a throwaway PostgreSQL
+    /// database) alive for the app's lifetime.
+    _guard: Box<dyn std::any::Any + Send>,
 }
 
 impl TestApp {
@@ -54,9 +55,41 @@ pub async fn spawn_app() -> TestApp {
 /// Spawns the app; `configure` may add settings (`loader.set("sso", "header")`, ...)
 /// on top of the test database and `bind = 127.0.0.1:0`.
 pub async fn spawn_app_with(configure: impl FnOnce(SettingsLoader) -> SettingsLoader) -> TestApp {
-    LazyLock::force(&TRACING);
     let data_dir = tempfile::tempdir().expect("cannot create a temporary directory");
     let db_url = medialib_adapters_diesel::testing::sqlite_test_url(data_dir.path());
+    spawn_app_on(db_url, Box::new(data_dir), configure).await
+}
+
+/// Which database a test runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// A SQLite file in a temporary directory.
+    Sqlite,
+    /// A throwaway database on the PostgreSQL server of `MEDIALIB_TEST_PG_URL`.
+    Postgres,
+}
+
+/// Spawns the app on a fresh database of `backend`.
+pub async fn spawn_app_for(
+    backend: Backend,
+    configure: impl FnOnce(SettingsLoader) -> SettingsLoader,
+) -> TestApp {
+    match backend {
+        Backend::Sqlite => spawn_app_with(configure).await,
+        Backend::Postgres => {
+            let db = medialib_adapters_diesel::testing::PgTestDb::create();
+            let url = db.url.clone();
+            spawn_app_on(url, Box::new(db), configure).await
+        }
+    }
+}
+
+async fn spawn_app_on(
+    db_url: String,
+    guard: Box<dyn std::any::Any + Send>,
+    configure: impl FnOnce(SettingsLoader) -> SettingsLoader,
+) -> TestApp {
+    LazyLock::force(&TRACING);
     let loader = SettingsLoader::new()
         .set("database_url", db_url.clone())
         .set("bind", "127.0.0.1:0");
@@ -75,6 +108,6 @@ pub async fn spawn_app_with(configure: impl FnOnce(SettingsLoader) -> SettingsLo
         port,
         db_url,
         client,
-        _data_dir: data_dir,
+        _guard: guard,
     }
 }

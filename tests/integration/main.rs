@@ -13,4 +13,5 @@ mod architecture;
 mod cli;
 mod http_health;
 
+mod api;
 mod contract;

@@ -1,20 +1,51 @@
 //! The one place where errors become HTTP status codes, headers and bodies.
 //!
-//! Handlers return [`ApiError`]; nothing else in the service picks a status.
+//! Handlers return [`ApiError`]; the `From` impls below fold every use case's
+//! error enum into it, and nothing else in the service picks a status.
 
 use actix_web::http::{StatusCode, header};
 use actix_web::{HttpResponse, ResponseError};
+use medialib_domain::{DescribeRefused, Forbidden, MembershipError, UpdateError};
+use medialib_ports::services::{
+    AddMemberFailed, BearerError, CreateObjectFailed, DescribeFailed, MembershipChangeFailed,
+    PermissionFailed, UpdateObjectFailed,
+};
+use medialib_ports::{CreateUserError, PermissionChangeError, StoreError};
 use serde::Serialize;
 
 /// Every failure an HTTP handler can answer with.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ApiError {
+    /// Invalid input (400); the message names the field.
+    #[error("{0}")]
+    BadRequest(String),
+    /// No token on a call that needs one (401).
+    #[error("authentication required")]
+    AuthenticationRequired,
+    /// An unknown, expired or revoked token (401 `invalid_token`).
+    #[error("invalid or expired credentials")]
+    InvalidToken,
+    /// The caller lacks the level or scope the call needs (403).
+    #[error("{0}")]
+    Forbidden(String),
     /// An unknown path under `/api/`.
     #[error("API method not found")]
     ApiMethodNotFound,
     /// An unknown path outside the API.
     #[error("not found")]
     NotFound,
+    /// A resource that does not exist where the path says (404).
+    #[error("{0}")]
+    Missing(String),
+    /// The request conflicts with the stored state (409).
+    #[error("{0}")]
+    Conflict(String),
+    /// A request body over the limit (413).
+    #[error("request body is larger than {limit} bytes")]
+    PayloadTooLarge {
+        /// The limit in bytes.
+        limit: usize,
+    },
     /// A known path called with a method it does not implement.
     #[error("method not implemented for this path")]
     MethodNotImplemented {
@@ -24,6 +55,9 @@ pub enum ApiError {
     /// The database cannot be reached (or its pool is exhausted).
     #[error("database unavailable")]
     DatabaseUnavailable,
+    /// Anything unexpected (500): the body carries only the request id.
+    #[error("internal error")]
+    Internal,
 }
 
 /// Seconds a client should wait before retrying a 503.
@@ -37,9 +71,15 @@ struct ErrorBody<'a> {
 impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
         match self {
-            Self::ApiMethodNotFound | Self::NotFound => StatusCode::NOT_FOUND,
+            Self::BadRequest(_) => StatusCode::BAD_REQUEST,
+            Self::AuthenticationRequired | Self::InvalidToken => StatusCode::UNAUTHORIZED,
+            Self::Forbidden(_) => StatusCode::FORBIDDEN,
+            Self::ApiMethodNotFound | Self::NotFound | Self::Missing(_) => StatusCode::NOT_FOUND,
+            Self::Conflict(_) => StatusCode::CONFLICT,
+            Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::MethodNotImplemented { .. } => StatusCode::NOT_IMPLEMENTED,
             Self::DatabaseUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
@@ -52,11 +92,158 @@ impl ResponseError for ApiError {
             Self::DatabaseUnavailable => {
                 builder.insert_header((header::RETRY_AFTER, RETRY_AFTER_SECONDS));
             }
-            Self::ApiMethodNotFound | Self::NotFound => {}
+            Self::AuthenticationRequired => {
+                builder.insert_header((header::WWW_AUTHENTICATE, "Bearer"));
+            }
+            Self::InvalidToken => {
+                builder
+                    .insert_header((header::WWW_AUTHENTICATE, r#"Bearer error="invalid_token""#));
+            }
+            _ => {}
         }
         let message = self.to_string();
+        // A 500 body names only the request id (added by the request-span middleware).
         builder
             .insert_header((header::CACHE_CONTROL, "no-store"))
             .json(ErrorBody { message: &message })
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Unavailable(reason) => {
+                tracing::warn!(%reason, "storage unavailable");
+                Self::DatabaseUnavailable
+            }
+            StoreError::Corrupt(reason) | StoreError::Unexpected(reason) => {
+                tracing::error!(%reason, "storage failure");
+                Self::Internal
+            }
+        }
+    }
+}
+
+impl From<Forbidden> for ApiError {
+    fn from(_: Forbidden) -> Self {
+        Self::Forbidden("the caller lacks permission on this collection".into())
+    }
+}
+
+impl From<BearerError> for ApiError {
+    fn from(e: BearerError) -> Self {
+        match e {
+            BearerError::Unknown | BearerError::Invalid(_) => Self::InvalidToken,
+            BearerError::Store(s) => s.into(),
+        }
+    }
+}
+
+impl From<CreateUserError> for ApiError {
+    fn from(e: CreateUserError) -> Self {
+        match e {
+            CreateUserError::UniqueIdTaken => Self::Conflict(e.to_string()),
+            CreateUserError::Store(s) => s.into(),
+        }
+    }
+}
+
+fn not_in_collection() -> ApiError {
+    ApiError::Missing("object not found in this collection".into())
+}
+
+impl From<DescribeFailed> for ApiError {
+    fn from(e: DescribeFailed) -> Self {
+        match e {
+            DescribeFailed::NotFound => not_in_collection(),
+            DescribeFailed::Refused(DescribeRefused::AuthenticationRequired) => {
+                Self::AuthenticationRequired
+            }
+            DescribeFailed::Refused(DescribeRefused::Forbidden) => {
+                Self::Forbidden("the caller has no access to this object".into())
+            }
+            DescribeFailed::Store(s) => s.into(),
+        }
+    }
+}
+
+impl From<CreateObjectFailed> for ApiError {
+    fn from(e: CreateObjectFailed) -> Self {
+        match e {
+            CreateObjectFailed::LibraryMustBeCatalog | CreateObjectFailed::NotACollection => {
+                Self::BadRequest(e.to_string())
+            }
+            CreateObjectFailed::CollectionNotFound => Self::Missing(e.to_string()),
+            CreateObjectFailed::Forbidden(f) => f.into(),
+            CreateObjectFailed::Store(s) => s.into(),
+        }
+    }
+}
+
+impl From<UpdateObjectFailed> for ApiError {
+    fn from(e: UpdateObjectFailed) -> Self {
+        match e {
+            UpdateObjectFailed::NotFound => not_in_collection(),
+            UpdateObjectFailed::Forbidden(f) => f.into(),
+            UpdateObjectFailed::Rule(r @ UpdateError::TypeChange { .. }) => {
+                Self::Conflict(r.to_string())
+            }
+            UpdateObjectFailed::Rule(r @ UpdateError::Properties(_)) => {
+                Self::BadRequest(r.to_string())
+            }
+            UpdateObjectFailed::Store(s) => s.into(),
+        }
+    }
+}
+
+impl From<AddMemberFailed> for ApiError {
+    fn from(e: AddMemberFailed) -> Self {
+        match e {
+            AddMemberFailed::CollectionNotFound | AddMemberFailed::MemberNotFound => {
+                Self::Missing(e.to_string())
+            }
+            AddMemberFailed::Forbidden(f) => f.into(),
+            AddMemberFailed::NoAccessToMember => Self::Forbidden(e.to_string()),
+            AddMemberFailed::Rule(MembershipError::NotACollection) => {
+                Self::BadRequest(e.to_string())
+            }
+            AddMemberFailed::Rule(MembershipError::Cycle) => Self::Conflict(e.to_string()),
+            AddMemberFailed::Store(s) => s.into(),
+        }
+    }
+}
+
+impl From<MembershipChangeFailed> for ApiError {
+    fn from(e: MembershipChangeFailed) -> Self {
+        match e {
+            MembershipChangeFailed::NotFound => not_in_collection(),
+            MembershipChangeFailed::NotACollection => Self::BadRequest(e.to_string()),
+            MembershipChangeFailed::Forbidden(f) => f.into(),
+            MembershipChangeFailed::Store(s) => s.into(),
+        }
+    }
+}
+
+impl From<PermissionFailed> for ApiError {
+    fn from(e: PermissionFailed) -> Self {
+        match e {
+            PermissionFailed::CollectionNotFound => Self::Missing(e.to_string()),
+            PermissionFailed::Forbidden(f) => f.into(),
+            PermissionFailed::Change(c) => c.into(),
+            PermissionFailed::Store(s) => s.into(),
+        }
+    }
+}
+
+impl From<PermissionChangeError> for ApiError {
+    fn from(e: PermissionChangeError) -> Self {
+        match e {
+            PermissionChangeError::CollectionNotFound
+            | PermissionChangeError::UserNotFound
+            | PermissionChangeError::NoEntry => Self::Missing(e.to_string()),
+            PermissionChangeError::NotACollection => Self::BadRequest(e.to_string()),
+            PermissionChangeError::LastAdmin(_) => Self::Conflict(e.to_string()),
+            PermissionChangeError::Store(s) => s.into(),
+        }
     }
 }

@@ -5,8 +5,13 @@
 //! composition root (`crates/medialib`) hands it trait objects such as
 //! [`Readiness`] inside an [`AppState`].
 
+mod api;
+mod auth;
+mod blocking;
 mod error;
 mod health;
+mod input;
+mod records;
 mod request_id;
 mod state;
 
@@ -17,7 +22,7 @@ use actix_web::{App, HttpRequest, HttpResponse, web};
 
 pub use error::ApiError;
 pub use request_id::{REQUEST_ID_HEADER, RequestId, request_span};
-pub use state::{AppState, Readiness};
+pub use state::{AppState, HttpConfig, Readiness};
 
 /// Registers every route of the service, the shared state and the JSON 404 fallback.
 ///
@@ -37,6 +42,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: AppState) {
                 .route(web::head().to(health::readyz))
                 .default_service(web::to(health::get_only)),
         )
+        .configure(api::configure)
         .default_service(web::to(not_found));
 }
 

@@ -1,7 +1,9 @@
-//! What the handlers share: trait objects supplied by the composition root.
+//! What the handlers share: trait objects and services supplied by the composition root.
 
 use std::fmt;
 use std::sync::Arc;
+
+use medialib_ports::Services;
 
 /// Tells whether the service can do useful work (for `GET /readyz`).
 ///
@@ -12,21 +14,64 @@ pub trait Readiness: Send + Sync + 'static {
     fn ready(&self) -> Result<(), String>;
 }
 
+/// HTTP-level settings.
+#[derive(Debug, Clone, Default)]
+pub struct HttpConfig {
+    /// Public base URL, no trailing slash (permLinks, embeds, issuer).
+    pub base_url: String,
+    /// Origins allowed to call the API from a browser.
+    pub cors_origins: Vec<String>,
+}
+
 /// The application state every handler can reach.
 #[derive(Clone)]
 pub struct AppState {
     readiness: Arc<dyn Readiness>,
+    api: Option<Arc<Api>>,
+}
+
+struct Api {
+    services: Services,
+    config: HttpConfig,
 }
 
 impl AppState {
-    /// Bundles the collaborators the HTTP layer needs.
+    /// A state that answers only the health probes.
     pub fn new(readiness: Arc<dyn Readiness>) -> Self {
-        Self { readiness }
+        Self {
+            readiness,
+            api: None,
+        }
+    }
+
+    /// Adds the use cases and HTTP settings the API needs.
+    pub fn with_api(mut self, services: Services, mut config: HttpConfig) -> Self {
+        config.base_url = config.base_url.trim_end_matches('/').to_owned();
+        self.api = Some(Arc::new(Api { services, config }));
+        self
     }
 
     /// The readiness probe.
     pub(crate) fn readiness(&self) -> Arc<dyn Readiness> {
         Arc::clone(&self.readiness)
+    }
+
+    /// The use cases (503 when the state was built for probes only).
+    pub(crate) fn services(&self) -> Result<&Services, crate::ApiError> {
+        self.api
+            .as_ref()
+            .map(|a| &a.services)
+            .ok_or(crate::ApiError::DatabaseUnavailable)
+    }
+
+    /// HTTP settings.
+    pub(crate) fn config(&self) -> Option<&HttpConfig> {
+        self.api.as_ref().map(|a| &a.config)
+    }
+
+    /// The public base URL, no trailing slash.
+    pub(crate) fn base_url(&self) -> &str {
+        self.config().map_or("", |c| c.base_url.as_str())
     }
 }
 

@@ -53,6 +53,11 @@ impl Lifetime {
         }
     }
 
+    /// A lifetime that is positive by construction.
+    pub const fn from_nonzero(secs: std::num::NonZeroU32) -> Self {
+        Self(secs.get() as i64)
+    }
+
     /// Seconds.
     pub const fn seconds(self) -> i64 {
         self.0

@@ -11,3 +11,4 @@ pub mod database;
 pub mod secret;
 pub mod startup;
 pub mod telemetry;
+pub mod world;

@@ -6,10 +6,15 @@ use std::sync::Arc;
 
 use actix_web::HttpServer;
 use actix_web::dev::Server;
-use medialib_api_actix::AppState;
+use medialib_adapters_diesel::DieselStore;
+use medialib_api_actix::{AppState, HttpConfig};
+use medialib_domain::Lifetime;
+use medialib_domain::oauth::{Issuer, TokenLifetimes};
+use medialib_ports::{ServiceSettings, Services};
 
 use crate::configuration::{BaseUrl, Settings};
 use crate::database::{self, DatabaseError, DatabaseReadiness};
+use crate::world::{OsRandom, SystemClock};
 
 /// Seconds that in-flight requests get to finish after Ctrl-C or SIGTERM.
 pub const SHUTDOWN_TIMEOUT_SECONDS: u64 = 30;
@@ -72,7 +77,13 @@ impl Application {
             source,
         })?;
         let base_url = settings.base_url_for(local);
-        let state = AppState::new(Arc::new(DatabaseReadiness::new(database)));
+        let services = services(&settings, &base_url, database.clone());
+        let http = HttpConfig {
+            base_url: base_url.as_str().to_owned(),
+            cors_origins: settings.cors_origins.clone(),
+        };
+        let state =
+            AppState::new(Arc::new(DatabaseReadiness::new(database))).with_api(services, http);
         let server = HttpServer::new(move || medialib_api_actix::app(state.clone()))
             .shutdown_timeout(SHUTDOWN_TIMEOUT_SECONDS)
             .shutdown_signal(shutdown_signal())
@@ -114,6 +125,31 @@ impl fmt::Debug for Application {
             .field("base_url", &self.base_url)
             .finish_non_exhaustive()
     }
+}
+
+/// Wires the use cases to the database, the system clock and the OS random source.
+pub fn services(
+    settings: &Settings,
+    base_url: &BaseUrl,
+    database: medialib_adapters_diesel::Database,
+) -> Services {
+    // Ttl values are validated positive at load time; 0 cannot reach here.
+    let lifetime = |secs: u32| {
+        Lifetime::from_nonzero(std::num::NonZeroU32::new(secs).unwrap_or(std::num::NonZeroU32::MIN))
+    };
+    Services::new(
+        Arc::new(DieselStore::new(database)),
+        Arc::new(SystemClock),
+        Arc::new(OsRandom),
+        ServiceSettings {
+            lifetimes: TokenLifetimes {
+                access: lifetime(settings.access_token_ttl.seconds()),
+                refresh: lifetime(settings.refresh_token_ttl.seconds()),
+            },
+            code_ttl: lifetime(settings.code_ttl.seconds()),
+            issuer: Issuer::new(base_url.as_str()),
+        },
+    )
 }
 
 /// Resolves on the first Ctrl-C (SIGINT) or SIGTERM. actix treats SIGINT as a

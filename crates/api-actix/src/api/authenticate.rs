@@ -1,0 +1,42 @@
+//! `authenticate` (spec §4.7): whether the caller's token is good; never fails on a bad one.
+
+use actix_web::http::Method;
+use actix_web::{HttpRequest, HttpResponse, web};
+use medialib_domain::object::bool_str;
+use serde::Serialize;
+
+use super::{is_read, not_implemented, options};
+use crate::auth::optional_caller;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+const ALLOW: &str = "GET, HEAD, OPTIONS";
+
+#[derive(Serialize)]
+struct AuthenticateRecord {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    authenticated: &'static str,
+}
+
+/// `/api/authenticate`.
+pub async fn handle(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    match req.method() {
+        m if is_read(m) => {
+            let authenticated = match optional_caller(&state, &req).await {
+                Ok(c) => c.is_some(),
+                Err(ApiError::InvalidToken) => false,
+                Err(e) => return Err(e),
+            };
+            Ok(HttpResponse::Ok().json(AuthenticateRecord {
+                kind: "authenticate",
+                authenticated: bool_str(authenticated),
+            }))
+        }
+        &Method::OPTIONS => options(&state, &req, ALLOW, None).await,
+        _ => Err(not_implemented(ALLOW)),
+    }
+}

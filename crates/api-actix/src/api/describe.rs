@@ -1,0 +1,154 @@
+//! `describe`: read (public subset or complete record), create (PUT), update (POST).
+
+use actix_web::http::Method;
+use actix_web::{HttpRequest, HttpResponse, web};
+use medialib_domain::text::Properties;
+use medialib_domain::{
+    Description, DurationSecs, IdOrZero, NewObject, ObjectFields, ObjectId, ObjectPatch,
+    ObjectType, Title, object::parse_bool,
+};
+use medialib_ports::services::Placement;
+
+use super::{CollectionObject, is_read, not_implemented, options, path_id};
+use crate::auth::{optional_caller, writer};
+use crate::blocking::run;
+use crate::error::ApiError;
+use crate::input::{ApiCall, Form};
+use crate::records::{AnyRecord, DescribeRecord, LimitedRecord, UuidBody};
+use crate::state::AppState;
+
+const ALLOW: &str = "GET, HEAD, PUT, POST, OPTIONS";
+
+/// `/api/describe/c/{c}/o/{o}`.
+pub async fn handle(
+    req: HttpRequest,
+    path: CollectionObject,
+    payload: web::Payload,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let call = ApiCall::read(&req, payload).await?;
+    let (c, o) = path.into_inner();
+    let c = path_id::<ObjectId>(&c, "collection_uuid")?;
+    let o = path_id::<ObjectId>(&o, "object_uuid")?;
+    match call.method {
+        ref m if is_read(m) => read(&state, &req, c, o).await,
+        Method::PUT => create(&state, &req, c, o, &call.form).await,
+        Method::POST => update(&state, &req, c, o, &call.form).await,
+        Method::OPTIONS => {
+            let coll = match c {
+                IdOrZero::Id(id) => Some(id),
+                IdOrZero::Zero => None,
+            };
+            options(&state, &req, ALLOW, coll).await
+        }
+        _ => Err(not_implemented(ALLOW)),
+    }
+}
+
+fn real(id: IdOrZero<ObjectId>, field: &str) -> Result<ObjectId, ApiError> {
+    match id {
+        IdOrZero::Id(id) => Ok(id),
+        IdOrZero::Zero => Err(ApiError::BadRequest(format!(
+            "{field} 0 is valid only when creating (PUT)"
+        ))),
+    }
+}
+
+async fn read(
+    state: &AppState,
+    req: &HttpRequest,
+    c: IdOrZero<ObjectId>,
+    o: IdOrZero<ObjectId>,
+) -> Result<HttpResponse, ApiError> {
+    let (c, o) = (real(c, "collection_uuid")?, real(o, "object_uuid")?);
+    let caller = optional_caller(state, req).await?;
+    let authenticated = caller.is_some();
+    let who = caller.map(|c| c.user.as_caller());
+    let (object, view) = run(state, move |s| s.describe(who.as_ref(), c, o)).await?;
+    let base = state.base_url();
+    let record = match view {
+        medialib_domain::DescribeView::Full => {
+            AnyRecord::Full(DescribeRecord::new(&object, base, authenticated))
+        }
+        medialib_domain::DescribeView::Limited => {
+            AnyRecord::Limited(LimitedRecord::new(&object, base, authenticated))
+        }
+    };
+    Ok(HttpResponse::Ok().json(record))
+}
+
+/// The editable fields of a form; absent fields stay `None`.
+pub(crate) fn patch_from(form: &Form) -> Result<ObjectPatch, ApiError> {
+    let properties = if form.has_properties() {
+        Some(
+            Properties::parse(form.properties())
+                .map_err(|e| ApiError::BadRequest(e.to_string()))?,
+        )
+    } else {
+        None
+    };
+    Ok(ObjectPatch {
+        object_type: form.parse("type", ObjectType::parse)?,
+        title: form.parse("title", Title::parse)?,
+        description: form.parse("description", Description::parse)?,
+        public: form.parse("public", |v| parse_bool(v, "public"))?,
+        duration: form.parse("duration", DurationSecs::parse)?,
+        properties,
+    })
+}
+
+async fn create(
+    state: &AppState,
+    req: &HttpRequest,
+    c: IdOrZero<ObjectId>,
+    o: IdOrZero<ObjectId>,
+    form: &Form,
+) -> Result<HttpResponse, ApiError> {
+    if o != IdOrZero::Zero {
+        return Err(ApiError::BadRequest(
+            "PUT creates a new object: object_uuid must be 0".into(),
+        ));
+    }
+    let patch = patch_from(form)?;
+    let object_type = patch
+        .object_type
+        .ok_or_else(|| ApiError::BadRequest("type is required".into()))?;
+    let new = NewObject {
+        object_type,
+        fields: ObjectFields {
+            title: patch.title.unwrap_or_default(),
+            description: patch.description.unwrap_or_default(),
+            public: patch.public.unwrap_or(false),
+            duration: patch.duration,
+            properties: patch.properties.unwrap_or_default(),
+        },
+    };
+    let placement = match c {
+        IdOrZero::Zero => Placement::TopLevel,
+        IdOrZero::Id(id) => Placement::In(id),
+    };
+    let caller = writer(state, req).await?;
+    let created = run(state, move |s| s.create_object(&caller, placement, new)).await?;
+    Ok(HttpResponse::Created().json(UuidBody {
+        uuid: created.id().to_string(),
+    }))
+}
+
+async fn update(
+    state: &AppState,
+    req: &HttpRequest,
+    c: IdOrZero<ObjectId>,
+    o: IdOrZero<ObjectId>,
+    form: &Form,
+) -> Result<HttpResponse, ApiError> {
+    let (c, o) = (real(c, "collection_uuid")?, real(o, "object_uuid")?);
+    let patch = patch_from(form)?;
+    if patch.object_type.is_none() {
+        return Err(ApiError::BadRequest("type is required".into()));
+    }
+    let caller = writer(state, req).await?;
+    let updated = run(state, move |s| s.update_object(&caller, c, o, patch)).await?;
+    Ok(HttpResponse::Accepted().json(UuidBody {
+        uuid: updated.id().to_string(),
+    }))
+}

@@ -1,0 +1,132 @@
+//! The media REST API (spec §4): one handler per resource, dispatching on the
+//! effective method (overrides applied), so that an unimplemented method is a
+//! 501 with `Allow` and OPTIONS answers on every path.
+
+mod authenticate;
+mod catalog;
+mod contribute;
+mod describe;
+mod info;
+mod media;
+mod permission;
+mod user;
+
+use actix_web::http::Method;
+use actix_web::{HttpRequest, HttpResponse, web};
+use medialib_domain::oauth::Scope;
+use medialib_domain::{IdOrZero, ObjectId, PermissionLevel, UserId};
+use serde::Serialize;
+
+use crate::auth::{optional_caller, presented_token};
+use crate::blocking::run;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// Registers the API routes.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/api/describe/c/{c}/o/{o}").to(describe::handle))
+        .service(web::resource("/api/user/c/{c}/o/{o}").to(user::handle))
+        .service(web::resource("/api/permission/c/{c}/o/{o}").to(permission::handle))
+        .service(web::resource("/api/info/c/{c}/o/{o}").to(info::handle))
+        .service(web::resource("/api/embed/c/{c}/o/{o}").to(media::embed))
+        .service(web::resource("/api/video/c/{c}/o/{o}").to(media::video))
+        .service(web::resource("/api/authenticate").to(authenticate::handle))
+        .service(web::resource("/api/catalog/c/{c}/o/{o}").to(catalog::handle))
+        .service(web::resource("/api/catalog/o/{c}").to(catalog::handle_short))
+        .service(web::resource("/api/contribute/o/{o}").to(contribute::handle));
+}
+
+/// The `{c}` and `{o}` segments of a path.
+pub type CollectionObject = web::Path<(String, String)>;
+
+/// Parses a path id or `0`, naming the field in the 400.
+pub fn path_id<T>(input: &str, field: &str) -> Result<IdOrZero<T>, ApiError>
+where
+    T: std::str::FromStr<Err = medialib_domain::InvalidUuid>,
+{
+    IdOrZero::parse(input).map_err(|_| {
+        ApiError::BadRequest(format!(
+            "{field} must be a UUID (32 hexadecimal digits, dashes optional) or 0"
+        ))
+    })
+}
+
+/// Parses a path id where `0` is not meaningful.
+pub fn path_real_id<T>(input: &str, field: &str) -> Result<T, ApiError>
+where
+    T: std::str::FromStr<Err = medialib_domain::InvalidUuid>,
+{
+    match path_id::<T>(input, field)? {
+        IdOrZero::Id(id) => Ok(id),
+        IdOrZero::Zero => Err(ApiError::BadRequest(format!(
+            "{field} 0 is not valid for this call"
+        ))),
+    }
+}
+
+/// The collection id of `c/{c}` (never `0` outside describe PUT).
+pub fn collection_id(input: &str) -> Result<ObjectId, ApiError> {
+    path_real_id(input, "collection_uuid")
+}
+
+/// A user id of `o/{user_id}` (`0` allowed).
+pub fn user_path_id(input: &str) -> Result<IdOrZero<UserId>, ApiError> {
+    path_id(input, "user_id")
+}
+
+/// `501 Not Implemented` for a method the path does not offer.
+pub fn not_implemented(allow: &'static str) -> ApiError {
+    ApiError::MethodNotImplemented { allow }
+}
+
+#[derive(Serialize)]
+struct OptionsBody {
+    methods: Vec<&'static str>,
+    authenticated: &'static str,
+    proceed: &'static str,
+}
+
+/// `OPTIONS`: 200 with `Allow` and `{methods, authenticated, proceed}`, where `proceed`
+/// says whether the caller may perform the path's write methods on `collection`
+/// (`None`: no collection constrains it, e.g. creating a top-level library).
+pub async fn options(
+    state: &AppState,
+    req: &HttpRequest,
+    allow: &'static str,
+    collection: Option<ObjectId>,
+) -> Result<HttpResponse, ApiError> {
+    let methods: Vec<&'static str> = allow.split(", ").collect();
+    let writes = methods
+        .iter()
+        .any(|m| matches!(*m, "PUT" | "POST" | "DELETE"));
+    // OPTIONS never fails on a bad token: it answers "not authenticated".
+    let caller = if presented_token(req).is_ok() {
+        optional_caller(state, req).await.ok().flatten()
+    } else {
+        None
+    };
+    let proceed = match (&caller, writes) {
+        (Some(c), true) if c.scope.contains(Scope::Write) => match collection {
+            None => true,
+            Some(coll) => {
+                let who = c.user.as_caller();
+                run(state, move |s| s.effective_level(&who, coll))
+                    .await
+                    .is_ok_and(|l| l == PermissionLevel::Admin)
+            }
+        },
+        _ => false,
+    };
+    Ok(HttpResponse::Ok()
+        .insert_header(("Allow", allow))
+        .json(OptionsBody {
+            methods,
+            authenticated: medialib_domain::object::bool_str(caller.is_some()),
+            proceed: medialib_domain::object::bool_str(proceed),
+        }))
+}
+
+/// Whether a method reads (GET or HEAD).
+pub fn is_read(m: &Method) -> bool {
+    *m == Method::GET || *m == Method::HEAD
+}

@@ -1,0 +1,25 @@
+//! Running the synchronous use cases off the async workers, inside the request's span.
+
+use actix_web::web;
+use medialib_ports::Services;
+
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// Runs `f` with the services on the blocking thread pool and maps its error.
+pub async fn run<T, E, F>(state: &AppState, f: F) -> Result<T, ApiError>
+where
+    T: Send + 'static,
+    E: Into<ApiError> + Send + 'static,
+    F: FnOnce(&Services) -> Result<T, E> + Send + 'static,
+{
+    let services = state.services()?.clone();
+    let span = tracing::Span::current();
+    match web::block(move || span.in_scope(|| f(&services))).await {
+        Ok(result) => result.map_err(Into::into),
+        Err(e) => {
+            tracing::error!(error = %e, "blocking task failed");
+            Err(ApiError::Internal)
+        }
+    }
+}
