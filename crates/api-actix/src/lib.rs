@@ -11,6 +11,8 @@ mod blocking;
 mod error;
 mod health;
 mod input;
+mod openapi;
+mod pages;
 mod records;
 mod request_id;
 mod state;
@@ -43,6 +45,8 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: AppState) {
                 .default_service(web::to(health::get_only)),
         )
         .configure(api::configure)
+        .configure(pages::configure)
+        .configure(openapi::configure)
         .default_service(web::to(not_found));
 }
 

@@ -6,7 +6,14 @@
 //! authorization, a code exchange) through the application services on the
 //! same database: the real token store, not a bypass of the authorization check.
 
+mod catalog;
+mod contribute;
 mod describe;
+mod info;
+mod media;
+mod pages;
+mod permission;
+mod user;
 
 use std::sync::Arc;
 

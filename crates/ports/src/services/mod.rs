@@ -1,7 +1,9 @@
 //! Application services: the use cases, run against the ports.
 
+pub mod catalog;
 mod media;
 mod oauth;
+pub mod people;
 mod users;
 
 use std::sync::Arc;

@@ -1,0 +1,1 @@
+//! `catalog` over HTTP (filled in by the API issue).

@@ -1,0 +1,1 @@
+//! `contribute` over HTTP (filled in by the API issue).

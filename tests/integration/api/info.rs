@@ -1,0 +1,1 @@
+//! `info` over HTTP (filled in by the API issue).

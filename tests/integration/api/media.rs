@@ -1,0 +1,1 @@
+//! `media` over HTTP (filled in by the API issue).

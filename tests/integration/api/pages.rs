@@ -1,0 +1,1 @@
+//! `pages` over HTTP (filled in by the API issue).

@@ -1,0 +1,1 @@
+//! `permission` over HTTP (filled in by the API issue).

@@ -1,0 +1,1 @@
+//! `user` over HTTP (filled in by the API issue).
