@@ -253,3 +253,150 @@ fn migrate_works_on_postgresql() {
     assert_success(&second);
     assert_eq!(stdout(&second).trim(), "database is up to date");
 }
+
+fn json_of(output: &Output) -> serde_json::Value {
+    assert_success(output);
+    serde_json::from_str(stdout(output).trim())
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(output)))
+}
+
+#[test]
+fn users_are_added_and_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}/m.db", dir.path().display());
+    let env = [("MEDIALIB_DATABASE_URL", db.as_str())];
+    let added = json_of(&medialib_in(
+        dir.path(),
+        &[
+            "user",
+            "add",
+            "--unique-id",
+            "alice",
+            "--first-name",
+            "Alice",
+            "--last-name",
+            "L",
+            "--org-admin",
+            "--json",
+        ],
+        &env,
+    ));
+    let id = added["userId"].as_str().unwrap().to_owned();
+    assert_eq!(id.len(), 36);
+    let plain = medialib_in(dir.path(), &["user", "add", "--unique-id", "bob"], &env);
+    assert_success(&plain);
+    assert_eq!(stdout(&plain).trim().len(), 36, "prints the userId");
+    let dup = medialib_in(dir.path(), &["user", "add", "--unique-id", "alice"], &env);
+    assert_eq!(dup.status.code(), Some(1));
+    assert!(stderr(&dup).contains("already exists"), "{}", stderr(&dup));
+    let bad = medialib_in(dir.path(), &["user", "add", "--unique-id", ""], &env);
+    assert_eq!(
+        bad.status.code(),
+        Some(2),
+        "an invalid uniqueId is a usage error"
+    );
+    let list = json_of(&medialib_in(dir.path(), &["user", "list", "--json"], &env));
+    let list = list.as_array().unwrap();
+    assert_eq!(list.len(), 2);
+    assert_eq!(list[0]["uniqueId"], "alice");
+    assert_eq!(list[0]["userId"], id.as_str());
+    assert_eq!(list[0]["orgAdmin"], true);
+    assert_eq!(list[1]["orgAdmin"], false);
+}
+
+#[test]
+fn clients_are_registered_rotated_and_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}/m.db", dir.path().display());
+    let env = [("MEDIALIB_DATABASE_URL", db.as_str())];
+    let added = json_of(&medialib_in(
+        dir.path(),
+        &[
+            "client",
+            "add",
+            "--name",
+            "LMS",
+            "--redirect-uri",
+            "https://lms.example.edu/cb",
+            "--redirect-uri",
+            "http://127.0.0.1/cb",
+            "--json",
+        ],
+        &env,
+    ));
+    let id = added["client_id"].as_str().unwrap().to_owned();
+    let secret = added["client_secret"].as_str().unwrap().to_owned();
+    assert!(secret.starts_with("mls_") && secret.len() == 47, "{secret}");
+    let public = json_of(&medialib_in(
+        dir.path(),
+        &[
+            "client",
+            "add",
+            "--name",
+            "App",
+            "--redirect-uri",
+            "http://[::1]/cb",
+            "--public",
+            "--json",
+        ],
+        &env,
+    ));
+    assert!(public["client_secret"].is_null());
+    let insecure = medialib_in(
+        dir.path(),
+        &[
+            "client",
+            "add",
+            "--name",
+            "X",
+            "--redirect-uri",
+            "http://lms.example.edu/cb",
+        ],
+        &env,
+    );
+    assert_eq!(insecure.status.code(), Some(2));
+    assert!(
+        stderr(&insecure).contains("loopback"),
+        "{}",
+        stderr(&insecure)
+    );
+    let missing_uri = medialib_in(dir.path(), &["client", "add", "--name", "X"], &env);
+    assert_eq!(missing_uri.status.code(), Some(2));
+
+    let list = json_of(&medialib_in(
+        dir.path(),
+        &["client", "list", "--json"],
+        &env,
+    ));
+    let names: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["App", "LMS"]);
+    assert_eq!(
+        list[1]["redirect_uris"],
+        serde_json::json!(["https://lms.example.edu/cb", "http://127.0.0.1/cb"])
+    );
+    // The secret is never listed.
+    assert!(!stdout(&medialib_in(dir.path(), &["client", "list"], &env)).contains(&secret));
+
+    let rotated = json_of(&medialib_in(
+        dir.path(),
+        &["client", "rotate-secret", &id, "--json"],
+        &env,
+    ));
+    assert_ne!(rotated["client_secret"].as_str().unwrap(), secret);
+    let public_id = public["client_id"].as_str().unwrap();
+    assert_eq!(
+        medialib_in(dir.path(), &["client", "rotate-secret", public_id], &env)
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_success(&medialib_in(dir.path(), &["client", "remove", &id], &env));
+    let again = medialib_in(dir.path(), &["client", "remove", &id], &env);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(stderr(&again).contains("no client"), "{}", stderr(&again));
+}

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::admin;
 use crate::configuration::{LogFormat, Settings, SettingsLoader};
 use crate::database::{self, DatabaseError};
 use crate::startup::{Application, StartupError};
@@ -54,6 +55,63 @@ enum Command {
     /// Prints each migration as it is applied and a summary; with --json prints
     /// {"applied": [VERSION, ...]}.
     Migrate,
+    /// Manage users (add, list)
+    #[command(subcommand)]
+    User(UserCommand),
+    /// Manage OAuth clients (add, list, remove, rotate-secret)
+    #[command(subcommand)]
+    Client(ClientCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum UserCommand {
+    /// Add a user and print its userId ({"userId": ...} with --json)
+    Add {
+        /// The user's SSO unique identifier (their username)
+        #[arg(long, value_name = "ID")]
+        unique_id: String,
+        /// First name
+        #[arg(long, value_name = "NAME", default_value = "")]
+        first_name: String,
+        /// Last name
+        #[arg(long, value_name = "NAME", default_value = "")]
+        last_name: String,
+        /// Make the user an organization admin (admin on every library)
+        #[arg(long)]
+        org_admin: bool,
+    },
+    /// List users
+    List,
+}
+
+#[derive(Debug, Subcommand)]
+enum ClientCommand {
+    /// Register an OAuth client; prints its client_id and, once only, its client_secret
+    Add {
+        /// Name shown to users on the consent page
+        #[arg(long)]
+        name: String,
+        /// A redirect URI (exact match; http only for loopback hosts); repeat for several
+        #[arg(long = "redirect-uri", value_name = "URI", required = true)]
+        redirect_uris: Vec<String>,
+        /// A public client (mobile or single-page app): no secret, PKCE required
+        #[arg(long)]
+        public: bool,
+    },
+    /// List registered clients
+    List,
+    /// Remove a client and revoke everything issued to it
+    Remove {
+        /// The client's id
+        #[arg(value_name = "CLIENT_ID")]
+        client_id: String,
+    },
+    /// Replace a confidential client's secret; prints the new one once
+    RotateSecret {
+        /// The client's id
+        #[arg(value_name = "CLIENT_ID")]
+        client_id: String,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -149,6 +207,27 @@ where
     let outcome = match cli.command {
         Command::Serve(_) => serve(settings, cli.json),
         Command::Migrate => migrate(&settings, cli.json),
+        Command::User(cmd) => admin_command(&settings, |s| match cmd {
+            UserCommand::Add {
+                unique_id,
+                first_name,
+                last_name,
+                org_admin,
+            } => admin::user_add(s, &unique_id, &first_name, &last_name, org_admin, cli.json),
+            UserCommand::List => admin::user_list(s, cli.json),
+        }),
+        Command::Client(cmd) => admin_command(&settings, |s| match cmd {
+            ClientCommand::Add {
+                name,
+                redirect_uris,
+                public,
+            } => admin::client_add(s, &name, redirect_uris, public, cli.json),
+            ClientCommand::List => admin::client_list(s, cli.json),
+            ClientCommand::Remove { client_id } => admin::client_remove(s, &client_id, cli.json),
+            ClientCommand::RotateSecret { client_id } => {
+                admin::client_rotate(s, &client_id, cli.json)
+            }
+        }),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -191,6 +270,23 @@ fn init_command_logging(settings: &Settings) -> Result<(), Failure> {
     };
     telemetry::init(filter, format, LogTarget::Stderr)
         .map_err(|error| Failure::Usage(error.to_string()))
+}
+
+/// Runs a user/client command against the configured database.
+fn admin_command(
+    settings: &Settings,
+    command: impl FnOnce(&medialib_ports::Services) -> Result<(), admin::AdminError>,
+) -> Result<(), Failure> {
+    init_command_logging(settings)?;
+    let services = admin::services(settings).map_err(admin_failure)?;
+    command(&services).map_err(admin_failure)
+}
+
+fn admin_failure(e: admin::AdminError) -> Failure {
+    match e {
+        admin::AdminError::Invalid(m) => Failure::Usage(m),
+        admin::AdminError::Failed(m) => Failure::Runtime(m),
+    }
 }
 
 /// `medialib migrate`.

@@ -5,6 +5,7 @@
 //! integration tests can build the real application
 //! ([`startup::Application`]).
 
+pub mod admin;
 pub mod cli;
 pub mod configuration;
 pub mod database;

@@ -1,6 +1,7 @@
 //! Application services: the use cases, run against the ports.
 
 pub mod catalog;
+pub mod clients;
 mod media;
 mod oauth;
 pub mod people;

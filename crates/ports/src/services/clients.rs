@@ -1,0 +1,121 @@
+//! OAuth client registration (operator commands): register, list, remove, rotate the secret.
+
+use medialib_domain::oauth::{
+    Client, ClientId, ClientKind, ClientName, InvalidClientField, RedirectUri,
+};
+use medialib_domain::{Secret, TokenKind};
+
+use super::Services;
+use crate::error::StoreError;
+use crate::repos::CreateClientError;
+use crate::world::RandomExt as _;
+
+/// Registering a client failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegisterClientError {
+    /// The name or the redirect URIs do not parse (the message says which).
+    #[error("{0}")]
+    Invalid(String),
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A client to register.
+#[derive(Debug, Clone)]
+pub struct NewClient {
+    /// Display name shown on the consent page.
+    pub name: String,
+    /// Redirect URIs, matched exactly.
+    pub redirect_uris: Vec<String>,
+    /// A public client has no secret and must use PKCE.
+    pub public: bool,
+}
+
+/// Rotating a secret failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RotateSecretError {
+    /// No such client.
+    #[error("no client with this id")]
+    UnknownClient,
+    /// Public clients have no secret.
+    #[error("a public client has no secret to rotate")]
+    PublicClient,
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl Services {
+    /// Registers a client; the secret (confidential clients) is returned once and stored as a digest.
+    pub fn register_client(
+        &self,
+        new: NewClient,
+    ) -> Result<(Client, Option<Secret>), RegisterClientError> {
+        let invalid = |e: InvalidClientField| RegisterClientError::Invalid(e.to_string());
+        let name = ClientName::parse(&new.name).map_err(invalid)?;
+        let uris = new
+            .redirect_uris
+            .iter()
+            .map(|u| {
+                RedirectUri::parse(u).map_err(|e| RegisterClientError::Invalid(format!("{u}: {e}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let (kind, secret) = if new.public {
+            (ClientKind::Public, None)
+        } else {
+            let (secret, digest) = TokenKind::ClientSecret.mint(self.random.bytes32());
+            (
+                ClientKind::Confidential {
+                    secret_digest: digest,
+                },
+                Some(secret),
+            )
+        };
+        let ns = self.namespace()?;
+        // A fresh random id collides with negligible probability; retry once to be exact.
+        for _ in 0..2 {
+            let id = ClientId::generate(&ns, self.random.bytes16());
+            let client =
+                Client::new(id, name.clone(), uris.clone(), kind.clone()).map_err(invalid)?;
+            match self.store.create_client(&client, self.clock.now()) {
+                Ok(()) => return Ok((client, secret)),
+                Err(CreateClientError::IdTaken) => continue,
+                Err(CreateClientError::Store(s)) => return Err(s.into()),
+            }
+        }
+        Err(StoreError::Unexpected("could not mint a unique client id".into()).into())
+    }
+
+    /// Every registered client.
+    pub fn list_clients(&self) -> Result<Vec<Client>, StoreError> {
+        self.store.list_clients()
+    }
+
+    /// Removes a client and everything issued to it; `false` when unknown.
+    pub fn remove_client(&self, id: &ClientId) -> Result<bool, StoreError> {
+        self.store.remove_client(id)
+    }
+
+    /// Replaces a confidential client's secret; the new one is returned once.
+    pub fn rotate_client_secret(&self, id: &ClientId) -> Result<Secret, RotateSecretError> {
+        let client = self
+            .store
+            .client(id)?
+            .ok_or(RotateSecretError::UnknownClient)?;
+        if client.is_public() {
+            return Err(RotateSecretError::PublicClient);
+        }
+        let (secret, digest) = TokenKind::ClientSecret.mint(self.random.bytes32());
+        if self.store.set_client_secret(id, &digest)? {
+            Ok(secret)
+        } else {
+            Err(RotateSecretError::UnknownClient)
+        }
+    }
+
+    /// Every user, ordered by uniqueId.
+    pub fn list_users(&self) -> Result<Vec<medialib_domain::User>, StoreError> {
+        self.store.list_users()
+    }
+}
