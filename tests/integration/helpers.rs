@@ -84,7 +84,8 @@ pub async fn spawn_app_for(
     }
 }
 
-async fn spawn_app_on(
+/// Spawns the app on `db_url`; `guard` is kept alive as long as the app.
+pub async fn spawn_app_on(
     db_url: String,
     guard: Box<dyn std::any::Any + Send>,
     configure: impl FnOnce(SettingsLoader) -> SettingsLoader,

@@ -65,3 +65,42 @@ async fn head_answers_without_a_body_and_trailing_slashes_are_optional() {
     let res = app.get("/healthz/").await;
     assert_eq!(res.status(), 200);
 }
+
+/// When the database goes away, API calls and /readyz answer 503 with
+/// `Retry-After` and a JSON message (no hang beyond the pool timeout, no 500),
+/// and the process keeps serving.
+#[tokio::test]
+async fn a_database_outage_is_a_503_with_retry_after() {
+    let db = medialib_adapters_diesel::testing::PgTestDb::create();
+    let app = crate::helpers::spawn_app_on(db.url.clone(), Box::new(()), |l| l).await;
+    assert_eq!(app.get("/readyz").await.status(), 200);
+    let lib = "0123456789abcdef0123456789abcdef";
+    assert_eq!(
+        app.get(&format!("/api/describe/c/{lib}/o/{lib}"))
+            .await
+            .status(),
+        404,
+        "the database answers before the outage"
+    );
+    drop(db); // DROP DATABASE ... WITH (FORCE): every connection is cut.
+    for path in [
+        "/readyz".to_owned(),
+        format!("/api/describe/c/{lib}/o/{lib}"),
+    ] {
+        let started = std::time::Instant::now();
+        let res = app.get(&path).await;
+        assert_eq!(res.status(), 503, "{path}");
+        assert_eq!(res.headers()["retry-after"], "5", "{path}");
+        let body: serde_json::Value = res.json().await.unwrap();
+        assert_eq!(body["message"], "database unavailable", "{path}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(15),
+            "{path} answered in bounded time"
+        );
+    }
+    assert_eq!(
+        app.get("/healthz").await.status(),
+        200,
+        "the process stays up"
+    );
+}
