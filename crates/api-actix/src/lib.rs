@@ -6,7 +6,10 @@
 //! [`Readiness`] inside an [`AppState`].
 
 // Shared helpers of the API modules land before every resource uses them.
-#![allow(dead_code, reason = "helpers shared by API resources still being implemented")]
+#![allow(
+    dead_code,
+    reason = "helpers shared by API resources still being implemented"
+)]
 
 mod api;
 mod auth;

@@ -23,8 +23,8 @@ use medialib_domain::oauth::{
     AuthorizeParams, Client, ClientId, ClientKind, ClientName, RedirectUri,
 };
 use medialib_domain::{PersonName, TokenKind, UniqueId, User};
-use medialib_ports::services::{ClientCredentials, NewUserInput};
 use medialib_ports::Services;
+use medialib_ports::services::{ClientCredentials, NewUserInput};
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 
