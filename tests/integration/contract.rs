@@ -933,6 +933,72 @@ mod cases {
                 .is_err()
         );
     }
+
+    pub fn library_lookups_for_people_calls(h: &Harness) {
+        let alice = h.user("alice", false);
+        let bob = h.user("bob", false);
+        let a = h.library(&alice, "A");
+        let b = h.library(&bob, "B");
+        let sub = h.object_in(&alice, a, ObjectType::Catalog, "Sub");
+        let _video = h.object_in(&alice, a, ObjectType::Video, "V");
+        let c = alice.as_caller();
+        h.services
+            .set_permission(&c, a, bob.id, PermissionLevel::View)
+            .unwrap();
+        h.services
+            .set_permission(&c, sub, bob.id, PermissionLevel::None)
+            .unwrap();
+        let patch = ObjectPatch {
+            properties: Some(Properties::parse([("k", "v")]).unwrap()),
+            ..ObjectPatch::default()
+        };
+        h.services.update_object(&c, a, a, patch).unwrap();
+
+        // explicit_level: the entry on that very collection, nothing inherited.
+        assert_eq!(
+            h.store.explicit_level(a, alice.id).unwrap(),
+            Some(PermissionLevel::Admin)
+        );
+        assert_eq!(
+            h.store.explicit_level(a, bob.id).unwrap(),
+            Some(PermissionLevel::View)
+        );
+        assert_eq!(
+            h.store.explicit_level(sub, bob.id).unwrap(),
+            Some(PermissionLevel::None)
+        );
+        assert_eq!(h.store.explicit_level(sub, alice.id).unwrap(), None);
+        assert_eq!(h.store.explicit_level(b, alice.id).unwrap(), None);
+
+        let ids = |v: Vec<medialib_domain::MediaObject>| -> Vec<ObjectId> {
+            v.iter().map(|o| o.id()).collect()
+        };
+        let sorted = |mut v: Vec<ObjectId>| {
+            v.sort();
+            v
+        };
+        // Catalogs with an entry of any level, ordered by id, loaded whole.
+        let alices = h.store.catalogs_with_entries_for(alice.id).unwrap();
+        assert_eq!(ids(alices.clone()), [a]);
+        assert_eq!(alices[0], h.store.object(a).unwrap().unwrap());
+        let props: Vec<_> = alices[0].fields().properties.iter().collect();
+        assert_eq!(props, [("k", "v")]);
+        assert_eq!(
+            ids(h.store.catalogs_with_entries_for(bob.id).unwrap()),
+            sorted(vec![a, b, sub])
+        );
+        // Every live catalog; videos are no catalogs.
+        let all = h.store.all_catalogs().unwrap();
+        assert_eq!(ids(all.clone()), sorted(vec![a, b, sub]));
+        assert_eq!(all.iter().find(|o| o.id() == a), alices.first());
+        // A soft-deleted catalog is in neither list.
+        h.services.remove_member(&c, a, sub).unwrap();
+        assert_eq!(
+            ids(h.store.catalogs_with_entries_for(bob.id).unwrap()),
+            sorted(vec![a, b])
+        );
+        assert_eq!(ids(h.store.all_catalogs().unwrap()), sorted(vec![a, b]));
+    }
 }
 
 macro_rules! contract {
@@ -963,4 +1029,5 @@ contract!(
     concurrent_code_redemption_has_one_winner,
     concurrent_refresh_has_one_winner,
     logout_and_revocation,
+    library_lookups_for_people_calls,
 );

@@ -6,6 +6,9 @@
 use actix_web::http::{StatusCode, header};
 use actix_web::{HttpResponse, ResponseError};
 use medialib_domain::{DescribeRefused, Forbidden, MembershipError, UpdateError};
+use medialib_ports::services::people::{
+    AddUserFailed, ContributeFailed, InfoFailed, ReadUserFailed, UpdateUserFailed,
+};
 use medialib_ports::services::{
     AddMemberFailed, BearerError, CreateObjectFailed, DescribeFailed, MembershipChangeFailed,
     PermissionFailed, UpdateObjectFailed,
@@ -52,6 +55,9 @@ pub enum ApiError {
         /// The methods the path does implement, for the `Allow` header.
         allow: &'static str,
     },
+    /// A feature of a known path that the service does not offer (501, no `Allow`).
+    #[error("{0}")]
+    NotImplemented(String),
     /// The database cannot be reached (or its pool is exhausted).
     #[error("database unavailable")]
     DatabaseUnavailable,
@@ -77,7 +83,9 @@ impl ResponseError for ApiError {
             Self::ApiMethodNotFound | Self::NotFound | Self::Missing(_) => StatusCode::NOT_FOUND,
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-            Self::MethodNotImplemented { .. } => StatusCode::NOT_IMPLEMENTED,
+            Self::MethodNotImplemented { .. } | Self::NotImplemented(_) => {
+                StatusCode::NOT_IMPLEMENTED
+            }
             Self::DatabaseUnavailable => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -244,6 +252,120 @@ impl From<PermissionChangeError> for ApiError {
             PermissionChangeError::NotACollection => Self::BadRequest(e.to_string()),
             PermissionChangeError::LastAdmin(_) => Self::Conflict(e.to_string()),
             PermissionChangeError::Store(s) => s.into(),
+        }
+    }
+}
+
+impl From<ReadUserFailed> for ApiError {
+    fn from(e: ReadUserFailed) -> Self {
+        match e {
+            ReadUserFailed::CollectionNotFound | ReadUserFailed::NotFound => {
+                Self::Missing(e.to_string())
+            }
+            ReadUserFailed::NotACollection => Self::BadRequest(e.to_string()),
+            ReadUserFailed::Store(s) => s.into(),
+        }
+    }
+}
+
+impl From<UpdateUserFailed> for ApiError {
+    fn from(e: UpdateUserFailed) -> Self {
+        match e {
+            UpdateUserFailed::CollectionNotFound | UpdateUserFailed::UserNotFound => {
+                Self::Missing(e.to_string())
+            }
+            UpdateUserFailed::NotACollection => Self::BadRequest(e.to_string()),
+            UpdateUserFailed::Forbidden(f) => f.into(),
+            UpdateUserFailed::UniqueIdFixed => Self::Conflict(e.to_string()),
+            UpdateUserFailed::Store(s) => s.into(),
+        }
+    }
+}
+
+impl From<AddUserFailed> for ApiError {
+    fn from(e: AddUserFailed) -> Self {
+        match e {
+            AddUserFailed::CollectionNotFound => Self::Missing(e.to_string()),
+            AddUserFailed::NotACollection => Self::BadRequest(e.to_string()),
+            AddUserFailed::Forbidden(f) => f.into(),
+            AddUserFailed::Create(c) => c.into(),
+            AddUserFailed::Change(c) => c.into(),
+            AddUserFailed::Store(s) => s.into(),
+        }
+    }
+}
+
+impl From<InfoFailed> for ApiError {
+    fn from(e: InfoFailed) -> Self {
+        match e {
+            InfoFailed::NotFound => not_in_collection(),
+            InfoFailed::Forbidden => Self::Forbidden(e.to_string()),
+            InfoFailed::Store(s) => s.into(),
+        }
+    }
+}
+
+impl From<ContributeFailed> for ApiError {
+    fn from(e: ContributeFailed) -> Self {
+        match e {
+            ContributeFailed::NotFound => Self::Missing(e.to_string()),
+            ContributeFailed::Store(s) => s.into(),
+        }
+    }
+}
+
+impl From<medialib_ports::services::catalog::SubCatalogFailed> for ApiError {
+    fn from(e: medialib_ports::services::catalog::SubCatalogFailed) -> Self {
+        use medialib_ports::services::catalog::SubCatalogFailed as F;
+        match e {
+            F::NotFound => not_in_collection(),
+            F::NotACollection => Self::BadRequest(e.to_string()),
+            F::Forbidden(f) => f.into(),
+            F::Store(s) => s.into(),
+        }
+    }
+}
+
+impl From<medialib_ports::services::catalog::ViewObjectFailed> for ApiError {
+    fn from(e: medialib_ports::services::catalog::ViewObjectFailed) -> Self {
+        use medialib_ports::services::catalog::ViewObjectFailed as F;
+        match e {
+            F::NotFound => not_in_collection(),
+            F::Forbidden(f) => f.into(),
+            F::Store(s) => s.into(),
+        }
+    }
+}
+
+impl From<medialib_ports::services::catalog::VideoFailed> for ApiError {
+    fn from(e: medialib_ports::services::catalog::VideoFailed) -> Self {
+        use medialib_ports::services::catalog::VideoFailed as F;
+        match e {
+            F::NotFound => not_in_collection(),
+            F::Forbidden(f) => f.into(),
+            F::NotAVideo(_) => Self::BadRequest(e.to_string()),
+            F::Store(s) => s.into(),
+        }
+    }
+}
+
+impl From<medialib_ports::services::catalog::PermLinkFailed> for ApiError {
+    fn from(e: medialib_ports::services::catalog::PermLinkFailed) -> Self {
+        use medialib_ports::services::catalog::PermLinkFailed as F;
+        match e {
+            F::NotFound => Self::Missing(e.to_string()),
+            F::Store(s) => s.into(),
+        }
+    }
+}
+
+impl From<medialib_ports::services::catalog::PublicObjectFailed> for ApiError {
+    fn from(e: medialib_ports::services::catalog::PublicObjectFailed) -> Self {
+        use medialib_ports::services::catalog::PublicObjectFailed as F;
+        match e {
+            F::NotFound => Self::Missing(e.to_string()),
+            F::SignInRequired => Self::AuthenticationRequired,
+            F::Store(s) => s.into(),
         }
     }
 }

@@ -14,6 +14,7 @@
 mod api;
 mod auth;
 mod blocking;
+mod cors;
 mod error;
 mod health;
 mod input;
@@ -71,6 +72,7 @@ pub fn app(
     >,
 > {
     App::new()
+        .wrap(from_fn(cors::cors))
         .wrap(NormalizePath::trim())
         .wrap(from_fn(request_span))
         .configure(move |cfg| configure(cfg, state))

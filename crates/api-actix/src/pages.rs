@@ -1,6 +1,453 @@
 //! Server-rendered pages outside `/api/`: permLinks, the landing/player page, embeds, oEmbed.
+//!
+//! - `GET /w/{shortcode}` answers 302 to the landing page `/m/{shortcode}` (an unknown
+//!   shortcode is a JSON 404, like every error outside the pages themselves).
+//! - `GET /m/{shortcode}` is the landing page, `GET /embed/{shortcode}` the same player
+//!   for iframes, and `GET /embed/{shortcode}.js` a script that inserts that iframe.
+//!   Only public objects are shown: there are no browser sessions yet, so a private
+//!   object's page is a 401 HTML page saying sign-in is required.
+//! - `GET /api/oembed?url=PERMLINK&format=json` is oEmbed 1.0 for public objects.
+//!
+//! Pages load nothing but `/assets/player.css` from this service, and carry a strict CSP,
+//! `Referrer-Policy: no-referrer` and `nosniff`; only the embed page may be framed.
 
-use actix_web::web;
+use actix_web::http::{Method, header};
+use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder, ResponseError, web};
+use askama::Template;
+use medialib_domain::{MediaObject, ObjectType, ShortCode};
+use medialib_ports::services::catalog::PermLinkFailed;
+
+use crate::api::{is_read, not_implemented, options};
+use crate::blocking::run;
+use crate::error::ApiError;
+use crate::health::get_only;
+use crate::input::{ApiCall, Form};
+use crate::records::{
+    OEmbedResponse, PLAYER_HEIGHT, PLAYER_WIDTH, VideoFile, embed_url, perm_link,
+};
+use crate::state::AppState;
+
+/// The methods of `/api/oembed`.
+const OEMBED_ALLOW: &str = "GET, HEAD, OPTIONS";
+
+/// The stylesheet every page links to.
+const STYLESHEET: &str = include_str!("../templates/player.css");
 
 /// Registers the page routes.
-pub fn configure(_cfg: &mut web::ServiceConfig) {}
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(read_only("/w/{code}", perm_link_redirect))
+        .service(read_only("/m/{code}", landing))
+        .service(read_only("/embed/{code}", embed))
+        .service(read_only("/assets/player.css", stylesheet))
+        .service(web::resource("/api/oembed").to(oembed));
+}
+
+/// A resource whose handler answers GET and HEAD; other methods are a 501.
+fn read_only<F, Args>(path: &'static str, handler: F) -> actix_web::Resource
+where
+    F: actix_web::Handler<Args> + Clone,
+    Args: actix_web::FromRequest + 'static,
+    F::Output: actix_web::Responder + 'static,
+{
+    web::resource(path)
+        .route(web::get().to(handler.clone()))
+        .route(web::head().to(handler))
+        .default_service(web::to(get_only))
+}
+
+/// Whether a page may be shown inside a frame of another site.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Framing {
+    /// The landing page: never framed (clickjacking).
+    Deny,
+    /// The embed page: any site may frame it.
+    Anyone,
+}
+
+/// The security headers of every HTML page.
+fn page_headers(builder: &mut HttpResponseBuilder, framing: Framing) {
+    let frame_ancestors = match framing {
+        Framing::Deny => {
+            builder.insert_header((header::X_FRAME_OPTIONS, "DENY"));
+            "'none'"
+        }
+        Framing::Anyone => "*",
+    };
+    builder
+        .insert_header((
+            header::CONTENT_SECURITY_POLICY,
+            format!(
+                "default-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors {frame_ancestors}"
+            ),
+        ))
+        .insert_header((header::REFERRER_POLICY, "no-referrer"))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"));
+}
+
+/// An error as an HTML page: status and headers (`WWW-Authenticate`, `Retry-After`,
+/// `Cache-Control`) come from [`ApiError`], only the body is HTML instead of JSON.
+fn html_error(e: &ApiError, framing: Framing) -> HttpResponse {
+    let json = e.error_response();
+    let status = json.status();
+    let (heading, message) = match e {
+        ApiError::AuthenticationRequired | ApiError::InvalidToken => (
+            "Sign-in required",
+            "This media is private: you need to sign in to watch it.".to_owned(),
+        ),
+        ApiError::Missing(_) | ApiError::NotFound => (
+            "Not found",
+            "No media has this link. It may have been removed.".to_owned(),
+        ),
+        _ => ("Something went wrong", e.to_string()),
+    };
+    let page = ErrorPage {
+        heading,
+        message: &message,
+    };
+    let Ok(body) = page.render() else {
+        return json;
+    };
+    let mut builder = HttpResponse::build(status);
+    for (name, value) in json.headers() {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            builder.append_header((name.clone(), value.clone()));
+        }
+    }
+    page_headers(&mut builder, framing);
+    builder.content_type("text/html; charset=utf-8").body(body)
+}
+
+#[derive(Template)]
+#[template(path = "error.html")]
+struct ErrorPage<'a> {
+    heading: &'a str,
+    message: &'a str,
+}
+
+/// One `<source>` of the media element.
+#[derive(Debug)]
+struct Source {
+    url: String,
+    mime: &'static str,
+}
+
+#[derive(Template)]
+#[template(path = "player.html")]
+struct PlayerPage<'a> {
+    heading: &'a str,
+    description: &'a str,
+    kind: &'static str,
+    perm_link: String,
+    oembed_url: String,
+    /// Whether the media element is `<audio>` (else `<video>`).
+    audio: bool,
+    sources: Vec<Source>,
+    embedded: bool,
+}
+
+/// The sources a browser can play natively (SMIL is a playlist for other players).
+fn sources(o: &MediaObject) -> Vec<Source> {
+    if !matches!(o.object_type(), ObjectType::Video | ObjectType::Audio) {
+        return Vec::new();
+    }
+    VideoFile::of(o)
+        .into_iter()
+        .filter_map(|f| {
+            let mime = match f.format {
+                "mp4" if o.object_type() == ObjectType::Audio => "audio/mp4",
+                "mp4" => "video/mp4",
+                "hls" => "application/vnd.apple.mpegurl",
+                _ => return None,
+            };
+            Some(Source { url: f.url, mime })
+        })
+        .collect()
+}
+
+/// Percent-encodes a query value (everything but RFC 3986 unreserved characters).
+fn query_escape(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for b in value.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The player page of a public object, or an HTML error page.
+async fn player(state: &AppState, code: &str, framing: Framing) -> HttpResponse {
+    let object = match public_object(state, code).await {
+        Ok(o) => o,
+        Err(e) => return html_error(&e, framing),
+    };
+    let base = state.base_url();
+    let link = perm_link(base, &object);
+    let fields = object.fields();
+    let title = fields.title.as_str();
+    let page = PlayerPage {
+        heading: if title.trim().is_empty() {
+            "Untitled"
+        } else {
+            title
+        },
+        description: fields.description.as_str(),
+        kind: object.object_type().as_str(),
+        oembed_url: format!("{base}/api/oembed?url={}&format=json", query_escape(&link)),
+        perm_link: link,
+        audio: object.object_type() == ObjectType::Audio,
+        sources: sources(&object),
+        embedded: framing == Framing::Anyone,
+    };
+    match page.render() {
+        Ok(body) => {
+            let mut builder = HttpResponse::Ok();
+            page_headers(&mut builder, framing);
+            builder
+                .insert_header((header::CACHE_CONTROL, "no-cache"))
+                .content_type("text/html; charset=utf-8")
+                .body(body)
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "cannot render the player page");
+            html_error(&ApiError::Internal, framing)
+        }
+    }
+}
+
+/// A shortcode from the path; a malformed one names no object.
+fn shortcode(code: &str) -> Result<ShortCode, ApiError> {
+    ShortCode::parse(code).map_err(|_| PermLinkFailed::NotFound.into())
+}
+
+/// The public object a shortcode names (401 when private, 404 when unknown).
+async fn public_object(state: &AppState, code: &str) -> Result<MediaObject, ApiError> {
+    let code = shortcode(code)?;
+    run(state, move |s| s.public_object(&code)).await
+}
+
+/// `GET /w/{shortcode}`: 302 to the landing page.
+async fn perm_link_redirect(
+    path: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let code = shortcode(&path.into_inner())?;
+    let object = run(&state, move |s| s.follow_perm_link(&code)).await?;
+    Ok(HttpResponse::Found()
+        .insert_header((
+            header::LOCATION,
+            format!("{}/m/{}", state.base_url(), object.shortcode()),
+        ))
+        .insert_header((header::REFERRER_POLICY, "no-referrer"))
+        .finish())
+}
+
+/// `GET /m/{shortcode}`: the landing page.
+async fn landing(path: web::Path<String>, state: web::Data<AppState>) -> HttpResponse {
+    player(&state, &path.into_inner(), Framing::Deny).await
+}
+
+/// `GET /embed/{shortcode}` (the player for iframes) and `GET /embed/{shortcode}.js`.
+async fn embed(
+    path: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let code = path.into_inner();
+    match code.strip_suffix(".js") {
+        Some(code) => embed_script(&state, code).await,
+        None => Ok(player(&state, &code, Framing::Anyone).await),
+    }
+}
+
+/// A script that inserts the embed iframe right after its own `<script>` element.
+async fn embed_script(state: &AppState, code: &str) -> Result<HttpResponse, ApiError> {
+    let object = public_object(state, code).await?;
+    let js_string = |s: &str| {
+        serde_json::to_string(s).map_err(|e| {
+            tracing::error!(error = %e, "cannot encode a script string");
+            ApiError::Internal
+        })
+    };
+    let src = js_string(&embed_url(state.base_url(), &object))?;
+    let title = js_string(object.fields().title.as_str())?;
+    let body = format!(
+        r#"(function () {{
+  "use strict";
+  var me = document.currentScript;
+  if (!me || !me.parentNode) {{ return; }}
+  var frame = document.createElement("iframe");
+  frame.src = {src};
+  frame.width = "{PLAYER_WIDTH}";
+  frame.height = "{PLAYER_HEIGHT}";
+  frame.title = {title};
+  frame.allow = "fullscreen";
+  frame.setAttribute("allowfullscreen", "");
+  me.parentNode.insertBefore(frame, me.nextSibling);
+}}());
+"#
+    );
+    Ok(HttpResponse::Ok()
+        .content_type("application/javascript; charset=utf-8")
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .body(body))
+}
+
+/// `GET /assets/player.css`.
+async fn stylesheet() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("text/css; charset=utf-8")
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .insert_header((header::CACHE_CONTROL, "public, max-age=3600"))
+        .body(STYLESHEET)
+}
+
+/// `/api/oembed` (oEmbed 1.0, JSON only).
+async fn oembed(
+    req: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let call = ApiCall::read(&req, payload).await?;
+    match call.method {
+        ref m if is_read(m) => oembed_json(&state, &call.query).await,
+        Method::OPTIONS => options(&state, &req, OEMBED_ALLOW, None).await,
+        _ => Err(not_implemented(OEMBED_ALLOW)),
+    }
+}
+
+async fn oembed_json(state: &AppState, query: &Form) -> Result<HttpResponse, ApiError> {
+    // oEmbed 1.0 §2.3.4: an unsupported format is a 501.
+    if query.get("format").is_some_and(|f| f != "json") {
+        return Err(ApiError::NotImplemented(
+            "only format=json is supported".into(),
+        ));
+    }
+    let url = query
+        .get("url")
+        .ok_or_else(|| ApiError::BadRequest("url is required".into()))?;
+    let code = code_of_url(state.base_url(), url)?;
+    let max_width = query.parse("maxwidth", |v| positive(v, "maxwidth"))?;
+    let max_height = query.parse("maxheight", |v| positive(v, "maxheight"))?;
+    let (width, height) = player_size(max_width, max_height);
+    let object = run(state, move |s| s.public_object(&code)).await?;
+    Ok(HttpResponse::Ok().json(OEmbedResponse::new(
+        &object,
+        state.base_url(),
+        width,
+        height,
+    )))
+}
+
+fn positive(input: &str, field: &str) -> Result<u32, String> {
+    input
+        .parse::<u32>()
+        .ok()
+        .filter(|n| *n > 0 && input.bytes().all(|b| b.is_ascii_digit()))
+        .ok_or_else(|| format!("{field} must be a positive integer"))
+}
+
+/// The player's size within `maxwidth` x `maxheight`, keeping 16:9.
+fn player_size(max_width: Option<u32>, max_height: Option<u32>) -> (u32, u32) {
+    let (mut w, mut h) = (PLAYER_WIDTH, PLAYER_HEIGHT);
+    if let Some(mw) = max_width.filter(|mw| *mw < w) {
+        w = mw;
+        h = (mw * 9 / 16).max(1);
+    }
+    if let Some(mh) = max_height.filter(|mh| *mh < h) {
+        h = mh;
+        w = (mh * 16 / 9).max(1);
+    }
+    (w, h)
+}
+
+/// The shortcode of a URL of one of this service's object pages: the permLink
+/// `{base}/w/{code}/` (slash optional) or the landing page `{base}/m/{code}`.
+/// Not an absolute http(s) URL: 400; any other URL: 404 (oEmbed: "no response").
+fn code_of_url(base_url: &str, url: &str) -> Result<ShortCode, ApiError> {
+    let lower = url.to_ascii_lowercase();
+    let absolute = ["http://", "https://"].iter().any(|s| {
+        lower
+            .strip_prefix(s)
+            .is_some_and(|rest| !rest.is_empty() && !rest.starts_with('/'))
+    });
+    if !absolute || url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(ApiError::BadRequest(
+            "url must be an absolute http(s) URL".into(),
+        ));
+    }
+    let not_ours = || ApiError::from(PermLinkFailed::NotFound);
+    let rest = url
+        .get(..base_url.len())
+        .filter(|head| head.eq_ignore_ascii_case(base_url))
+        .and_then(|_| url.get(base_url.len()..))
+        .ok_or_else(not_ours)?;
+    let path = rest.split(['?', '#']).next().unwrap_or_default();
+    let code = path
+        .strip_prefix("/w/")
+        .map(|c| c.strip_suffix('/').unwrap_or(c))
+        .or_else(|| path.strip_prefix("/m/"))
+        .ok_or_else(not_ours)?;
+    shortcode(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = "https://media.example.edu";
+
+    #[test]
+    fn urls_of_object_pages_give_their_shortcode() {
+        for url in [
+            "https://media.example.edu/w/abcDEF1234/",
+            "https://media.example.edu/w/abcDEF1234",
+            "HTTPS://MEDIA.example.edu/w/abcDEF1234/?x=1#t",
+            "https://media.example.edu/m/abcDEF1234",
+        ] {
+            assert_eq!(
+                code_of_url(BASE, url).map(|c| c.as_str().to_owned()),
+                Ok("abcDEF1234".to_owned()),
+                "{url}"
+            );
+        }
+    }
+
+    #[test]
+    fn other_urls_are_refused() {
+        for (url, status) in [
+            ("", 400),
+            ("not a url", 400),
+            ("ftp://media.example.edu/w/abcDEF1234/", 400),
+            ("https://", 400),
+            ("https://media.example.edu/w/abc DEF123/", 400),
+            ("https://other.example/w/abcDEF1234/", 404),
+            ("https://media.example.edu.evil.example/w/abcDEF1234/", 404),
+            ("https://media.example.edu/w/short/", 404),
+            ("https://media.example.edu/x/abcDEF1234/", 404),
+            ("https://media.example.edu/w/abcDEF1234/extra", 404),
+        ] {
+            let err = code_of_url(BASE, url).err();
+            assert_eq!(err.map(|e| e.status_code().as_u16()), Some(status), "{url}");
+        }
+    }
+
+    #[test]
+    fn player_size_keeps_the_ratio_within_the_bounds() {
+        assert_eq!(player_size(None, None), (640, 360));
+        assert_eq!(player_size(Some(320), None), (320, 180));
+        assert_eq!(player_size(None, Some(180)), (320, 180));
+        assert_eq!(player_size(Some(2000), Some(2000)), (640, 360));
+        assert_eq!(player_size(Some(1), Some(1)), (1, 1));
+    }
+
+    #[test]
+    fn query_values_are_percent_encoded() {
+        assert_eq!(
+            query_escape("https://a.example/w/x/?a=b&c"),
+            "https%3A%2F%2Fa.example%2Fw%2Fx%2F%3Fa%3Db%26c"
+        );
+    }
+}

@@ -36,7 +36,7 @@ pub fn metadata(o: &MediaObject) -> BTreeMap<&'static str, u32> {
 }
 
 /// The complete describe record (spec §2.2).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DescribeRecord {
     /// Object type.
@@ -44,7 +44,8 @@ pub struct DescribeRecord {
     pub kind: &'static str,
     /// Title.
     pub title: String,
-    /// Images.
+    /// Image URLs by size (`thumbnail`, `square`, `large`), only those that exist.
+    #[schema(value_type = BTreeMap<String, String>)]
     pub images: Images,
     /// `"true"`/`"false"`.
     pub public: &'static str,
@@ -69,7 +70,7 @@ pub struct DescribeRecord {
 }
 
 /// The limited describe record for callers without `view` (DECISIONS.md §3).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LimitedRecord {
     /// Object type.
@@ -79,7 +80,8 @@ pub struct LimitedRecord {
     pub title: String,
     /// Description.
     pub description: String,
-    /// Images.
+    /// Image URLs by size (`thumbnail`, `square`, `large`), only those that exist.
+    #[schema(value_type = BTreeMap<String, String>)]
     pub images: Images,
     /// `"true"`/`"false"`.
     pub public: &'static str,
@@ -92,7 +94,7 @@ pub struct LimitedRecord {
 }
 
 /// Either describe record.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(untagged)]
 pub enum AnyRecord {
     /// Complete.
@@ -141,14 +143,14 @@ impl LimitedRecord {
 }
 
 /// `{"uuid": ...}`, the answer of describe PUT/POST.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct UuidBody {
     /// The object's UUID.
     pub uuid: String,
 }
 
 /// `{"userId": ...}`, the answer of user POST.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UserIdBody {
     /// The user's id.
@@ -156,7 +158,7 @@ pub struct UserIdBody {
 }
 
 /// A permission entry (spec §2.4).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PermissionRecord {
     /// First name.
@@ -180,6 +182,310 @@ impl PermissionRecord {
             user_id: u.id.to_string(),
             unique_id: u.unique_id.as_str().to_owned(),
             level: level.as_str(),
+        }
+    }
+}
+
+/// The catalog response (spec §2.9).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct CatalogResponse {
+    /// Server time (epoch seconds) when the request started: pass it back as `ts` next time.
+    pub ts: i64,
+    /// The members, most recently modified first, ties by uuid; the first
+    /// `completeRecords` complete, the rest limited.
+    pub list: Vec<AnyRecord>,
+}
+
+/// Width of the embedded player in CSS pixels, unless a consumer asks for less (16:9).
+pub const PLAYER_WIDTH: u32 = 640;
+
+/// Height of the embedded player in CSS pixels, unless a consumer asks for less (16:9).
+pub const PLAYER_HEIGHT: u32 = 360;
+
+/// The embed record (spec §2.6).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct EmbedRecord {
+    /// Always `embed`.
+    #[serde(rename = "type")]
+    #[schema(example = "embed")]
+    pub kind: &'static str,
+    /// The embed codes.
+    pub properties: EmbedProperties,
+}
+
+/// The embed codes of an object.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct EmbedProperties {
+    /// The object's permLink.
+    pub link: String,
+    /// HTML: an `<iframe>` showing the player page `{base}/embed/{shortcode}`.
+    pub iframe: String,
+    /// HTML: a `<script>` that inserts that iframe next to itself.
+    pub script: String,
+}
+
+impl EmbedRecord {
+    /// Builds the record.
+    pub fn new(o: &MediaObject, base_url: &str) -> Self {
+        let script_src = escape_html(&format!("{}.js", embed_url(base_url, o)));
+        Self {
+            kind: "embed",
+            properties: EmbedProperties {
+                link: perm_link(base_url, o),
+                iframe: iframe_html(base_url, o, PLAYER_WIDTH, PLAYER_HEIGHT),
+                script: format!(r#"<script src="{script_src}"></script>"#),
+            },
+        }
+    }
+}
+
+/// The player page meant for iframes.
+pub fn embed_url(base_url: &str, o: &MediaObject) -> String {
+    format!("{base_url}/embed/{}", o.shortcode())
+}
+
+/// The `<iframe>` embed code of an object, attribute values HTML-escaped.
+pub fn iframe_html(base_url: &str, o: &MediaObject, width: u32, height: u32) -> String {
+    format!(
+        r#"<iframe src="{src}" width="{width}" height="{height}" title="{title}" allow="fullscreen" allowfullscreen></iframe>"#,
+        src = escape_html(&embed_url(base_url, o)),
+        title = escape_html(o.fields().title.as_str()),
+    )
+}
+
+/// Escapes text for an HTML attribute value or element content.
+fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for ch in text.chars() {
+        match ch {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The video record (spec §2.7).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct VideoRecord {
+    /// Always `video`.
+    #[serde(rename = "type")]
+    #[schema(example = "video")]
+    pub kind: &'static str,
+    /// The playable files.
+    pub properties: VideoProperties,
+    /// Image URLs by size (`thumbnail`, `square`, `large`), only those that exist.
+    #[schema(value_type = BTreeMap<String, String>)]
+    pub images: Images,
+    /// The object's UUID.
+    pub uuid: String,
+}
+
+/// The files of a video record.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct VideoProperties {
+    /// The files, `[]` while none are stored.
+    pub files: Vec<VideoFile>,
+}
+
+/// One playable file of a video or audio object.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct VideoFile {
+    /// `hls`, `smil` or `mp4`.
+    #[schema(example = "mp4")]
+    pub format: &'static str,
+    /// The file's URL.
+    pub url: String,
+    /// Keyed extras, e.g. `thumbnail`: a WebVTT thumbnail track URL.
+    pub properties: BTreeMap<String, String>,
+}
+
+impl VideoFile {
+    /// The playable files of an object. No media files are stored yet (upload and
+    /// transcoding are not built), so this is always empty (docs/decisions.md).
+    pub fn of(_object: &MediaObject) -> Vec<Self> {
+        Vec::new()
+    }
+}
+
+impl VideoRecord {
+    /// Builds the record.
+    pub fn new(o: &MediaObject) -> Self {
+        Self {
+            kind: "video",
+            properties: VideoProperties {
+                files: VideoFile::of(o),
+            },
+            images: Images::new(),
+            uuid: o.id().to_string(),
+        }
+    }
+}
+
+/// An oEmbed 1.0 response (`GET /api/oembed`).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct OEmbedResponse {
+    /// Always `1.0`.
+    #[schema(example = "1.0")]
+    pub version: &'static str,
+    /// `video` for video objects, `rich` for the others.
+    #[serde(rename = "type")]
+    #[schema(example = "video")]
+    pub kind: &'static str,
+    /// The object's title.
+    pub title: String,
+    /// Always `medialib`.
+    #[schema(example = "medialib")]
+    pub provider_name: &'static str,
+    /// The service's base URL.
+    pub provider_url: String,
+    /// The `<iframe>` embed code.
+    pub html: String,
+    /// Width of `html` in pixels.
+    pub width: u32,
+    /// Height of `html` in pixels.
+    pub height: u32,
+}
+
+impl OEmbedResponse {
+    /// Builds the response for a player of `width` x `height`.
+    pub fn new(o: &MediaObject, base_url: &str, width: u32, height: u32) -> Self {
+        let kind = if o.object_type() == medialib_domain::ObjectType::Video {
+            "video"
+        } else {
+            "rich"
+        };
+        Self {
+            version: "1.0",
+            kind,
+            title: o.fields().title.as_str().to_owned(),
+            provider_name: "medialib",
+            provider_url: base_url.to_owned(),
+            html: iframe_html(base_url, o, width, height),
+            width,
+            height,
+        }
+    }
+}
+
+/// A user record (spec §2.3): names always; `userId` and `uniqueId` only for the user
+/// itself or an admin of the collection the user is read through.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UserRecord {
+    /// First name.
+    pub first_name: String,
+    /// Last name.
+    pub last_name: String,
+    /// User id (self or collection admin only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
+    /// SSO unique id (self or collection admin only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unique_id: Option<String>,
+}
+
+impl UserRecord {
+    /// Builds the record with the fields `visibility` allows.
+    pub fn new(u: &User, visibility: medialib_domain::projection::UserFieldVisibility) -> Self {
+        let ids = visibility.identifiers;
+        Self {
+            first_name: u.first_name.as_str().to_owned(),
+            last_name: u.last_name.as_str().to_owned(),
+            user_id: ids.then(|| u.id.to_string()),
+            unique_id: ids.then(|| u.unique_id.as_str().to_owned()),
+        }
+    }
+}
+
+/// The owner inside an info record.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OwnerRecord {
+    /// The owner's user id.
+    pub user_id: String,
+    /// First name (blank if unknown).
+    pub first_name: String,
+    /// Last name (blank if unknown).
+    pub last_name: String,
+}
+
+/// The info record (spec §2.5).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InfoRecord {
+    /// Always `"info"`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// The owner.
+    pub owner: OwnerRecord,
+    /// Title.
+    pub title: String,
+    /// Description.
+    pub description: String,
+    /// Epoch seconds.
+    pub created: i64,
+    /// Epoch seconds.
+    pub modified: i64,
+    /// Properties.
+    pub properties: BTreeMap<String, String>,
+    /// UUID.
+    pub uuid: String,
+    /// The object type (`catalog`, `video`, `audio`, `image`, `file`).
+    pub file_type: &'static str,
+    /// Seconds, `null` when unknown.
+    pub duration: Option<u32>,
+}
+
+impl InfoRecord {
+    /// Builds the record; `owner` is `None` only if the owner's row is gone.
+    pub fn new(o: &MediaObject, owner: Option<&User>) -> Self {
+        let f = o.fields();
+        Self {
+            kind: "info",
+            owner: OwnerRecord {
+                user_id: o.owner().to_string(),
+                first_name: owner
+                    .map(|u| u.first_name.as_str().to_owned())
+                    .unwrap_or_default(),
+                last_name: owner
+                    .map(|u| u.last_name.as_str().to_owned())
+                    .unwrap_or_default(),
+            },
+            title: f.title.as_str().to_owned(),
+            description: f.description.as_str().to_owned(),
+            created: o.created().epoch_seconds(),
+            modified: o.modified().epoch_seconds(),
+            properties: properties(o),
+            uuid: o.id().to_string(),
+            file_type: o.object_type().as_str(),
+            duration: f.duration.map(|d| d.seconds()),
+        }
+    }
+}
+
+/// A contribute entry (spec §2.10): a library the caller administers.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ContributeEntry {
+    /// The library's UUID.
+    pub uuid: String,
+    /// The library's title.
+    pub title: String,
+    /// `"true"` when the object is a direct member of the library.
+    pub member: &'static str,
+}
+
+impl ContributeEntry {
+    /// Builds an entry.
+    pub fn new(library: &MediaObject, member: bool) -> Self {
+        Self {
+            uuid: library.id().to_string(),
+            title: library.fields().title.as_str().to_owned(),
+            member: bool_str(member),
         }
     }
 }

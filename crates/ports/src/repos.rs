@@ -223,6 +223,16 @@ pub trait MediaRepository: Send + Sync {
     ) -> Result<(), PermissionChangeError>;
     /// The explicit entries on `collection`, ordered by uniqueId.
     fn permission_entries(&self, collection: ObjectId) -> Result<Vec<PermissionEntry>, StoreError>;
+    /// `user`'s explicit level on `collection`, `None` when it holds no entry there.
+    fn explicit_level(
+        &self,
+        collection: ObjectId,
+        user: UserId,
+    ) -> Result<Option<PermissionLevel>, StoreError>;
+    /// The live catalogs on which `user` holds an explicit entry (any level), ordered by id.
+    fn catalogs_with_entries_for(&self, user: UserId) -> Result<Vec<MediaObject>, StoreError>;
+    /// Every live catalog, ordered by id.
+    fn all_catalogs(&self) -> Result<Vec<MediaObject>, StoreError>;
 }
 
 /// Registering a client failed.

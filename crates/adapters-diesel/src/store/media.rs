@@ -460,6 +460,90 @@ impl MediaRepository for DieselStore {
             })
             .collect()
     }
+
+    fn explicit_level(
+        &self,
+        collection: ObjectId,
+        user: UserId,
+    ) -> Result<Option<PermissionLevel>, StoreError> {
+        let (c, u) = (collection.to_string(), user.to_string());
+        let found: Option<String> = (|| -> Result<_, DbError> {
+            with_conn!(self.db, conn => {
+                Ok(permissions::table
+                    .find((&c, &u))
+                    .select(permissions::level)
+                    .first(conn)
+                    .optional()?)
+            })
+        })()?;
+        found.as_deref().map(level).transpose()
+    }
+
+    fn catalogs_with_entries_for(&self, user: UserId) -> Result<Vec<MediaObject>, StoreError> {
+        let u = user.to_string();
+        let catalog = ObjectType::Catalog.as_str();
+        let (rows, props) = (|| -> Result<_, DbError> {
+            with_conn!(self.db, conn => {
+                let rows: Vec<ObjectRow> = permissions::table
+                    .inner_join(objects::table)
+                    .filter(permissions::user_id.eq(&u))
+                    .filter(objects::object_type.eq(catalog))
+                    .filter(objects::deleted_at.is_null())
+                    .order(objects::id.asc())
+                    .select(ObjectRow::as_select())
+                    .load(conn)?;
+                let props: Vec<(String, String, String)> = object_properties::table
+                    .inner_join(
+                        permissions::table
+                            .on(permissions::collection_id.eq(object_properties::object_id)),
+                    )
+                    .filter(permissions::user_id.eq(&u))
+                    .select((object_properties::object_id, object_properties::key, object_properties::value))
+                    .load(conn)?;
+                Ok((rows, props))
+            })
+        })()?;
+        with_properties(rows, props)
+    }
+
+    fn all_catalogs(&self) -> Result<Vec<MediaObject>, StoreError> {
+        let catalog = ObjectType::Catalog.as_str();
+        let (rows, props) = (|| -> Result<_, DbError> {
+            with_conn!(self.db, conn => {
+                let rows: Vec<ObjectRow> = objects::table
+                    .filter(objects::object_type.eq(catalog))
+                    .filter(objects::deleted_at.is_null())
+                    .order(objects::id.asc())
+                    .select(ObjectRow::as_select())
+                    .load(conn)?;
+                let props: Vec<(String, String, String)> = object_properties::table
+                    .inner_join(objects::table)
+                    .filter(objects::object_type.eq(catalog))
+                    .filter(objects::deleted_at.is_null())
+                    .select((object_properties::object_id, object_properties::key, object_properties::value))
+                    .load(conn)?;
+                Ok((rows, props))
+            })
+        })()?;
+        with_properties(rows, props)
+    }
+}
+
+/// Rebuilds objects from their rows and `(object_id, key, value)` property rows.
+fn with_properties(
+    rows: Vec<ObjectRow>,
+    props: Vec<(String, String, String)>,
+) -> Result<Vec<MediaObject>, StoreError> {
+    let mut by_object: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    for (id, k, v) in props {
+        by_object.entry(id).or_default().push((k, v));
+    }
+    rows.into_iter()
+        .map(|row| {
+            let p = by_object.remove(&row.id).unwrap_or_default();
+            row.into_domain(p)
+        })
+        .collect()
 }
 
 impl DieselStore {

@@ -1,29 +1,150 @@
-//! `catalog` (spec §4.8): not yet implemented.
+//! `catalog` (spec §4.8, DECISIONS.md §3): list a collection or one of its sub-catalogs
+//! (GET), add an existing object to a collection (PUT/POST), remove a membership (DELETE).
 
+use actix_web::http::Method;
 use actix_web::{HttpRequest, HttpResponse, web};
+use medialib_domain::{IdOrZero, ObjectId, Since};
 
-use super::{CollectionObject, not_implemented};
+use super::{CollectionObject, collection_id, is_read, not_implemented, options, path_id};
+use crate::auth::{reader, writer};
+use crate::blocking::run;
 use crate::error::ApiError;
+use crate::input::{ApiCall, Form};
+use crate::records::{AnyRecord, CatalogResponse, DescribeRecord, LimitedRecord};
 use crate::state::AppState;
 
-const ALLOW: &str = "OPTIONS";
+const ALLOW: &str = "GET, HEAD, PUT, POST, DELETE, OPTIONS";
+
+/// The short form lists only: there is no object to add or remove.
+const ALLOW_SHORT: &str = "GET, HEAD, OPTIONS";
 
 /// `/api/catalog/c/{c}/o/{o}`.
 pub async fn handle(
-    _req: HttpRequest,
-    _path: CollectionObject,
-    _payload: web::Payload,
-    _state: web::Data<AppState>,
+    req: HttpRequest,
+    path: CollectionObject,
+    payload: web::Payload,
+    state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    Err(not_implemented(ALLOW))
+    let call = ApiCall::read(&req, payload).await?;
+    let (c, o) = path.into_inner();
+    let c = collection_id(&c)?;
+    let o = path_id::<ObjectId>(&o, "object_uuid")?;
+    match call.method {
+        ref m if is_read(m) => list(&state, &req, &call.query, c, o).await,
+        Method::PUT | Method::POST => add(&state, &req, c, member(o)?).await,
+        Method::DELETE => remove(&state, &req, c, member(o)?).await,
+        Method::OPTIONS => options(&state, &req, ALLOW, Some(c)).await,
+        _ => Err(not_implemented(ALLOW)),
+    }
 }
 
 /// `/api/catalog/o/{c}`: the same as `c/{c}/o/0`.
 pub async fn handle_short(
-    _req: HttpRequest,
-    _path: web::Path<String>,
-    _payload: web::Payload,
-    _state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<String>,
+    payload: web::Payload,
+    state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    Err(not_implemented(ALLOW))
+    let call = ApiCall::read(&req, payload).await?;
+    let c = collection_id(&path.into_inner())?;
+    match call.method {
+        ref m if is_read(m) => list(&state, &req, &call.query, c, IdOrZero::Zero).await,
+        Method::OPTIONS => options(&state, &req, ALLOW_SHORT, Some(c)).await,
+        _ => Err(not_implemented(ALLOW_SHORT)),
+    }
+}
+
+/// The object of a write: `0` names nothing to add or remove.
+fn member(o: IdOrZero<ObjectId>) -> Result<ObjectId, ApiError> {
+    match o {
+        IdOrZero::Id(id) => Ok(id),
+        IdOrZero::Zero => Err(ApiError::BadRequest(
+            "object_uuid 0 is valid only when listing (GET)".into(),
+        )),
+    }
+}
+
+/// `completeRecords`: a non-negative integer (a huge one means "all").
+fn parse_count(input: &str) -> Result<usize, &'static str> {
+    if input.is_empty() || !input.bytes().all(|b| b.is_ascii_digit()) {
+        return Err("completeRecords must be a non-negative integer");
+    }
+    Ok(input.parse().unwrap_or(usize::MAX))
+}
+
+/// GET: `o` = `0` or `c` lists C; any other `o` must be a catalog member of C and is
+/// listed itself (with the caller's effective level on it).
+async fn list(
+    state: &AppState,
+    req: &HttpRequest,
+    query: &Form,
+    c: ObjectId,
+    o: IdOrZero<ObjectId>,
+) -> Result<HttpResponse, ApiError> {
+    let since = query.parse("ts", Since::parse)?;
+    let complete = query.parse("completeRecords", parse_count)?;
+    let caller = reader(state, req).await?;
+    let page = match o {
+        IdOrZero::Id(sub) if sub != c => {
+            run(state, move |s| s.list_sub_catalog(&caller, c, sub, since)).await?
+        }
+        _ => run(state, move |s| s.list_catalog(&caller, c, since)).await?,
+    };
+    let base = state.base_url();
+    let complete = complete.unwrap_or(usize::MAX);
+    let list = page
+        .items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            if i < complete {
+                AnyRecord::Full(DescribeRecord::new(&item.object, base, true))
+            } else {
+                AnyRecord::Limited(LimitedRecord::new(&item.object, base, true))
+            }
+        })
+        .collect();
+    Ok(HttpResponse::Ok().json(CatalogResponse {
+        ts: page.ts.epoch_seconds(),
+        list,
+    }))
+}
+
+/// PUT/POST: adds an existing object to C; adding a member again is still a 201.
+async fn add(
+    state: &AppState,
+    req: &HttpRequest,
+    c: ObjectId,
+    o: ObjectId,
+) -> Result<HttpResponse, ApiError> {
+    let caller = writer(state, req).await?;
+    run(state, move |s| s.add_member(&caller, c, o)).await?;
+    Ok(HttpResponse::Created().finish())
+}
+
+/// DELETE: removes the membership; the last one soft-deletes the object.
+async fn remove(
+    state: &AppState,
+    req: &HttpRequest,
+    c: ObjectId,
+    o: ObjectId,
+) -> Result<HttpResponse, ApiError> {
+    let caller = writer(state, req).await?;
+    run(state, move |s| s.remove_member(&caller, c, o)).await?;
+    Ok(HttpResponse::Ok().finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn complete_records_is_a_non_negative_integer() {
+        assert_eq!(parse_count("0"), Ok(0));
+        assert_eq!(parse_count("3"), Ok(3));
+        assert_eq!(parse_count("99999999999999999999999"), Ok(usize::MAX));
+        for bad in ["", "-1", "+1", "1.5", "abc", " 1"] {
+            assert!(parse_count(bad).is_err(), "{bad:?}");
+        }
+    }
 }

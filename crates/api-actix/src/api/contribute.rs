@@ -1,18 +1,41 @@
-//! `contribute` (spec §4.9): not yet implemented.
+//! `contribute` (spec §4.9): the libraries the caller administers, each saying whether
+//! the object is a member of it.
 
 use actix_web::{HttpRequest, HttpResponse, web};
+use medialib_domain::ObjectId;
 
-use super::not_implemented;
+use super::{is_read, not_implemented, options, path_real_id};
+use crate::auth::reader;
+use crate::blocking::run;
 use crate::error::ApiError;
+use crate::input::ApiCall;
+use crate::records::ContributeEntry;
 use crate::state::AppState;
 
-const ALLOW: &str = "OPTIONS";
+const ALLOW: &str = "GET, HEAD, OPTIONS";
 
 /// `/api/contribute/o/{o}`.
 pub async fn handle(
-    _req: HttpRequest,
-    _path: web::Path<String>,
-    _state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<String>,
+    payload: web::Payload,
+    state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    Err(not_implemented(ALLOW))
+    let call = ApiCall::read(&req, payload).await?;
+    let o = path_real_id::<ObjectId>(&path.into_inner(), "object_id")?;
+    match call.method {
+        ref m if is_read(m) => list(&state, &req, o).await,
+        actix_web::http::Method::OPTIONS => options(&state, &req, ALLOW, None).await,
+        _ => Err(not_implemented(ALLOW)),
+    }
+}
+
+async fn list(state: &AppState, req: &HttpRequest, o: ObjectId) -> Result<HttpResponse, ApiError> {
+    let caller = reader(state, req).await?;
+    let libraries = run(state, move |s| s.contribute_libraries(&caller, o)).await?;
+    let entries: Vec<ContributeEntry> = libraries
+        .iter()
+        .map(|l| ContributeEntry::new(&l.library, l.member))
+        .collect();
+    Ok(HttpResponse::Ok().json(entries))
 }

@@ -1,27 +1,81 @@
-//! `embed` and `video` (spec §4.6): not yet implemented.
+//! `embed` and `video` (spec §4.6): read-only records of an object the caller may view
+//! (`view` on the collection, DECISIONS.md §3).
 
+use actix_web::http::Method;
 use actix_web::{HttpRequest, HttpResponse, web};
+use medialib_domain::ObjectId;
 
-use super::{CollectionObject, not_implemented};
+use super::{CollectionObject, collection_id, is_read, not_implemented, options, path_real_id};
+use crate::auth::reader;
+use crate::blocking::run;
 use crate::error::ApiError;
+use crate::input::ApiCall;
+use crate::records::{EmbedRecord, VideoRecord};
 use crate::state::AppState;
 
-const ALLOW: &str = "OPTIONS";
+const ALLOW: &str = "GET, HEAD, OPTIONS";
+
+/// Which record a path answers with.
+#[derive(Debug, Clone, Copy)]
+enum Record {
+    Embed,
+    Video,
+}
 
 /// `/api/embed/c/{c}/o/{o}`.
 pub async fn embed(
-    _req: HttpRequest,
-    _path: CollectionObject,
-    _state: web::Data<AppState>,
+    req: HttpRequest,
+    path: CollectionObject,
+    payload: web::Payload,
+    state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    Err(not_implemented(ALLOW))
+    handle(&req, path, payload, &state, Record::Embed).await
 }
 
 /// `/api/video/c/{c}/o/{o}`.
 pub async fn video(
-    _req: HttpRequest,
-    _path: CollectionObject,
-    _state: web::Data<AppState>,
+    req: HttpRequest,
+    path: CollectionObject,
+    payload: web::Payload,
+    state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    Err(not_implemented(ALLOW))
+    handle(&req, path, payload, &state, Record::Video).await
+}
+
+async fn handle(
+    req: &HttpRequest,
+    path: CollectionObject,
+    payload: web::Payload,
+    state: &AppState,
+    record: Record,
+) -> Result<HttpResponse, ApiError> {
+    let call = ApiCall::read(req, payload).await?;
+    let (c, o) = path.into_inner();
+    let c = collection_id(&c)?;
+    let o = path_real_id::<ObjectId>(&o, "object_uuid")?;
+    match call.method {
+        ref m if is_read(m) => read(state, req, c, o, record).await,
+        Method::OPTIONS => options(state, req, ALLOW, Some(c)).await,
+        _ => Err(not_implemented(ALLOW)),
+    }
+}
+
+async fn read(
+    state: &AppState,
+    req: &HttpRequest,
+    c: ObjectId,
+    o: ObjectId,
+    record: Record,
+) -> Result<HttpResponse, ApiError> {
+    let caller = reader(state, req).await?;
+    match record {
+        Record::Embed => {
+            let object = run(state, move |s| s.view_object(&caller, c, o)).await?;
+            Ok(HttpResponse::Ok().json(EmbedRecord::new(&object, state.base_url())))
+        }
+        Record::Video => {
+            let object = run(state, move |s| s.view_video(&caller, c, o)).await?;
+            Ok(HttpResponse::Ok().json(VideoRecord::new(&object)))
+        }
+    }
 }

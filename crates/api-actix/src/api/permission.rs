@@ -1,19 +1,102 @@
-//! `permission` (spec §4): not yet implemented.
+//! `permission` (spec §4.4): list (GET), set (PUT/POST) and remove (DELETE) a user's
+//! explicit level on a collection.
 
+use actix_web::http::Method;
 use actix_web::{HttpRequest, HttpResponse, web};
+use medialib_domain::{IdOrZero, ObjectId, PermissionLevel, UniqueId, UserId};
+use medialib_ports::services::people::Grantee;
 
-use super::{CollectionObject, not_implemented};
+use super::{CollectionObject, collection_id, is_read, not_implemented, options, user_path_id};
+use crate::auth::{reader, writer};
+use crate::blocking::run;
 use crate::error::ApiError;
+use crate::input::ApiCall;
+use crate::records::PermissionRecord;
 use crate::state::AppState;
 
-const ALLOW: &str = "OPTIONS";
+const ALLOW: &str = "GET, HEAD, PUT, POST, DELETE, OPTIONS";
 
 /// `/api/permission/c/{c}/o/{o}`.
 pub async fn handle(
-    _req: HttpRequest,
-    _path: CollectionObject,
-    _payload: web::Payload,
-    _state: web::Data<AppState>,
+    req: HttpRequest,
+    path: CollectionObject,
+    payload: web::Payload,
+    state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    Err(not_implemented(ALLOW))
+    let call = ApiCall::read(&req, payload).await?;
+    let (c, u) = path.into_inner();
+    let c = collection_id(&c)?;
+    let u = user_path_id(&u)?;
+    match call.method {
+        ref m if is_read(m) => list(&state, &req, c, u).await,
+        Method::PUT | Method::POST => grant(&state, &req, c, u, &call).await,
+        Method::DELETE => revoke(&state, &req, c, u, &call).await,
+        Method::OPTIONS => options(&state, &req, ALLOW, Some(c)).await,
+        _ => Err(not_implemented(ALLOW)),
+    }
+}
+
+async fn list(
+    state: &AppState,
+    req: &HttpRequest,
+    c: ObjectId,
+    u: IdOrZero<UserId>,
+) -> Result<HttpResponse, ApiError> {
+    let caller = reader(state, req).await?;
+    let only = match u {
+        IdOrZero::Zero => None,
+        IdOrZero::Id(id) => Some(id),
+    };
+    let entries = run(state, move |s| s.list_permissions(&caller, c, only)).await?;
+    let records: Vec<PermissionRecord> = entries
+        .iter()
+        .map(|e| PermissionRecord::new(&e.user, e.level))
+        .collect();
+    Ok(HttpResponse::Ok().json(records))
+}
+
+/// The user a write is about: the path's id, or with path `0` the `uniqueId` field.
+fn grantee(u: IdOrZero<UserId>, call: &ApiCall) -> Result<Grantee, ApiError> {
+    match u {
+        IdOrZero::Id(id) => Ok(Grantee::Id(id)),
+        IdOrZero::Zero => {
+            let raw = call.field("uniqueId").ok_or_else(|| {
+                ApiError::BadRequest("uniqueId is required when user_id is 0".into())
+            })?;
+            UniqueId::parse(raw)
+                .map(Grantee::UniqueId)
+                .map_err(|e| ApiError::BadRequest(e.to_string()))
+        }
+    }
+}
+
+async fn grant(
+    state: &AppState,
+    req: &HttpRequest,
+    c: ObjectId,
+    u: IdOrZero<UserId>,
+    call: &ApiCall,
+) -> Result<HttpResponse, ApiError> {
+    let caller = writer(state, req).await?;
+    let level = call
+        .field("level")
+        .map(|v| PermissionLevel::parse(v).map_err(|e| ApiError::BadRequest(e.to_string())))
+        .transpose()?
+        .unwrap_or(PermissionLevel::DEFAULT_ASSIGNED);
+    let who = grantee(u, call)?;
+    run(state, move |s| s.grant_permission(&caller, c, who, level)).await?;
+    Ok(HttpResponse::Created().finish())
+}
+
+async fn revoke(
+    state: &AppState,
+    req: &HttpRequest,
+    c: ObjectId,
+    u: IdOrZero<UserId>,
+    call: &ApiCall,
+) -> Result<HttpResponse, ApiError> {
+    let caller = writer(state, req).await?;
+    let who = grantee(u, call)?;
+    run(state, move |s| s.revoke_permission(&caller, c, who)).await?;
+    Ok(HttpResponse::Ok().finish())
 }

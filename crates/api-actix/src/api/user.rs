@@ -1,19 +1,99 @@
-//! `user` (spec §4): not yet implemented.
+//! `user` (spec §4.3): read a user through a collection (GET), change its names or add a
+//! user by uniqueId (POST).
 
+use actix_web::http::Method;
 use actix_web::{HttpRequest, HttpResponse, web};
+use medialib_domain::{IdOrZero, ObjectId, PersonName, UniqueId, UserId};
+use medialib_ports::services::people::{AddUserInput, UserPatch};
 
-use super::{CollectionObject, not_implemented};
+use super::{CollectionObject, collection_id, is_read, not_implemented, options, user_path_id};
+use crate::auth::{reader, writer};
+use crate::blocking::run;
 use crate::error::ApiError;
+use crate::input::ApiCall;
+use crate::records::{UserIdBody, UserRecord};
 use crate::state::AppState;
 
-const ALLOW: &str = "OPTIONS";
+const ALLOW: &str = "GET, HEAD, POST, OPTIONS";
 
 /// `/api/user/c/{c}/o/{o}`.
 pub async fn handle(
-    _req: HttpRequest,
-    _path: CollectionObject,
-    _payload: web::Payload,
-    _state: web::Data<AppState>,
+    req: HttpRequest,
+    path: CollectionObject,
+    payload: web::Payload,
+    state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    Err(not_implemented(ALLOW))
+    let call = ApiCall::read(&req, payload).await?;
+    let (c, u) = path.into_inner();
+    let c = collection_id(&c)?;
+    let u = user_path_id(&u)?;
+    match call.method {
+        ref m if is_read(m) => read(&state, &req, c, u).await,
+        Method::POST => write(&state, &req, c, u, &call).await,
+        Method::OPTIONS => options(&state, &req, ALLOW, Some(c)).await,
+        _ => Err(not_implemented(ALLOW)),
+    }
+}
+
+async fn read(
+    state: &AppState,
+    req: &HttpRequest,
+    c: ObjectId,
+    u: IdOrZero<UserId>,
+) -> Result<HttpResponse, ApiError> {
+    let caller = reader(state, req).await?;
+    let view = run(state, move |s| s.read_user(&caller, c, u)).await?;
+    Ok(HttpResponse::Ok().json(UserRecord::new(&view.user, view.visibility)))
+}
+
+fn name(call: &ApiCall, field: &'static str) -> Result<Option<PersonName>, ApiError> {
+    call.field(field)
+        .map(|v| PersonName::parse(v, field).map_err(|e| ApiError::BadRequest(e.to_string())))
+        .transpose()
+}
+
+fn unique_id(call: &ApiCall) -> Result<Option<UniqueId>, ApiError> {
+    call.field("uniqueId")
+        .map(|v| UniqueId::parse(v).map_err(|e| ApiError::BadRequest(e.to_string())))
+        .transpose()
+}
+
+async fn write(
+    state: &AppState,
+    req: &HttpRequest,
+    c: ObjectId,
+    u: IdOrZero<UserId>,
+    call: &ApiCall,
+) -> Result<HttpResponse, ApiError> {
+    let caller = writer(state, req).await?;
+    let first_name = name(call, "firstName")?;
+    let last_name = name(call, "lastName")?;
+    let unique_id = unique_id(call)?;
+    match u {
+        IdOrZero::Zero => {
+            let unique_id = unique_id.ok_or_else(|| {
+                ApiError::BadRequest("uniqueId is required when user_id is 0".into())
+            })?;
+            let input = AddUserInput {
+                unique_id,
+                first_name,
+                last_name,
+            };
+            let user = run(state, move |s| s.add_user(&caller, c, input)).await?;
+            Ok(HttpResponse::Created().json(UserIdBody {
+                user_id: user.id.to_string(),
+            }))
+        }
+        IdOrZero::Id(target) => {
+            let patch = UserPatch {
+                first_name,
+                last_name,
+                unique_id,
+            };
+            let user = run(state, move |s| s.update_user(&caller, c, target, patch)).await?;
+            Ok(HttpResponse::Accepted().json(UserIdBody {
+                user_id: user.id.to_string(),
+            }))
+        }
+    }
 }

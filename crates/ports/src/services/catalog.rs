@@ -1,4 +1,180 @@
-//! Use cases: catalog (see the module list in `services/mod.rs`).
+//! Use cases around a collection's contents that the catalog, embed, video and page
+//! calls need beyond the core ones in `media`: listing a sub-catalog through its
+//! parent, reading an object a caller may view, and resolving a permLink.
 
-#[allow(unused_imports, reason = "filled in by the API issue")]
-use super::Services;
+use medialib_domain::permission::authorize;
+use medialib_domain::{
+    Action, Caller, Forbidden, MediaObject, ObjectId, ObjectType, ShortCode, Since,
+};
+
+use super::{CatalogPage, Services};
+use crate::error::StoreError;
+
+/// Listing a sub-catalog `S` through its parent `C` (`catalog/c/{C}/o/{S}`) failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SubCatalogFailed {
+    /// No such collection, or `S` is not a member of it.
+    #[error("object not found in this collection")]
+    NotFound,
+    /// `S` is not a catalog.
+    #[error("the object is not a collection: only a catalog member can be listed")]
+    NotACollection,
+    /// The caller lacks `view` on `C`, or on `S` itself.
+    #[error(transparent)]
+    Forbidden(#[from] Forbidden),
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Reading an object that the caller must be able to view (embed) failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ViewObjectFailed {
+    /// No such collection, or the object is not in it.
+    #[error("object not found in this collection")]
+    NotFound,
+    /// The caller lacks `view` on the collection.
+    #[error(transparent)]
+    Forbidden(#[from] Forbidden),
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Reading a video record failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VideoFailed {
+    /// No such collection, or the object is not in it.
+    #[error("object not found in this collection")]
+    NotFound,
+    /// The caller lacks `view` on the collection.
+    #[error(transparent)]
+    Forbidden(#[from] Forbidden),
+    /// The object is not of type `video`.
+    #[error("not a video: the object's type is {0}")]
+    NotAVideo(ObjectType),
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Following a permLink failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PermLinkFailed {
+    /// No live object has this shortcode.
+    #[error("no object has this permLink")]
+    NotFound,
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Showing an object to a browser without an API token (landing page, embed, oEmbed) failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PublicObjectFailed {
+    /// No live object has this shortcode.
+    #[error("no object has this permLink")]
+    NotFound,
+    /// The object is not public: a signed-in browser session is needed (none exist yet).
+    #[error("sign-in required")]
+    SignInRequired,
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<ViewObjectFailed> for VideoFailed {
+    fn from(e: ViewObjectFailed) -> Self {
+        match e {
+            ViewObjectFailed::NotFound => Self::NotFound,
+            ViewObjectFailed::Forbidden(f) => Self::Forbidden(f),
+            ViewObjectFailed::Store(s) => Self::Store(s),
+        }
+    }
+}
+
+impl Services {
+    /// Lists `sub`, a catalog member of `collection` (catalog GET `c/{C}/o/{S}`).
+    ///
+    /// The path rule of reading through `c/{C}` holds (S must be a member of C, the caller
+    /// needs `view` on C), and the listing itself is done with the caller's effective level
+    /// on S, which must be `view` or more too: an explicit `none` on S hides it even from
+    /// viewers of C. The returned page carries that level on S.
+    pub fn list_sub_catalog(
+        &self,
+        caller: &Caller,
+        collection: ObjectId,
+        sub: ObjectId,
+        since: Option<Since>,
+    ) -> Result<CatalogPage, SubCatalogFailed> {
+        let ts = self.clock.now();
+        if self.store.object(collection)?.is_none() || !self.store.is_member(collection, sub)? {
+            return Err(SubCatalogFailed::NotFound);
+        }
+        let listed = self.store.object(sub)?.ok_or(SubCatalogFailed::NotFound)?;
+        authorize(self.effective_level(caller, collection)?, Action::Read)?;
+        if !listed.object_type().is_collection() {
+            return Err(SubCatalogFailed::NotACollection);
+        }
+        let level = self.effective_level(caller, sub)?;
+        authorize(level, Action::Read)?;
+        let items = self.store.list_members(sub, since)?;
+        Ok(CatalogPage { ts, level, items })
+    }
+
+    /// An object reached through `collection` (a member, or the collection itself) that
+    /// the caller may view: `view` on the collection is needed, whether or not the object
+    /// is public (embed GET).
+    pub fn view_object(
+        &self,
+        caller: &Caller,
+        collection: ObjectId,
+        object: ObjectId,
+    ) -> Result<MediaObject, ViewObjectFailed> {
+        let reachable = collection == object || self.store.is_member(collection, object)?;
+        if self.store.object(collection)?.is_none() || !reachable {
+            return Err(ViewObjectFailed::NotFound);
+        }
+        let found = self
+            .store
+            .object(object)?
+            .ok_or(ViewObjectFailed::NotFound)?;
+        authorize(self.effective_level(caller, collection)?, Action::Read)?;
+        Ok(found)
+    }
+
+    /// A video the caller may view (video GET); any other type is refused.
+    pub fn view_video(
+        &self,
+        caller: &Caller,
+        collection: ObjectId,
+        object: ObjectId,
+    ) -> Result<MediaObject, VideoFailed> {
+        let found = self.view_object(caller, collection, object)?;
+        match found.object_type() {
+            ObjectType::Video => Ok(found),
+            other => Err(VideoFailed::NotAVideo(other)),
+        }
+    }
+
+    /// The live object a permLink names, public or not (`GET /w/{shortcode}`).
+    pub fn follow_perm_link(&self, code: &ShortCode) -> Result<MediaObject, PermLinkFailed> {
+        self.store
+            .object_by_shortcode(code)?
+            .ok_or(PermLinkFailed::NotFound)
+    }
+
+    /// The live object a permLink names, if it may be shown without a session: only
+    /// public objects (landing page, embed page and script, oEmbed).
+    pub fn public_object(&self, code: &ShortCode) -> Result<MediaObject, PublicObjectFailed> {
+        let found = self
+            .store
+            .object_by_shortcode(code)?
+            .ok_or(PublicObjectFailed::NotFound)?;
+        if found.is_public() {
+            Ok(found)
+        } else {
+            Err(PublicObjectFailed::SignInRequired)
+        }
+    }
+}

@@ -1,4 +1,520 @@
-//! Use cases: people (see the module list in `services/mod.rs`).
+//! People use cases: user records read and written through a collection (user GET/POST),
+//! permission grants that may name a user by uniqueId (permission PUT/POST/DELETE/GET),
+//! the info record with its owner (info GET), and the libraries a caller may contribute
+//! an object to (contribute GET).
 
-#[allow(unused_imports, reason = "filled in by the API issue")]
-use super::Services;
+use medialib_domain::permission::authorize;
+use medialib_domain::projection::{UserFieldVisibility, user_fields};
+use medialib_domain::{
+    Action, Caller, DescribeRefused, DescribeView, Forbidden, IdOrZero, MediaObject, ObjectId,
+    PermissionLevel, PersonName, UniqueId, User, UserId, UserRelation,
+};
+
+use super::{DescribeFailed, PermissionFailed, Services};
+use crate::error::StoreError;
+use crate::repos::{CreateUserError, PermissionChangeError, PermissionEntry};
+
+/// A user as read through a collection, with the fields the caller may see.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserView {
+    /// The user.
+    pub user: User,
+    /// Which of the user's fields the caller may see (spec §2.3).
+    pub visibility: UserFieldVisibility,
+}
+
+/// Reading a user through a collection failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReadUserFailed {
+    /// No such collection.
+    #[error("collection not found")]
+    CollectionNotFound,
+    /// The target is not a catalog.
+    #[error("the target is not a collection")]
+    NotACollection,
+    /// The caller lacks `view` on the collection, or the user holds no entry there
+    /// (and is not the caller): both answer alike (DECISIONS.md §3).
+    #[error("user not found in this collection")]
+    NotFound,
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A change of a user's names (user POST); absent fields stay as they are.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UserPatch {
+    /// New first name.
+    pub first_name: Option<PersonName>,
+    /// New last name.
+    pub last_name: Option<PersonName>,
+    /// The uniqueId the caller names; it must equal the stored one (it cannot change).
+    pub unique_id: Option<UniqueId>,
+}
+
+/// Updating a user failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UpdateUserFailed {
+    /// No such collection.
+    #[error("collection not found")]
+    CollectionNotFound,
+    /// The target is not a catalog.
+    #[error("the target is not a collection")]
+    NotACollection,
+    /// Neither the user itself (with `view`) nor an admin of the collection.
+    #[error(transparent)]
+    Forbidden(#[from] Forbidden),
+    /// No such user, or the user holds no entry on the collection.
+    #[error("user not found in this collection")]
+    UserNotFound,
+    /// The request names another uniqueId: it is fixed (it is the SSO identity).
+    #[error("uniqueId is the user's SSO identity and cannot be changed")]
+    UniqueIdFixed,
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A user to add to a collection (user POST with `user_id` 0).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AddUserInput {
+    /// SSO uniqueId: an existing user is reused, an unknown one provisioned.
+    pub unique_id: UniqueId,
+    /// First name to set, if given.
+    pub first_name: Option<PersonName>,
+    /// Last name to set, if given.
+    pub last_name: Option<PersonName>,
+}
+
+/// Adding a user to a collection failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AddUserFailed {
+    /// No such collection.
+    #[error("collection not found")]
+    CollectionNotFound,
+    /// The target is not a catalog.
+    #[error("the target is not a collection")]
+    NotACollection,
+    /// The caller is not admin of the collection.
+    #[error(transparent)]
+    Forbidden(#[from] Forbidden),
+    /// Provisioning the user failed.
+    #[error(transparent)]
+    Create(#[from] CreateUserError),
+    /// Granting `view` failed.
+    #[error(transparent)]
+    Change(#[from] PermissionChangeError),
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Whom a permission call is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Grantee {
+    /// A user by id (the path names one).
+    Id(UserId),
+    /// A user by SSO uniqueId (path `0`).
+    UniqueId(UniqueId),
+}
+
+/// An object with its owner, for the info record (spec §2.5).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectInfo {
+    /// The object.
+    pub object: MediaObject,
+    /// Its owner; `None` only if the owner's row is gone.
+    pub owner: Option<User>,
+}
+
+/// Reading an info record failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InfoFailed {
+    /// No such object in that collection.
+    #[error("object not found in this collection")]
+    NotFound,
+    /// The caller lacks `view` on the collection.
+    #[error("the caller has no access to this object")]
+    Forbidden,
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A library the caller administers, for the contribute list (spec §2.10).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContributeLibrary {
+    /// The library (a live catalog).
+    pub library: MediaObject,
+    /// Whether the object is a direct member of it.
+    pub member: bool,
+}
+
+/// Listing the contribute libraries failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ContributeFailed {
+    /// No such object.
+    #[error("object not found")]
+    NotFound,
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Why a collection cannot be the target of a people call.
+enum TargetError {
+    Missing,
+    NotACollection,
+    Store(StoreError),
+}
+
+impl From<StoreError> for TargetError {
+    fn from(s: StoreError) -> Self {
+        Self::Store(s)
+    }
+}
+
+impl Services {
+    /// The caller's effective level on a live catalog.
+    fn collection_level(
+        &self,
+        caller: &Caller,
+        collection: ObjectId,
+    ) -> Result<PermissionLevel, TargetError> {
+        let target = self.store.object(collection)?.ok_or(TargetError::Missing)?;
+        if !target.object_type().is_collection() {
+            return Err(TargetError::NotACollection);
+        }
+        Ok(self.effective_level(caller, collection)?)
+    }
+
+    /// Whether `user` holds an explicit entry (any level) on `collection`.
+    fn holds_entry(&self, collection: ObjectId, user: UserId) -> Result<bool, StoreError> {
+        Ok(self.store.explicit_level(collection, user)?.is_some())
+    }
+
+    /// Reads a user through a collection (user GET); `0` is the caller.
+    ///
+    /// The caller needs `view` on the collection, and the user must be the caller or hold
+    /// an explicit entry there; otherwise [`ReadUserFailed::NotFound`]. Identifiers are
+    /// visible to the user itself and to admins of the collection.
+    pub fn read_user(
+        &self,
+        caller: &Caller,
+        collection: ObjectId,
+        target: IdOrZero<UserId>,
+    ) -> Result<UserView, ReadUserFailed> {
+        let level = self
+            .collection_level(caller, collection)
+            .map_err(|e| match e {
+                TargetError::Missing => ReadUserFailed::CollectionNotFound,
+                TargetError::NotACollection => ReadUserFailed::NotACollection,
+                TargetError::Store(s) => ReadUserFailed::Store(s),
+            })?;
+        if level < PermissionLevel::View {
+            return Err(ReadUserFailed::NotFound);
+        }
+        let target = match target {
+            IdOrZero::Zero => caller.user(),
+            IdOrZero::Id(id) => id,
+        };
+        let is_self = target == caller.user();
+        if !is_self && !self.holds_entry(collection, target)? {
+            return Err(ReadUserFailed::NotFound);
+        }
+        let user = self.store.user(target)?.ok_or(ReadUserFailed::NotFound)?;
+        let relation = if is_self {
+            UserRelation::SelfUser
+        } else if level == PermissionLevel::Admin {
+            UserRelation::CollectionAdmin
+        } else {
+            UserRelation::Other
+        };
+        Ok(UserView {
+            user,
+            visibility: user_fields(relation),
+        })
+    }
+
+    /// Changes a user's names through a collection (user POST with a user id).
+    ///
+    /// Allowed to the user itself (with `view` on the collection) and to admins of the
+    /// collection, for users holding an entry there.
+    #[tracing::instrument(skip(self, patch), fields(user = %caller.user()))]
+    pub fn update_user(
+        &self,
+        caller: &Caller,
+        collection: ObjectId,
+        target: UserId,
+        patch: UserPatch,
+    ) -> Result<User, UpdateUserFailed> {
+        let level = self
+            .collection_level(caller, collection)
+            .map_err(|e| match e {
+                TargetError::Missing => UpdateUserFailed::CollectionNotFound,
+                TargetError::NotACollection => UpdateUserFailed::NotACollection,
+                TargetError::Store(s) => UpdateUserFailed::Store(s),
+            })?;
+        let is_self = target == caller.user();
+        if is_self {
+            authorize(level, Action::Read)?;
+        } else {
+            authorize(level, Action::Write)?;
+            if !self.holds_entry(collection, target)? {
+                return Err(UpdateUserFailed::UserNotFound);
+            }
+        }
+        let user = self
+            .store
+            .user(target)?
+            .ok_or(UpdateUserFailed::UserNotFound)?;
+        if patch
+            .unique_id
+            .as_ref()
+            .is_some_and(|u| *u != user.unique_id)
+        {
+            return Err(UpdateUserFailed::UniqueIdFixed);
+        }
+        self.apply_names(user, patch.first_name, patch.last_name)
+            .map_err(|e| match e {
+                NamesError::Gone => UpdateUserFailed::UserNotFound,
+                NamesError::Store(s) => UpdateUserFailed::Store(s),
+            })
+    }
+
+    /// Sets the names that are given; nothing is written when none is.
+    fn apply_names(
+        &self,
+        user: User,
+        first: Option<PersonName>,
+        last: Option<PersonName>,
+    ) -> Result<User, NamesError> {
+        if first.is_none() && last.is_none() {
+            return Ok(user);
+        }
+        let first = first.unwrap_or(user.first_name);
+        let last = last.unwrap_or(user.last_name);
+        if !self
+            .store
+            .update_user_names(user.id, &first, &last, self.clock.now())?
+        {
+            return Err(NamesError::Gone);
+        }
+        Ok(User {
+            first_name: first,
+            last_name: last,
+            ..user
+        })
+    }
+
+    /// Adds a user to a collection by uniqueId (user POST with `user_id` 0): admin only.
+    ///
+    /// An unknown uniqueId is provisioned; given names are set; the user gets `view`
+    /// unless it already holds `view` or `admin` there (an admin is never demoted).
+    #[tracing::instrument(skip(self, input), fields(user = %caller.user()))]
+    pub fn add_user(
+        &self,
+        caller: &Caller,
+        collection: ObjectId,
+        input: AddUserInput,
+    ) -> Result<User, AddUserFailed> {
+        let level = self
+            .collection_level(caller, collection)
+            .map_err(|e| match e {
+                TargetError::Missing => AddUserFailed::CollectionNotFound,
+                TargetError::NotACollection => AddUserFailed::NotACollection,
+                TargetError::Store(s) => AddUserFailed::Store(s),
+            })?;
+        authorize(level, Action::Write)?;
+        let user = self.provision_user(&input.unique_id)?;
+        let user = self
+            .apply_names(user, input.first_name, input.last_name)
+            .map_err(|e| match e {
+                NamesError::Gone => AddUserFailed::Store(StoreError::Unexpected(
+                    "a provisioned user vanished".into(),
+                )),
+                NamesError::Store(s) => AddUserFailed::Store(s),
+            })?;
+        let current = self.store.explicit_level(collection, user.id)?;
+        if current.is_none_or(|l| l < PermissionLevel::View) {
+            self.store.set_permission(
+                collection,
+                user.id,
+                PermissionLevel::View,
+                self.clock.now(),
+            )?;
+        }
+        Ok(user)
+    }
+
+    /// Checks that the caller administers the live catalog `collection`.
+    fn permission_admin(
+        &self,
+        caller: &Caller,
+        collection: ObjectId,
+    ) -> Result<(), PermissionFailed> {
+        let level = self
+            .collection_level(caller, collection)
+            .map_err(|e| match e {
+                TargetError::Missing => PermissionFailed::CollectionNotFound,
+                TargetError::NotACollection => {
+                    PermissionFailed::Change(PermissionChangeError::NotACollection)
+                }
+                TargetError::Store(s) => PermissionFailed::Store(s),
+            })?;
+        authorize(level, Action::Write)?;
+        Ok(())
+    }
+
+    /// The explicit entries of a collection, all or only `only`'s (permission GET): admin only.
+    pub fn list_permissions(
+        &self,
+        caller: &Caller,
+        collection: ObjectId,
+        only: Option<UserId>,
+    ) -> Result<Vec<PermissionEntry>, PermissionFailed> {
+        self.permission_admin(caller, collection)?;
+        match only {
+            None => Ok(self.store.permission_entries(collection)?),
+            Some(id) => {
+                let Some(level) = self.store.explicit_level(collection, id)? else {
+                    return Ok(Vec::new());
+                };
+                Ok(self
+                    .store
+                    .user(id)?
+                    .map(|user| PermissionEntry { user, level })
+                    .into_iter()
+                    .collect())
+            }
+        }
+    }
+
+    /// Sets a user's level on a collection (permission PUT/POST): admin only. A uniqueId
+    /// no user has yet provisions that user, so access can be granted before the first
+    /// sign-in; provisioning happens only after the caller's level is checked.
+    #[tracing::instrument(skip(self), fields(user = %caller.user()))]
+    pub fn grant_permission(
+        &self,
+        caller: &Caller,
+        collection: ObjectId,
+        grantee: Grantee,
+        level: PermissionLevel,
+    ) -> Result<UserId, PermissionFailed> {
+        self.permission_admin(caller, collection)?;
+        let target = match grantee {
+            Grantee::Id(id) => id,
+            Grantee::UniqueId(u) => {
+                self.provision_user(&u)
+                    .map_err(|e| match e {
+                        CreateUserError::Store(s) => PermissionFailed::Store(s),
+                        CreateUserError::UniqueIdTaken => PermissionFailed::Store(
+                            StoreError::Unexpected("provisioning lost a race twice".into()),
+                        ),
+                    })?
+                    .id
+            }
+        };
+        self.store
+            .set_permission(collection, target, level, self.clock.now())?;
+        Ok(target)
+    }
+
+    /// Removes a user's entry from a collection (permission DELETE): admin only.
+    /// An unknown user (by id or uniqueId) or a missing entry is
+    /// [`PermissionChangeError::UserNotFound`] / [`PermissionChangeError::NoEntry`].
+    #[tracing::instrument(skip(self), fields(user = %caller.user()))]
+    pub fn revoke_permission(
+        &self,
+        caller: &Caller,
+        collection: ObjectId,
+        grantee: Grantee,
+    ) -> Result<(), PermissionFailed> {
+        self.permission_admin(caller, collection)?;
+        let target = match grantee {
+            Grantee::Id(id) => id,
+            Grantee::UniqueId(u) => {
+                self.store
+                    .user_by_unique_id(&u)?
+                    .ok_or(PermissionChangeError::UserNotFound)?
+                    .id
+            }
+        };
+        self.store.remove_permission(collection, target)?;
+        Ok(())
+    }
+
+    /// Reads an object and its owner through a collection (info GET): needs `view`.
+    pub fn object_info(
+        &self,
+        caller: &Caller,
+        collection: ObjectId,
+        object: ObjectId,
+    ) -> Result<ObjectInfo, InfoFailed> {
+        let (object, view) =
+            self.describe(Some(caller), collection, object)
+                .map_err(|e| match e {
+                    DescribeFailed::NotFound => InfoFailed::NotFound,
+                    DescribeFailed::Refused(
+                        DescribeRefused::Forbidden | DescribeRefused::AuthenticationRequired,
+                    ) => InfoFailed::Forbidden,
+                    DescribeFailed::Store(s) => InfoFailed::Store(s),
+                })?;
+        if view != DescribeView::Full {
+            // The limited record of a public object is all a caller without `view` gets.
+            return Err(InfoFailed::Forbidden);
+        }
+        let owner = self.store.user(object.owner())?;
+        Ok(ObjectInfo { object, owner })
+    }
+
+    /// The libraries the caller administers, for contributing `object` (contribute GET).
+    ///
+    /// Candidates are the live catalogs on which the caller holds an explicit entry (any
+    /// level) and, for organization admins, every live catalog; kept when the caller's
+    /// effective level there is `admin`; ordered by title (Unicode code points), then uuid.
+    pub fn contribute_libraries(
+        &self,
+        caller: &Caller,
+        object: ObjectId,
+    ) -> Result<Vec<ContributeLibrary>, ContributeFailed> {
+        if self.store.object(object)?.is_none() {
+            return Err(ContributeFailed::NotFound);
+        }
+        let candidates = if caller.is_org_admin() {
+            self.store.all_catalogs()?
+        } else {
+            self.store.catalogs_with_entries_for(caller.user())?
+        };
+        let parents = self.store.collections_of(object)?;
+        let mut out = Vec::new();
+        for library in candidates {
+            if self.effective_level(caller, library.id())? == PermissionLevel::Admin {
+                let member = parents.contains(&library.id());
+                out.push(ContributeLibrary { library, member });
+            }
+        }
+        out.sort_by(|a, b| {
+            a.library
+                .fields()
+                .title
+                .as_str()
+                .cmp(b.library.fields().title.as_str())
+                .then_with(|| a.library.id().cmp(&b.library.id()))
+        });
+        Ok(out)
+    }
+}
+
+/// Writing names failed.
+enum NamesError {
+    /// The user row is gone.
+    Gone,
+    Store(StoreError),
+}
+
+impl From<StoreError> for NamesError {
+    fn from(s: StoreError) -> Self {
+        Self::Store(s)
+    }
+}
