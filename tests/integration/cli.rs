@@ -400,3 +400,22 @@ fn clients_are_registered_rotated_and_removed() {
     assert_eq!(again.status.code(), Some(1));
     assert!(stderr(&again).contains("no client"), "{}", stderr(&again));
 }
+
+/// One-shot commands on PostgreSQL exit cleanly every time. A pool that kept idle
+/// connections warm replenished them on a background thread, and a process exiting while
+/// that thread was inside libpq's connect crashed (about one run in eight).
+#[test]
+fn one_shot_commands_exit_cleanly_on_postgresql() {
+    let db = PgTestDb::create();
+    let dir = tempfile::tempdir().unwrap();
+    for run in 0..25 {
+        let out = medialib_in(dir.path(), &["migrate", "--database-url", &db.url], &[]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "run {run}: {:?}\n{}",
+            out.status,
+            stderr(&out)
+        );
+    }
+}

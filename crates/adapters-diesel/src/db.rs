@@ -328,7 +328,7 @@ fn sqlite_pool(path: &str, opts: &PoolOptions, memory: bool) -> Result<SqlitePoo
             .idle_timeout(None)
             .max_lifetime(None)
     } else {
-        builder.max_size(opts.max_size).min_idle(Some(1))
+        builder.max_size(opts.max_size).min_idle(Some(0))
     };
     builder
         .build(ConnectionManager::new(path))
@@ -346,9 +346,13 @@ fn pg_pool(url: &str, opts: &PoolOptions) -> Result<PgPool, ConnectError> {
     };
     // See `sqlite_pool`: report permanent errors (bad credentials, unknown database) at once.
     drop(PgConnection::establish(url).map_err(|e| fail(&e))?);
+    // No idle connections are kept warm: with `min_idle` above zero, r2d2 replenishes the
+    // pool on a background thread whenever a connection is checked out, and a process that
+    // exits while that thread is inside libpq's connect crashes in libpq's GSSAPI (Kerberos)
+    // teardown. Connections open on demand instead and are reused while in use.
     Pool::builder()
         .max_size(opts.max_size)
-        .min_idle(Some(1))
+        .min_idle(Some(0))
         .connection_timeout(opts.connection_timeout)
         .error_handler(Box::new(TracingErrorHandler {
             url: url.to_owned(),

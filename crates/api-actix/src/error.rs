@@ -103,6 +103,11 @@ impl ResponseError for ApiError {
             Self::AuthenticationRequired => {
                 builder.insert_header((header::WWW_AUTHENTICATE, "Bearer"));
             }
+            Self::PayloadTooLarge { .. } => {
+                // The rest of the body is never read: tell the client not to reuse the
+                // connection (RFC 9110 §15.5.14) rather than let it fail on the next request.
+                builder.force_close();
+            }
             Self::InvalidToken => {
                 builder
                     .insert_header((header::WWW_AUTHENTICATE, r#"Bearer error="invalid_token""#));

@@ -5,12 +5,6 @@
 //! composition root (`crates/medialib`) hands it trait objects such as
 //! [`Readiness`] inside an [`AppState`].
 
-// Shared helpers of the API modules land before every resource uses them.
-#![allow(
-    dead_code,
-    reason = "helpers shared by API resources still being implemented"
-)]
-
 mod api;
 mod auth;
 mod blocking;

@@ -1,6 +1,672 @@
-//! The OpenAPI document served at `GET /api/openapi.json`.
+//! The OpenAPI 3.1 document served at `GET /api/openapi.json`.
+//!
+//! It is generated from the code with utoipa: the response records are the real
+//! structs of [`crate::records`]; each operation is a documentation-only function in
+//! [`paths`] (the handlers dispatch several methods in one function); error
+//! responses are the shared components of [`responses`]; the `OPTIONS` operation of
+//! every API path is added by the [`Options`] modifier.
+//!
+//! [`refine`] then states, on the JSON, what the derive cannot see:
+//! - response records are closed (`additionalProperties: false`), so an answer with a
+//!   field the document does not list (say, a leak into the limited record) fails a
+//!   conformance check;
+//! - booleans are the strings `"true"`/`"false"`, `uuid`/`userId` are UUIDs, `images`
+//!   has the keys `thumbnail`, `square`, `large`, and fields typed `&'static str` take a
+//!   fixed set of values ([`FIXED_VALUES`]);
+//! - request forms accept unknown scalar fields (ignored), client-defined properties
+//!   have their limits and are `properties[KEY]` (`deepObject`) in urlencoded bodies,
+//!   and some request bodies are optional ([`OPTIONAL_BODIES`]).
+//!
+//! The unit tests below check that every refinement finds its target, and
+//! `tests/integration/api/openapi.rs` that real answers conform to the document.
 
-use actix_web::web;
+mod paths;
+mod responses;
+mod schemas;
+
+use std::sync::LazyLock;
+
+use actix_web::http::header;
+use actix_web::{HttpResponse, web};
+use serde_json::{Value, json};
+use utoipa::openapi::path::{Operation, OperationBuilder, Parameter, ParameterIn};
+use utoipa::openapi::schema::{ObjectBuilder, Type};
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
+use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
+use utoipa::{Modify, OpenApi};
+
+use crate::error::ApiError;
+
+/// The path the document is served at.
+pub const DOCUMENT_PATH: &str = "/api/openapi.json";
+
+/// The general rules of the API, shown at the top of the document.
+const DESCRIPTION: &str = include_str!("openapi/description.md");
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "medialib",
+        version = "1.0",
+        description = DESCRIPTION,
+        license(name = "Apache-2.0", identifier = "Apache-2.0"),
+    ),
+    paths(
+        paths::describe_get,
+        paths::describe_put,
+        paths::describe_post,
+        paths::user_get,
+        paths::user_post,
+        paths::permission_get,
+        paths::permission_put,
+        paths::permission_post,
+        paths::permission_delete,
+        paths::info_get,
+        paths::info_post,
+        paths::embed_get,
+        paths::video_get,
+        paths::authenticate_get,
+        paths::catalog_get,
+        paths::catalog_short_get,
+        paths::catalog_put,
+        paths::catalog_post,
+        paths::catalog_delete,
+        paths::contribute_get,
+        paths::oembed_get,
+        paths::healthz,
+        paths::readyz,
+        paths::openapi_json,
+    ),
+    components(
+        schemas(schemas::ErrorBody, schemas::OptionsRecord),
+        responses(
+            responses::BadRequest,
+            responses::Unauthorized,
+            responses::Forbidden,
+            responses::NotFound,
+            responses::Conflict,
+            responses::PayloadTooLarge,
+            responses::NotImplemented,
+            responses::Unavailable,
+        ),
+    ),
+    modifiers(&Bearer, &Options),
+    security(("bearer" = [])),
+    tags(
+        (name = "describe", description = "Objects and libraries: read, create, update (spec §4.2)."),
+        (name = "user", description = "Users as seen through a collection (spec §4.3)."),
+        (name = "permission", description = "Who has which level on a collection (spec §4.4)."),
+        (name = "info", description = "An object's info record (spec §4.5)."),
+        (name = "media", description = "Embed codes and playable files (spec §4.6)."),
+        (name = "authenticate", description = "Whether the caller's token is good (spec §4.7)."),
+        (name = "catalog", description = "Collection membership: list, add, remove (spec §4.8)."),
+        (name = "contribute", description = "Libraries the caller may add an object to (spec §4.9)."),
+        (name = "oembed", description = "oEmbed 1.0 for public objects."),
+        (name = "health", description = "Probes for orchestrators and load balancers."),
+        (name = "meta", description = "This document."),
+    )
+)]
+struct ApiDoc;
+
+/// The `bearer` security scheme.
+struct Bearer;
+
+impl Modify for Bearer {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let scheme = HttpBuilder::new()
+            .scheme(HttpAuthScheme::Bearer)
+            .description(Some(
+                "An OAuth 2.0 access token: `Authorization: Bearer TOKEN`. The form \
+                 `Authorization: OAuth TOKEN` is accepted too, on every call. A non-public \
+                 call without a token is a 401 with `WWW-Authenticate: Bearer`; an unknown, \
+                 expired or revoked token is a 401 with \
+                 `WWW-Authenticate: Bearer error=\"invalid_token\"`. A token without the \
+                 `write` scope gets 403 on PUT, POST and DELETE.",
+            ))
+            .build();
+        openapi
+            .components
+            .get_or_insert_with(Default::default)
+            .add_security_scheme("bearer", SecurityScheme::Http(scheme));
+    }
+}
+
+/// Adds the `OPTIONS` operation every API path answers (DECISIONS.md §4).
+struct Options;
+
+/// A path id that is a UUID (32 hexadecimal digits, dashed 8-4-4-4-12 or not) or `0`.
+const ID_OR_ZERO: &str = "^(0|[0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$";
+
+impl Modify for Options {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        for (path, item) in openapi.paths.paths.iter_mut() {
+            if !path.starts_with("/api/") || path == DOCUMENT_PATH || item.options.is_some() {
+                continue;
+            }
+            let ops: Vec<&Operation> = [&item.get, &item.put, &item.post, &item.delete]
+                .into_iter()
+                .flatten()
+                .collect();
+            let tags = ops.first().and_then(|op| op.tags.clone());
+            let parameters = ops
+                .first()
+                .and_then(|op| op.parameters.clone())
+                .map(|params| {
+                    params
+                        .into_iter()
+                        .filter(|p| p.parameter_in == ParameterIn::Path)
+                        .map(|p| widened(p, &ops))
+                        .collect::<Vec<_>>()
+                });
+            item.options = Some(options_operation(path, parameters, tags));
+        }
+    }
+}
+
+/// OPTIONS parses a path's ids like its other methods but gives `0` no meaning of its
+/// own: where the methods disagree on a parameter (describe's PUT takes `0`, its GET a
+/// UUID), OPTIONS takes either.
+fn widened(mut param: Parameter, ops: &[&Operation]) -> Parameter {
+    let schema_of = |op: &Operation| {
+        op.parameters
+            .iter()
+            .flatten()
+            .find(|p| p.name == param.name && p.parameter_in == ParameterIn::Path)
+            .map(|p| p.schema.clone())
+    };
+    let first = ops.first().and_then(|op| schema_of(op));
+    if ops.iter().any(|op| schema_of(op) != first) {
+        param.schema = Some(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .pattern(Some(ID_OR_ZERO))
+                .into(),
+        );
+    }
+    param
+}
+
+fn options_operation(
+    path: &str,
+    parameters: Option<Vec<utoipa::openapi::path::Parameter>>,
+    tags: Option<Vec<String>>,
+) -> Operation {
+    let id = format!(
+        "{}_options",
+        path.trim_start_matches("/api/")
+            .split('/')
+            .next()
+            .unwrap_or("api")
+    );
+    let id = if path.starts_with("/api/catalog/o/") {
+        "catalog_short_options".to_owned()
+    } else {
+        id
+    };
+    let ok = ResponseBuilder::new()
+        .description(
+            "The methods of the path (also in the `Allow` header), whether the caller is \
+             authenticated, and whether it may perform the path's write methods.",
+        )
+        .header(
+            "Allow",
+            utoipa::openapi::header::HeaderBuilder::new()
+                .schema(ObjectBuilder::new().schema_type(Type::String))
+                .description(Some("The methods the path implements."))
+                .build(),
+        )
+        .content(
+            "application/json",
+            ContentBuilder::new()
+                .schema(Some(Ref::from_schema_name("OptionsRecord")))
+                .build(),
+        )
+        .build();
+    OperationBuilder::new()
+        .operation_id(Some(id))
+        .summary(Some("Methods and pre-flight"))
+        .description(Some(
+            "Answers 200 on every API path (CORS pre-flight too): `proceed` tells a client, \
+             before a long operation such as an upload, whether the caller may perform the \
+             path's write methods. Never fails on a bad token (it answers \
+             `authenticated: \"false\"`). Malformed ids in the path are a 400.",
+        ))
+        .tags(tags)
+        .parameters(parameters)
+        .security(SecurityRequirement::default())
+        .security(SecurityRequirement::new::<_, _, &str>("bearer", []))
+        .response("200", ok)
+        .response("400", Ref::from_response_name("BadRequest"))
+        .build()
+}
+
+/// The object types (DECISIONS.md §2).
+const OBJECT_TYPES: [&str; 5] = ["catalog", "video", "audio", "image", "file"];
+
+/// Fields whose values the Rust types cannot show: `(schema, property, allowed values)`.
+const FIXED_VALUES: &[(&str, &str, &[&str])] = &[
+    ("DescribeRecord", "type", &OBJECT_TYPES),
+    ("LimitedRecord", "type", &OBJECT_TYPES),
+    ("InfoRecord", "type", &["info"]),
+    ("InfoRecord", "fileType", &OBJECT_TYPES),
+    ("EmbedRecord", "type", &["embed"]),
+    ("VideoRecord", "type", &["video"]),
+    ("VideoFile", "format", &["hls", "smil", "mp4"]),
+    ("PermissionRecord", "level", &["none", "view", "admin"]),
+    ("OEmbedResponse", "version", &["1.0"]),
+    ("OEmbedResponse", "type", &["video", "rich"]),
+    ("OEmbedResponse", "provider_name", &["medialib"]),
+    ("AuthenticateRecord", "type", &["authenticate"]),
+    ("HealthStatus", "status", &["ok", "ready"]),
+];
+
+/// Properties that are booleans as the strings `"true"` / `"false"` (DECISIONS.md §2).
+const BOOLEAN_STRINGS: [&str; 4] = ["public", "authenticated", "member", "proceed"];
+
+/// The keys of `images` (DECISIONS.md §2).
+const IMAGE_SIZES: [&str; 3] = ["thumbnail", "square", "large"];
+
+/// Properties that hold a UUID (lowercase and dashed in output).
+const UUIDS: [&str; 2] = ["uuid", "userId"];
+
+/// The document as JSON, refined (see the module documentation).
+pub fn document() -> Result<Value, serde_json::Error> {
+    let mut doc = serde_json::to_value(ApiDoc::openapi())?;
+    refine(&mut doc);
+    Ok(doc)
+}
+
+/// Applies what the derive cannot express.
+fn refine(doc: &mut Value) {
+    let response_schemas = response_schema_names(doc);
+    let request_schemas = request_schema_names(doc);
+    let Some(schemas) = doc
+        .pointer_mut("/components/schemas")
+        .and_then(Value::as_object_mut)
+    else {
+        return;
+    };
+    for (name, schema) in schemas.iter_mut() {
+        if response_schemas.contains(name) {
+            close(schema);
+        } else if request_schemas.contains(name) && schema.get("properties").is_some() {
+            // Fields a call does not know are ignored, but a JSON body's values must be
+            // scalars (input.rs).
+            schema.as_object_mut().into_iter().for_each(|s| {
+                s.entry("additionalProperties")
+                    .or_insert(json!({"type": ["string", "number", "boolean"]}));
+            });
+        }
+        for (schema_name, property, values) in FIXED_VALUES {
+            if schema_name == name {
+                if let Some(p) = schema.pointer_mut(&format!("/properties/{property}")) {
+                    p["enum"] = json!(values);
+                }
+            }
+        }
+    }
+    if let Some(p) = doc.pointer_mut("/components/schemas/DescribeForm/properties/properties") {
+        property_limits(p);
+    }
+    form_encodings(doc);
+    optional_bodies(doc);
+}
+
+/// The limits of client-defined properties (`medialib_domain::text::Properties`), which
+/// utoipa's field attributes cannot state for a map.
+fn property_limits(schema: &mut Value) {
+    schema["maxProperties"] = json!(64);
+    schema["propertyNames"] = json!({
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 64,
+        "pattern": "^[^\\u0000-\\u001f\\u007f-\\u009f]+$",
+    });
+    schema["additionalProperties"] = json!({"type": "string", "maxLength": 4096});
+}
+
+/// Operations whose body may be empty: every field is optional, or may come from the
+/// query string, or is needed only with a `0` in the path.
+const OPTIONAL_BODIES: [&str; 5] = [
+    "user_post",
+    "permission_put",
+    "permission_post",
+    "permission_delete",
+    "info_post",
+];
+
+/// utoipa marks every request body required; some are not.
+fn optional_bodies(doc: &mut Value) {
+    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for item in paths.values_mut() {
+        for op in item
+            .as_object_mut()
+            .into_iter()
+            .flat_map(|o| o.values_mut())
+        {
+            let optional = op["operationId"]
+                .as_str()
+                .is_some_and(|id| OPTIONAL_BODIES.contains(&id));
+            if optional {
+                if let Some(body) = op.get_mut("requestBody") {
+                    body["required"] = json!(false);
+                }
+            }
+        }
+    }
+}
+
+/// Names of the component schemas that responses use, directly or through other schemas.
+fn response_schema_names(doc: &Value) -> std::collections::BTreeSet<String> {
+    let mut found = std::collections::BTreeSet::new();
+    let mut pending = Vec::new();
+    let mut roots = Vec::new();
+    if let Some(paths) = doc["paths"].as_object() {
+        for item in paths.values() {
+            for op in item.as_object().into_iter().flat_map(|o| o.values()) {
+                if let Some(responses) = op["responses"].as_object() {
+                    roots.extend(responses.values());
+                }
+            }
+        }
+    }
+    if let Some(responses) = doc
+        .pointer("/components/responses")
+        .and_then(Value::as_object)
+    {
+        roots.extend(responses.values());
+    }
+    for root in roots {
+        collect_refs(root, &mut pending);
+    }
+    while let Some(name) = pending.pop() {
+        if found.insert(name.clone()) {
+            if let Some(schema) = doc.pointer(&format!("/components/schemas/{name}")) {
+                collect_refs(schema, &mut pending);
+            }
+        }
+    }
+    found
+}
+
+/// Names of the component schemas that request bodies use directly.
+fn request_schema_names(doc: &Value) -> std::collections::BTreeSet<String> {
+    let mut refs = Vec::new();
+    if let Some(paths) = doc["paths"].as_object() {
+        for item in paths.values() {
+            for op in item.as_object().into_iter().flat_map(|o| o.values()) {
+                if let Some(body) = op.get("requestBody") {
+                    collect_refs(body, &mut refs);
+                }
+            }
+        }
+    }
+    refs.into_iter().collect()
+}
+
+/// Pushes the schema names of every `$ref` inside `v`.
+fn collect_refs(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(map) => {
+            for (k, child) in map {
+                if k == "$ref" {
+                    if let Some(name) = child
+                        .as_str()
+                        .and_then(|r| r.strip_prefix("#/components/schemas/"))
+                    {
+                        out.push(name.to_owned());
+                    }
+                } else {
+                    collect_refs(child, out);
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|i| collect_refs(i, out)),
+        _ => {}
+    }
+}
+
+/// Closes a response schema and the inline object schemas inside it; types its
+/// boolean-string, UUID and `images` properties.
+fn close(schema: &mut Value) {
+    let Some(map) = schema.as_object_mut() else {
+        return;
+    };
+    if let Some(properties) = map.get_mut("properties").and_then(Value::as_object_mut) {
+        for (name, p) in properties.iter_mut() {
+            let is_string = p["type"] == "string";
+            if is_string && BOOLEAN_STRINGS.contains(&name.as_str()) {
+                p["enum"] = json!(["true", "false"]);
+            }
+            if is_string && UUIDS.contains(&name.as_str()) {
+                p["format"] = json!("uuid");
+            }
+            if name == "images" && p["type"] == "object" {
+                p["propertyNames"] = json!({"enum": IMAGE_SIZES});
+            }
+            close(p);
+        }
+        map.entry("additionalProperties").or_insert(json!(false));
+    }
+    for key in ["items", "additionalProperties"] {
+        if let Some(child) = map.get_mut(key) {
+            close(child);
+        }
+    }
+    for key in ["oneOf", "anyOf", "allOf"] {
+        if let Some(Value::Array(children)) = map.get_mut(key) {
+            children.iter_mut().for_each(close);
+        }
+    }
+}
+
+/// In urlencoded bodies an object field is sent as `NAME[KEY]=VALUE` (`deepObject`).
+fn form_encodings(doc: &mut Value) {
+    let objects = object_fields_of_schemas(doc);
+    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for item in paths.values_mut() {
+        for op in item
+            .as_object_mut()
+            .into_iter()
+            .flat_map(|o| o.values_mut())
+        {
+            let Some(form) =
+                op.pointer_mut("/requestBody/content/application~1x-www-form-urlencoded")
+            else {
+                continue;
+            };
+            let name = form
+                .pointer("/schema/$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix("#/components/schemas/"))
+                .map(str::to_owned);
+            let Some(fields) = name.and_then(|n| objects.get(&n)) else {
+                continue;
+            };
+            for field in fields {
+                form["encoding"][field] = json!({"style": "deepObject", "explode": true});
+            }
+        }
+    }
+}
+
+/// For each component schema, its properties that are objects.
+fn object_fields_of_schemas(doc: &Value) -> std::collections::BTreeMap<String, Vec<String>> {
+    let mut out = std::collections::BTreeMap::new();
+    if let Some(schemas) = doc
+        .pointer("/components/schemas")
+        .and_then(Value::as_object)
+    {
+        for (name, schema) in schemas {
+            let fields: Vec<String> = schema["properties"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter(|(_, p)| p["type"] == "object")
+                .map(|(k, _)| k.clone())
+                .collect();
+            if !fields.is_empty() {
+                out.insert(name.clone(), fields);
+            }
+        }
+    }
+    out
+}
+
+/// The serialized document, built once.
+static DOCUMENT: LazyLock<Result<String, String>> = LazyLock::new(|| {
+    document()
+        .and_then(|doc| serde_json::to_string(&doc))
+        .map_err(|e| e.to_string())
+});
+
+/// `GET /api/openapi.json` (and HEAD).
+async fn serve() -> Result<HttpResponse, ApiError> {
+    match &*DOCUMENT {
+        Ok(json) => Ok(HttpResponse::Ok()
+            .content_type("application/json")
+            .insert_header((header::CACHE_CONTROL, "public, max-age=300"))
+            .body(json.clone())),
+        Err(reason) => {
+            tracing::error!(%reason, "the OpenAPI document cannot be serialized");
+            Err(ApiError::Internal)
+        }
+    }
+}
+
+/// Any other method on the document's path.
+async fn get_only() -> Result<HttpResponse, ApiError> {
+    Err(ApiError::MethodNotImplemented { allow: "GET, HEAD" })
+}
 
 /// Registers the OpenAPI route.
-pub fn configure(_cfg: &mut web::ServiceConfig) {}
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource(DOCUMENT_PATH)
+            .route(web::get().to(serve))
+            .route(web::head().to(serve))
+            .default_service(web::to(get_only)),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn is_openapi_3_1_with_the_bearer_scheme() {
+        let doc = document().unwrap();
+        assert!(doc["openapi"].as_str().unwrap().starts_with("3.1."));
+        assert_eq!(
+            doc.pointer("/components/securitySchemes/bearer/scheme"),
+            Some(&json!("bearer"))
+        );
+    }
+
+    #[test]
+    fn every_fixed_value_finds_its_field() {
+        let doc = document().unwrap();
+        for (schema, property, values) in FIXED_VALUES {
+            let p = doc
+                .pointer(&format!(
+                    "/components/schemas/{schema}/properties/{property}"
+                ))
+                .unwrap_or_else(|| panic!("{schema}.{property} is not in the document"));
+            assert_eq!(p["enum"], json!(values), "{schema}.{property}");
+        }
+    }
+
+    #[test]
+    fn response_records_are_closed_and_forms_are_not() {
+        let doc = document().unwrap();
+        let schemas = &doc["components"]["schemas"];
+        for name in ["DescribeRecord", "LimitedRecord", "UuidBody", "ErrorBody"] {
+            assert_eq!(
+                schemas[name]["additionalProperties"],
+                json!(false),
+                "{name}"
+            );
+        }
+        // Forms stay open: unknown fields are ignored, as long as they are scalars.
+        assert_eq!(
+            schemas["DescribeForm"]["additionalProperties"],
+            json!({"type": ["string", "number", "boolean"]})
+        );
+        assert_eq!(
+            schemas["LimitedRecord"]["properties"]["public"]["enum"],
+            json!(["true", "false"])
+        );
+    }
+
+    #[test]
+    fn property_limits_are_stated() {
+        let doc = document().unwrap();
+        let p = &doc["components"]["schemas"]["DescribeForm"]["properties"]["properties"];
+        assert_eq!(p["maxProperties"], 64);
+        assert_eq!(p["propertyNames"]["maxLength"], 64);
+        assert_eq!(
+            p["propertyNames"]["pattern"],
+            "^[^\\u0000-\\u001f\\u007f-\\u009f]+$"
+        );
+        assert_eq!(p["additionalProperties"]["maxLength"], 4096);
+    }
+
+    #[test]
+    fn urlencoded_properties_are_deep_objects() {
+        let doc = document().unwrap();
+        let form = doc
+            .pointer(
+                "/paths/~1api~1describe~1c~1{collection_uuid}~1o~1{object_uuid}/put/requestBody/content/application~1x-www-form-urlencoded",
+            )
+            .unwrap();
+        assert_eq!(form["encoding"]["properties"]["style"], "deepObject");
+    }
+
+    #[test]
+    fn optional_bodies_are_marked() {
+        let doc = document().unwrap();
+        let mut found = 0;
+        for item in doc["paths"].as_object().unwrap().values() {
+            for op in item.as_object().unwrap().values() {
+                let id = op["operationId"].as_str().unwrap();
+                if let Some(required) = op.pointer("/requestBody/required") {
+                    assert_eq!(required, &json!(!OPTIONAL_BODIES.contains(&id)), "{id}");
+                    found += usize::from(OPTIONAL_BODIES.contains(&id));
+                }
+            }
+        }
+        assert_eq!(found, OPTIONAL_BODIES.len());
+    }
+
+    #[test]
+    fn options_take_zero_where_the_methods_disagree() {
+        let doc = document().unwrap();
+        let describe = &doc["paths"]["/api/describe/c/{collection_uuid}/o/{object_uuid}"];
+        let pattern =
+            |method: &str, i: usize| describe[method]["parameters"][i]["schema"]["pattern"].clone();
+        assert_eq!(pattern("put", 1), json!("^0$"));
+        assert_eq!(
+            pattern("put", 0),
+            json!(ID_OR_ZERO),
+            "the attribute and the constant agree"
+        );
+        assert_eq!(pattern("options", 0), json!(ID_OR_ZERO));
+        assert_eq!(pattern("options", 1), json!(ID_OR_ZERO));
+        let info = &doc["paths"]["/api/info/c/{collection_uuid}/o/{object_id}"];
+        assert_eq!(info["options"]["parameters"], info["get"]["parameters"]);
+    }
+
+    #[test]
+    fn every_api_path_answers_options() {
+        let doc = document().unwrap();
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            if path.starts_with("/api/") && path != DOCUMENT_PATH {
+                assert!(item.get("options").is_some(), "{path}");
+            }
+        }
+    }
+}

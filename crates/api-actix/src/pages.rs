@@ -320,7 +320,11 @@ async fn oembed(
 
 async fn oembed_json(state: &AppState, query: &Form) -> Result<HttpResponse, ApiError> {
     // oEmbed 1.0 §2.3.4: an unsupported format is a 501.
-    if query.get("format").is_some_and(|f| f != "json") {
+    // An empty `format` counts as absent (oEmbed 1.0 §2.2: it is optional).
+    if query
+        .get("format")
+        .is_some_and(|f| !f.is_empty() && f != "json")
+    {
         return Err(ApiError::NotImplemented(
             "only format=json is supported".into(),
         ));

@@ -393,7 +393,19 @@ async fn method_overrides_and_body_formats(b: Backend) {
         .bearer_auth(&t)
         .header("Content-Type", "application/x-www-form-urlencoded")
         .body(big);
-    assert_error(&api.send(req).await, 413);
+    let a = api.send(req).await;
+    assert_error(&a, 413);
+    assert_eq!(
+        a.headers["connection"], "close",
+        "the unread body ends the connection"
+    );
+    // The client's next request on this host works (no reuse of the dropped connection).
+    assert_eq!(
+        api.get(&format!("/api/describe/c/{lib}/o/{lib}"), Some(&t))
+            .await
+            .status,
+        StatusCode::OK
+    );
 }
 
 async fn options_and_unimplemented_methods(b: Backend) {

@@ -11,6 +11,7 @@ mod contribute;
 mod describe;
 mod info;
 mod media;
+mod openapi;
 mod pages;
 mod permission;
 mod user;

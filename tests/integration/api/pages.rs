@@ -302,6 +302,12 @@ async fn oembed_describes_public_objects(b: Backend) {
     assert_error(&a, 501);
     assert_eq!(a.json["message"], "only format=json is supported");
     assert!(!a.headers.contains_key("allow"), "not a method problem");
+    let a = oembed(&api, &[("url", &link), ("format", "")]).await;
+    assert_eq!(
+        a.status.as_u16(),
+        200,
+        "an empty format counts as absent: {a:?}"
+    );
     assert_error(
         &oembed(&api, &[("url", "not a url"), ("format", "json")]).await,
         400,

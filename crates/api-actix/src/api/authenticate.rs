@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::{is_read, not_implemented, options};
 use crate::auth::optional_caller;
 use crate::error::ApiError;
+use crate::input::ApiCall;
 use crate::state::AppState;
 
 const ALLOW: &str = "GET, HEAD, OPTIONS";
@@ -22,9 +23,13 @@ struct AuthenticateRecord {
 /// `/api/authenticate`.
 pub async fn handle(
     req: HttpRequest,
+    payload: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    match req.method() {
+    // Read the call like every resource does: a body is consumed (and limited) before the
+    // answer, so a client still sending one never meets a closed connection.
+    let call = ApiCall::read(&req, payload).await?;
+    match &call.method {
         m if is_read(m) => {
             let authenticated = match optional_caller(&state, &req).await {
                 Ok(c) => c.is_some(),

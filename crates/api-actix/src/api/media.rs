@@ -52,7 +52,7 @@ async fn handle(
     let call = ApiCall::read(req, payload).await?;
     let (c, o) = path.into_inner();
     let c = collection_id(&c)?;
-    let o = path_real_id::<ObjectId>(&o, "object_uuid")?;
+    let o = path_real_id::<ObjectId>(&o, "object_id")?;
     match call.method {
         ref m if is_read(m) => read(state, req, c, o, record).await,
         Method::OPTIONS => options(state, req, ALLOW, Some(c)).await,

@@ -1,0 +1,332 @@
+//! Documentation-only types: the shapes the document names that have no public
+//! Rust type of their own (the error body, the small records built inline by a
+//! handler, the request forms and the path parameters).
+//!
+//! Nothing constructs these types; utoipa reads their definitions. The
+//! integration test `api::openapi` compares the answers of the live service with
+//! the mirrored records, so a drift between a handler and its mirror fails it.
+
+#![allow(
+    dead_code,
+    reason = "documentation-only types: utoipa reads their definitions, nothing builds them"
+)]
+
+use std::collections::BTreeMap;
+
+use utoipa::{IntoParams, ToSchema};
+
+/// The body of every error response (DECISIONS.md §4): a human-readable message
+/// that names the offending field when there is one.
+#[derive(ToSchema)]
+#[schema(example = json!({"message": "title is longer than 255 characters"}))]
+pub struct ErrorBody {
+    /// What went wrong.
+    message: String,
+}
+
+/// The answer of `GET /api/authenticate` (spec §2.8).
+#[derive(ToSchema)]
+pub struct AuthenticateRecord {
+    /// Always `authenticate`.
+    #[schema(rename = "type")]
+    kind: String,
+    /// `"true"` when a valid token was presented, else `"false"`; a bad token is not an error here.
+    authenticated: String,
+}
+
+/// The answer of `OPTIONS` on an API path (DECISIONS.md §4).
+#[derive(ToSchema)]
+pub struct OptionsRecord {
+    /// The methods the path implements (also in the `Allow` header).
+    methods: Vec<String>,
+    /// `"true"` when a valid token was presented.
+    authenticated: String,
+    /// `"true"` when the caller may perform the path's write methods (PUT, POST, DELETE):
+    /// a token with the `write` scope and `admin` on the collection of the path.
+    proceed: String,
+}
+
+/// The answer of the health probes.
+#[derive(ToSchema)]
+#[schema(example = json!({"status": "ok"}))]
+pub struct HealthStatus {
+    /// `ok` (`/healthz`) or `ready` (`/readyz`).
+    status: String,
+}
+
+/// Fields of describe PUT (create) and POST (update).
+///
+/// Sent as `application/x-www-form-urlencoded`, `multipart/form-data` or a JSON object.
+/// In form bodies each property is a field `properties[KEY]=VALUE`; in JSON, `properties`
+/// is an object of strings. On POST, fields that are absent keep their stored values and
+/// `properties` are merged over the stored ones.
+#[derive(ToSchema)]
+pub struct DescribeForm {
+    /// Object type; required, and fixed at creation (a POST that changes it is a 409).
+    #[schema(rename = "type")]
+    kind: ObjectType,
+    /// Title, at most 255 characters, may be blank.
+    #[schema(required = false, max_length = 255)]
+    title: String,
+    /// Description, at most 65 536 characters, may be blank.
+    #[schema(required = false, max_length = 65536)]
+    description: String,
+    /// `true` or `false` (any case); default `false` on PUT.
+    #[schema(
+        required = false,
+        pattern = "^([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee])$",
+        example = "false"
+    )]
+    public: String,
+    /// Duration in seconds.
+    #[schema(required = false)]
+    duration: u32,
+    /// Client-defined string properties: at most 64 keys of 1 to 64 characters, values of at
+    /// most 4 096 characters.
+    #[schema(required = false)]
+    properties: BTreeMap<String, String>,
+}
+
+/// The kinds of media object (DECISIONS.md §2).
+#[derive(ToSchema)]
+#[schema(rename_all = "lowercase")]
+pub enum ObjectType {
+    /// A collection (media library).
+    Catalog,
+    /// A video.
+    Video,
+    /// An audio recording.
+    Audio,
+    /// An image.
+    Image,
+    /// Any other file.
+    File,
+}
+
+/// A permission level (spec §2.4).
+#[derive(ToSchema)]
+#[schema(rename_all = "lowercase")]
+pub enum Level {
+    /// No access (overrides a level inherited from a parent collection).
+    None,
+    /// Read access.
+    View,
+    /// Read and write access, including permissions.
+    Admin,
+}
+
+/// Fields of user POST.
+#[derive(ToSchema)]
+#[schema(rename_all = "camelCase")]
+pub struct UserForm {
+    /// First name, at most 255 characters without control characters.
+    #[schema(
+        required = false,
+        max_length = 255,
+        pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$"
+    )]
+    first_name: String,
+    /// Last name, at most 255 characters without control characters.
+    #[schema(
+        required = false,
+        max_length = 255,
+        pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$"
+    )]
+    last_name: String,
+    /// The user's SSO unique id; required when `user_id` is `0` (creates the user).
+    #[schema(
+        required = false,
+        min_length = 1,
+        max_length = 255,
+        pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]+$"
+    )]
+    unique_id: String,
+}
+
+/// Fields of permission PUT and POST.
+#[derive(ToSchema)]
+#[schema(rename_all = "camelCase")]
+pub struct PermissionForm {
+    /// The user's SSO unique id; required when `user_id` is `0`. A uniqueId no user has yet
+    /// provisions that user, so access can be granted before their first sign-in.
+    #[schema(
+        required = false,
+        min_length = 1,
+        max_length = 255,
+        pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]+$"
+    )]
+    unique_id: String,
+    /// The level to give; default `view`.
+    #[schema(required = false)]
+    level: Level,
+}
+
+/// Fields of permission DELETE.
+#[derive(ToSchema)]
+#[schema(rename_all = "camelCase")]
+pub struct GranteeForm {
+    /// The user's SSO unique id; required when `user_id` is `0`.
+    #[schema(
+        required = false,
+        min_length = 1,
+        max_length = 255,
+        pattern = "^[^\\u0000-\\u001f\\u007f-\\u009f]+$"
+    )]
+    unique_id: String,
+}
+
+/// Fields of info POST.
+#[derive(ToSchema)]
+pub struct InfoForm {
+    /// Title, at most 255 characters, may be blank.
+    #[schema(required = false, max_length = 255)]
+    title: String,
+    /// Description, at most 65 536 characters, may be blank.
+    #[schema(required = false, max_length = 65536)]
+    description: String,
+}
+
+/// `c/{collection_uuid}/o/0` (describe PUT).
+#[derive(IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct DescribeCreatePath {
+    /// The collection (media library) to create the object in: a UUID (32 hexadecimal
+    /// digits, dashed 8-4-4-4-12 or not, any case), or `0` to create a top-level library.
+    #[param(
+        pattern = "^(0|[0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$"
+    )]
+    collection_uuid: String,
+    /// Always `0`: the service assigns the new object's UUID.
+    #[param(pattern = "^0$")]
+    object_uuid: String,
+}
+
+/// `c/{collection_uuid}/o/{object_uuid}` where both are real ids (describe GET/POST,
+/// catalog PUT/POST/DELETE).
+#[derive(IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct ObjectInCollection {
+    /// The collection (media library): a UUID (32 hexadecimal digits, dashed 8-4-4-4-12 or
+    /// not, any case).
+    #[param(
+        pattern = "^([0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$"
+    )]
+    collection_uuid: String,
+    /// The object (or collection): a UUID.
+    #[param(
+        pattern = "^([0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$"
+    )]
+    object_uuid: String,
+}
+
+/// `c/{collection_uuid}/o/{object_uuid}` (catalog GET).
+#[derive(IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct CatalogListPath {
+    /// The collection (media library): a UUID (32 hexadecimal digits, dashed 8-4-4-4-12 or
+    /// not, any case).
+    #[param(
+        pattern = "^([0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$"
+    )]
+    collection_uuid: String,
+    /// `0` (or the collection's own UUID) lists the collection; the UUID of a catalog
+    /// member lists that sub-catalog.
+    #[param(
+        pattern = "^(0|[0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$"
+    )]
+    object_uuid: String,
+}
+
+/// `c/{collection_uuid}/o/{object_id}` (info, embed, video).
+#[derive(IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct CollectionObjectId {
+    /// The collection (media library) the object is read through: a UUID (32 hexadecimal
+    /// digits, dashed 8-4-4-4-12 or not, any case).
+    #[param(
+        pattern = "^([0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$"
+    )]
+    collection_uuid: String,
+    /// The object's UUID.
+    #[param(
+        pattern = "^([0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$"
+    )]
+    object_id: String,
+}
+
+/// `c/{collection_uuid}/o/{user_id}` (user, permission).
+#[derive(IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct CollectionUser {
+    /// The collection (media library): a UUID (32 hexadecimal digits, dashed 8-4-4-4-12 or
+    /// not, any case).
+    #[param(
+        pattern = "^([0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$"
+    )]
+    collection_uuid: String,
+    /// The user's id (a UUID), or `0` with the meaning the operation gives it.
+    #[param(
+        pattern = "^(0|[0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$"
+    )]
+    user_id: String,
+}
+
+/// `o/{object_id}` (contribute).
+#[derive(IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct ObjectOnly {
+    /// The object's UUID (32 hexadecimal digits, dashed 8-4-4-4-12 or not, any case).
+    #[param(
+        pattern = "^([0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$"
+    )]
+    object_id: String,
+}
+
+/// `o/{collection_uuid}` (the short catalog path).
+#[derive(IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct CollectionOnly {
+    /// The collection (media library): a UUID (32 hexadecimal digits, dashed 8-4-4-4-12 or
+    /// not, any case).
+    #[param(
+        pattern = "^([0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$"
+    )]
+    collection_uuid: String,
+}
+
+/// The query of catalog GET.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(
+    non_snake_case,
+    reason = "the spec names the parameter completeRecords"
+)]
+pub struct CatalogQuery {
+    /// Epoch seconds: list only members whose object was modified, or whose membership was
+    /// added, at or after `ts` (pass back the previous answer's `ts`). `0`, negative and
+    /// non-integer values are a 400.
+    #[param(required = false, minimum = 1)]
+    ts: i64,
+    /// How many of the listed items (the first ones) are complete describe records; the rest
+    /// are limited records. Absent: every item is complete.
+    #[param(required = false, minimum = 0)]
+    completeRecords: u32,
+}
+
+/// The query of oEmbed GET (oEmbed 1.0 §2.2).
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct OEmbedQuery {
+    /// The object's permLink or landing-page URL (absolute http or https).
+    #[param(format = "uri", pattern = "^[Hh][Tt][Tt][Pp][Ss]?://[^/]")]
+    url: String,
+    /// `json`, the only format offered (others are a 501); default `json`.
+    #[param(required = false, example = "json")]
+    format: String,
+    /// Largest width of the player, pixels (positive).
+    #[param(required = false, minimum = 1)]
+    maxwidth: u32,
+    /// Largest height of the player, pixels (positive).
+    #[param(required = false, minimum = 1)]
+    maxheight: u32,
+}
