@@ -7,42 +7,12 @@ use medialib_domain::{ObjectId, PermissionLevel, User};
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 
-use super::{Answer, ApiApp, Backend, assert_error};
-
-const COMPLETE: [&str; 13] = [
-    "authenticated",
-    "created",
-    "description",
-    "images",
-    "metadata",
-    "modified",
-    "permLink",
-    "properties",
-    "public",
-    "title",
-    "type",
-    "userId",
-    "uuid",
-];
-
-const LIMITED: [&str; 8] = [
-    "authenticated",
-    "description",
-    "images",
-    "permLink",
-    "public",
-    "title",
-    "type",
-    "uuid",
-];
+use super::{
+    Answer, ApiApp, Backend, COMPLETE_RECORD as COMPLETE, LIMITED_RECORD as LIMITED, assert_error,
+    keys,
+};
 
 const GHOST: &str = "0123456789abcdef0123456789abcdef";
-
-fn keys(v: &Value) -> Vec<String> {
-    let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
-    k.sort();
-    k
-}
 
 fn list(a: &Answer) -> &Vec<Value> {
     assert_eq!(a.status, StatusCode::OK, "{a:?}");

@@ -4,13 +4,7 @@
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 
-use super::{ApiApp, Backend, assert_error};
-
-fn keys(v: &Value) -> Vec<String> {
-    let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
-    k.sort();
-    k
-}
+use super::{ApiApp, Backend, COMPLETE_RECORD, LIMITED_RECORD, assert_error, keys};
 
 async fn create_and_read_complete_record(b: Backend) {
     let api = ApiApp::start(b).await;
@@ -22,24 +16,7 @@ async fn create_and_read_complete_record(b: Backend) {
         .await;
     assert_eq!(a.status, StatusCode::OK, "{a:?}");
     let r = &a.json;
-    assert_eq!(
-        keys(r),
-        [
-            "authenticated",
-            "created",
-            "description",
-            "images",
-            "metadata",
-            "modified",
-            "permLink",
-            "properties",
-            "public",
-            "title",
-            "type",
-            "userId",
-            "uuid"
-        ]
-    );
+    assert_eq!(keys(r), COMPLETE_RECORD);
     assert_eq!(r["type"], "video");
     assert_eq!(r["title"], "Intro");
     assert_eq!(r["public"], "false");
@@ -96,19 +73,7 @@ async fn anonymous_and_outsiders_see_the_limited_subset_of_public_objects(b: Bac
     for token in [None, Some(other.as_str())] {
         let a = api.get(&path, token).await;
         assert_eq!(a.status, StatusCode::OK);
-        assert_eq!(
-            keys(&a.json),
-            [
-                "authenticated",
-                "description",
-                "images",
-                "permLink",
-                "public",
-                "title",
-                "type",
-                "uuid"
-            ]
-        );
+        assert_eq!(keys(&a.json), LIMITED_RECORD);
         assert_eq!(a.json["public"], "true");
         assert_eq!(
             a.json["authenticated"],

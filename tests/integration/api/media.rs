@@ -2,15 +2,9 @@
 
 use medialib_domain::{ObjectId, PermissionLevel};
 use reqwest::{Method, StatusCode};
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::{ApiApp, Backend, assert_error};
-
-fn keys(v: &Value) -> Vec<String> {
-    let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
-    k.sort();
-    k
-}
+use super::{ApiApp, Backend, assert_error, keys};
 
 async fn embed_record_points_at_the_player_pages(b: Backend) {
     let api = ApiApp::start(b).await;

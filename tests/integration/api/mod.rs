@@ -229,6 +229,42 @@ fn register_client(services: &Services) -> ClientCredentials {
     }
 }
 
+/// The sorted keys of a JSON object.
+pub fn keys(v: &Value) -> Vec<String> {
+    let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+    k.sort();
+    k
+}
+
+/// The fields of the complete describe record, sorted.
+pub const COMPLETE_RECORD: [&str; 13] = [
+    "authenticated",
+    "created",
+    "description",
+    "images",
+    "metadata",
+    "modified",
+    "permLink",
+    "properties",
+    "public",
+    "title",
+    "type",
+    "userId",
+    "uuid",
+];
+
+/// The fields of the limited describe record, sorted.
+pub const LIMITED_RECORD: [&str; 8] = [
+    "authenticated",
+    "description",
+    "images",
+    "permLink",
+    "public",
+    "title",
+    "type",
+    "uuid",
+];
+
 /// Asserts the status and that the body is a JSON error with a `message`.
 pub fn assert_error(a: &Answer, status: u16) {
     assert_eq!(a.status.as_u16(), status, "{a:?}");
