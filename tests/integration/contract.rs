@@ -94,6 +94,7 @@ impl Harness {
                 },
                 code_ttl: Lifetime::from_seconds(60).unwrap(),
                 issuer: Issuer::new(ISSUER),
+                session_ttl: Lifetime::from_seconds(3600).unwrap(),
             },
         );
         Self {

@@ -15,3 +15,4 @@ mod http_health;
 
 mod api;
 mod contract;
+mod oauth;

@@ -5,13 +5,14 @@
 
 use actix_web::http::{StatusCode, header};
 use actix_web::{HttpResponse, ResponseError};
+use medialib_domain::oauth::OAuthErrorCode;
 use medialib_domain::{DescribeRefused, Forbidden, MembershipError, UpdateError};
 use medialib_ports::services::people::{
     AddUserFailed, ContributeFailed, InfoFailed, ReadUserFailed, UpdateUserFailed,
 };
 use medialib_ports::services::{
     AddMemberFailed, BearerError, CreateObjectFailed, DescribeFailed, MembershipChangeFailed,
-    PermissionFailed, UpdateObjectFailed,
+    PermissionFailed, SignInError, TokenError, UpdateObjectFailed,
 };
 use medialib_ports::{CreateUserError, PermissionChangeError, StoreError};
 use serde::Serialize;
@@ -58,6 +59,21 @@ pub enum ApiError {
     /// A feature of a known path that the service does not offer (501, no `Allow`).
     #[error("{0}")]
     NotImplemented(String),
+    /// Too many requests from this client, address or account (429 + `Retry-After`).
+    #[error("too many requests; try again in {retry_after} seconds")]
+    TooManyRequests {
+        /// Seconds to wait.
+        retry_after: u32,
+    },
+    /// An OAuth token-endpoint error (RFC 6749 §5.2): `error`, `error_description` and
+    /// `message` in the body; 401 for `invalid_client`, else 400 (503/500 for outages).
+    #[error("{description}")]
+    OAuth {
+        /// The RFC 6749 error code.
+        code: OAuthErrorCode,
+        /// Human-readable detail.
+        description: String,
+    },
     /// The database cannot be reached (or its pool is exhausted).
     #[error("database unavailable")]
     DatabaseUnavailable,
@@ -74,6 +90,13 @@ struct ErrorBody<'a> {
     message: &'a str,
 }
 
+#[derive(Serialize)]
+struct OAuthErrorBody<'a> {
+    error: &'a str,
+    error_description: &'a str,
+    message: &'a str,
+}
+
 impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
         match self {
@@ -86,6 +109,13 @@ impl ResponseError for ApiError {
             Self::MethodNotImplemented { .. } | Self::NotImplemented(_) => {
                 StatusCode::NOT_IMPLEMENTED
             }
+            Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::OAuth { code, .. } => match code {
+                OAuthErrorCode::InvalidClient => StatusCode::UNAUTHORIZED,
+                OAuthErrorCode::TemporarilyUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+                OAuthErrorCode::ServerError => StatusCode::INTERNAL_SERVER_ERROR,
+                _ => StatusCode::BAD_REQUEST,
+            },
             Self::DatabaseUnavailable => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -112,6 +142,25 @@ impl ResponseError for ApiError {
                 builder
                     .insert_header((header::WWW_AUTHENTICATE, r#"Bearer error="invalid_token""#));
             }
+            Self::TooManyRequests { retry_after } => {
+                builder.insert_header((header::RETRY_AFTER, retry_after.to_string()));
+            }
+            Self::OAuth { code, description } => {
+                if *code == OAuthErrorCode::InvalidClient {
+                    builder.insert_header((header::WWW_AUTHENTICATE, r#"Basic realm="medialib""#));
+                }
+                if *code == OAuthErrorCode::TemporarilyUnavailable {
+                    builder.insert_header((header::RETRY_AFTER, RETRY_AFTER_SECONDS));
+                }
+                return builder
+                    .insert_header((header::CACHE_CONTROL, "no-store"))
+                    .insert_header((header::PRAGMA, "no-cache"))
+                    .json(OAuthErrorBody {
+                        error: code.as_str(),
+                        error_description: description,
+                        message: description,
+                    });
+            }
             _ => {}
         }
         let message = self.to_string();
@@ -133,6 +182,43 @@ impl From<StoreError> for ApiError {
                 tracing::error!(%reason, "storage failure");
                 Self::Internal
             }
+        }
+    }
+}
+
+impl From<TokenError> for ApiError {
+    fn from(e: TokenError) -> Self {
+        match e {
+            TokenError::Store(s) => {
+                tracing::warn!(reason = %s, "token endpoint storage failure");
+                Self::OAuth {
+                    code: TokenError::Store(s).error_code(),
+                    description: "the service cannot answer now; try again later".into(),
+                }
+            }
+            other => Self::OAuth {
+                code: other.error_code(),
+                description: other.to_string(),
+            },
+        }
+    }
+}
+
+impl From<SignInError> for ApiError {
+    fn from(e: SignInError) -> Self {
+        match e {
+            SignInError::InvalidCredentials => Self::AuthenticationRequired,
+            SignInError::SlowDown(wait) => Self::TooManyRequests {
+                retry_after: wait.seconds(),
+            },
+            SignInError::Unsupported => {
+                Self::NotImplemented("this sign-in method is not enabled".into())
+            }
+            SignInError::Unavailable(why) => {
+                tracing::warn!(%why, "identity provider unavailable");
+                Self::DatabaseUnavailable
+            }
+            SignInError::Store(s) => s.into(),
         }
     }
 }

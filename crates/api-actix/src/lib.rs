@@ -12,8 +12,10 @@ mod cors;
 mod error;
 mod health;
 mod input;
+mod oauth;
 mod openapi;
 mod pages;
+mod ratelimit;
 mod records;
 mod request_id;
 mod state;
@@ -24,6 +26,7 @@ use actix_web::middleware::{NormalizePath, from_fn};
 use actix_web::{App, HttpRequest, HttpResponse, web};
 
 pub use error::ApiError;
+pub use ratelimit::RateLimitConfig;
 pub use request_id::{REQUEST_ID_HEADER, RequestId, request_span};
 pub use state::{AppState, HttpConfig, Readiness};
 
@@ -46,6 +49,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: AppState) {
                 .default_service(web::to(health::get_only)),
         )
         .configure(api::configure)
+        .configure(oauth::configure)
         .configure(pages::configure)
         .configure(openapi::configure)
         .default_service(web::to(not_found));

@@ -5,6 +5,8 @@ use std::sync::Arc;
 
 use medialib_ports::Services;
 
+use crate::ratelimit::{RateLimitConfig, RateLimits};
+
 /// Tells whether the service can do useful work (for `GET /readyz`).
 ///
 /// Implementations may block (a database round trip); handlers call them
@@ -21,6 +23,8 @@ pub struct HttpConfig {
     pub base_url: String,
     /// Origins allowed to call the API from a browser.
     pub cors_origins: Vec<String>,
+    /// Rate limits of the token endpoint and the sign-in form.
+    pub rate_limits: RateLimitConfig,
 }
 
 /// The application state every handler can reach.
@@ -33,6 +37,7 @@ pub struct AppState {
 struct Api {
     services: Services,
     config: HttpConfig,
+    limits: RateLimits,
 }
 
 impl AppState {
@@ -47,7 +52,12 @@ impl AppState {
     /// Adds the use cases and HTTP settings the API needs.
     pub fn with_api(mut self, services: Services, mut config: HttpConfig) -> Self {
         config.base_url = config.base_url.trim_end_matches('/').to_owned();
-        self.api = Some(Arc::new(Api { services, config }));
+        let limits = RateLimits::new(config.rate_limits);
+        self.api = Some(Arc::new(Api {
+            services,
+            config,
+            limits,
+        }));
         self
     }
 
@@ -67,6 +77,19 @@ impl AppState {
     /// HTTP settings.
     pub(crate) fn config(&self) -> Option<&HttpConfig> {
         self.api.as_ref().map(|a| &a.config)
+    }
+
+    /// The rate limiters (503 when the state was built for probes only).
+    pub(crate) fn limits(&self) -> Result<&RateLimits, crate::ApiError> {
+        self.api
+            .as_ref()
+            .map(|a| &a.limits)
+            .ok_or(crate::ApiError::DatabaseUnavailable)
+    }
+
+    /// Whether the public base URL is `https` (cookies get `Secure`).
+    pub(crate) fn is_https(&self) -> bool {
+        self.base_url().starts_with("https://")
     }
 
     /// The public base URL, no trailing slash.

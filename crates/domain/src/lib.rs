@@ -12,6 +12,7 @@ pub mod object;
 pub mod permission;
 pub mod projection;
 pub mod secret;
+pub mod session;
 pub mod text;
 pub mod time;
 
@@ -24,6 +25,7 @@ pub use object::{
 pub use permission::{AccessView, Action, Caller, Forbidden, LastAdmin, PermissionLevel};
 pub use projection::{DescribeRefused, DescribeView, UserRelation};
 pub use secret::{Secret, TokenDigest, TokenKind};
+pub use session::{BrowserSession, FailedLogins, csrf_matches, csrf_token};
 pub use text::{Description, InvalidText, PersonName, Properties, Title, UniqueId};
 pub use time::{DurationSecs, Lifetime, Since, Timestamp};
 

@@ -103,6 +103,10 @@ pub enum TokenKind {
     Code,
     /// `mls_`: a client secret.
     ClientSecret,
+    /// `mlb_`: a browser session cookie.
+    Session,
+    /// `mlf_`: the cookie that binds a sign-in form's CSRF token before any session exists.
+    LoginForm,
 }
 
 impl TokenKind {
@@ -113,6 +117,8 @@ impl TokenKind {
             Self::Refresh => "mlr_",
             Self::Code => "mlc_",
             Self::ClientSecret => "mls_",
+            Self::Session => "mlb_",
+            Self::LoginForm => "mlf_",
         }
     }
 

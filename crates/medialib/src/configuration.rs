@@ -22,6 +22,7 @@ enum Setting {
     AccessTokenTtl,
     RefreshTokenTtl,
     CodeTtl,
+    SessionTtl,
     Sso,
     TlsCert,
     TlsKey,
@@ -37,13 +38,14 @@ enum Setting {
 }
 
 impl Setting {
-    const ALL: [Setting; 18] = [
+    const ALL: [Setting; 19] = [
         Setting::DatabaseUrl,
         Setting::Bind,
         Setting::BaseUrl,
         Setting::AccessTokenTtl,
         Setting::RefreshTokenTtl,
         Setting::CodeTtl,
+        Setting::SessionTtl,
         Setting::Sso,
         Setting::TlsCert,
         Setting::TlsKey,
@@ -66,6 +68,7 @@ impl Setting {
             Setting::AccessTokenTtl => "access_token_ttl",
             Setting::RefreshTokenTtl => "refresh_token_ttl",
             Setting::CodeTtl => "code_ttl",
+            Setting::SessionTtl => "session_ttl",
             Setting::Sso => "sso",
             Setting::TlsCert => "tls_cert",
             Setting::TlsKey => "tls_key",
@@ -543,6 +546,8 @@ pub struct Settings {
     pub refresh_token_ttl: Ttl,
     /// Authorization code lifetime (`code_ttl`).
     pub code_ttl: Ttl,
+    /// Browser session lifetime after sign-in (`session_ttl`).
+    pub session_ttl: Ttl,
     /// The sign-in mode and its parameters (`sso`, `oidc_*`, `sso_header`).
     pub sso: Sso,
     /// HTTPS certificate and key (`tls_cert`, `tls_key`).
@@ -568,6 +573,7 @@ impl Settings {
             access_token_ttl: Ttl(3600),
             refresh_token_ttl: Ttl(2_592_000),
             code_ttl: Ttl(60),
+            session_ttl: Ttl(28_800),
             sso: Sso::Local,
             tls: None,
             cors_origins: Vec::new(),
@@ -689,6 +695,7 @@ impl Parser<'_> {
             Ttl::parse,
         );
         let code_ttl = self.parsed(Setting::CodeTtl, defaults.code_ttl, Ttl::parse);
+        let session_ttl = self.parsed(Setting::SessionTtl, defaults.session_ttl, Ttl::parse);
         let tls_cert = self.optional(Setting::TlsCert, readable_file);
         let tls_key = self.optional(Setting::TlsKey, readable_file);
         let tls = match (
@@ -735,6 +742,7 @@ impl Parser<'_> {
             access_token_ttl,
             refresh_token_ttl,
             code_ttl,
+            session_ttl,
             sso: sso?,
             tls,
             cors_origins,

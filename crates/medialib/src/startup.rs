@@ -81,6 +81,7 @@ impl Application {
         let http = HttpConfig {
             base_url: base_url.as_str().to_owned(),
             cors_origins: settings.cors_origins.clone(),
+            rate_limits: medialib_api_actix::RateLimitConfig::default(),
         };
         let state =
             AppState::new(Arc::new(DatabaseReadiness::new(database))).with_api(services, http);
@@ -148,6 +149,7 @@ pub fn services(
             },
             code_ttl: lifetime(settings.code_ttl.seconds()),
             issuer: Issuer::new(base_url.as_str()),
+            session_ttl: lifetime(settings.session_ttl.seconds()),
         },
     )
 }

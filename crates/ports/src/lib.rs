@@ -13,10 +13,11 @@ pub mod world;
 pub use error::StoreError;
 pub use repos::{
     AddMemberError, AddOutcome, CatalogItem, ClientRepository, CodeExchange, CreateClientError,
-    CreateObjectError, CreateUserError, ExchangeError, GrantRepository, MediaRepository,
-    OrgRepository, PermissionChangeError, PermissionEntry, RefreshExchange, RemoveMemberError,
-    RevokeOutcome, RotateError, Store, UpdateObjectError, UserRepository,
+    CreateObjectError, CreateUserError, CredentialRepository, ExchangeError, GrantRepository,
+    Housekeeping, MediaRepository, OrgRepository, PermissionChangeError, PermissionEntry,
+    PurgeReport, RefreshExchange, RemoveMemberError, RevokeOutcome, RotateError, SessionRepository,
+    Store, UpdateObjectError, UserRepository,
 };
 pub use services::{ServiceSettings, Services};
-pub use sso::{Credentials, SsoError, SsoIdentity, SsoProvider};
+pub use sso::{Credentials, NoSso, PasswordHash, SsoError, SsoIdentity, SsoProvider};
 pub use world::{Clock, RandomExt, RandomSource};

@@ -3,15 +3,17 @@
 
 use medialib_domain::oauth::{
     AccessTokenRecord, Client, ClientId, CodePresentation, IssuedCode, IssuedTokens, RedeemError,
-    RefreshError, RefreshPresentation, Rotation, TokenLifetimes, TokenRandomness,
+    RefreshError, RefreshPresentation, RefreshTokenRecord, Rotation, TokenLifetimes,
+    TokenRandomness,
 };
 use medialib_domain::{
-    AccessView, AfterRemoval, GrantId, MediaObject, MembershipError, ObjectId, ObjectPatch,
-    OrgNamespace, PermissionLevel, PersonName, ShortCode, Since, Timestamp, TokenDigest, UniqueId,
-    UpdateError, User, UserId,
+    AccessView, AfterRemoval, BrowserSession, GrantId, MediaObject, MembershipError, ObjectId,
+    ObjectPatch, OrgNamespace, PermissionLevel, PersonName, ShortCode, Since, Timestamp,
+    TokenDigest, UniqueId, UpdateError, User, UserId,
 };
 
 use crate::error::StoreError;
+use crate::sso::PasswordHash;
 
 /// The organization's one-time settings.
 pub trait OrgRepository: Send + Sync {
@@ -357,15 +359,87 @@ pub trait GrantRepository: Send + Sync {
     ) -> Result<RevokeOutcome, StoreError>;
     /// Revokes every access token of `user` (sign out); refresh tokens survive.
     fn revoke_user_access_tokens(&self, user: UserId, now: Timestamp) -> Result<u64, StoreError>;
+    /// A refresh token by digest (for introspection); `state` says `Revoked` when its grant is.
+    fn refresh_token(&self, digest: &TokenDigest)
+    -> Result<Option<RefreshTokenRecord>, StoreError>;
+}
+
+/// Server-side browser sessions, stored under the digest of the cookie value.
+pub trait SessionRepository: Send + Sync {
+    /// Stores a new session.
+    fn create_session(
+        &self,
+        digest: &TokenDigest,
+        session: &BrowserSession,
+    ) -> Result<(), StoreError>;
+    /// The session stored under `digest`, expired or not (the caller checks `is_active`).
+    fn session(&self, digest: &TokenDigest) -> Result<Option<BrowserSession>, StoreError>;
+    /// Ends one session; `false` when there was none.
+    fn end_session(&self, digest: &TokenDigest) -> Result<bool, StoreError>;
+    /// Ends every session of `user`; returns how many.
+    fn end_user_sessions(&self, user: UserId) -> Result<u64, StoreError>;
+}
+
+/// The `local` SSO directory's password hashes (argon2id PHC strings, made in `adapters-sso`).
+pub trait CredentialRepository: Send + Sync {
+    /// Sets (or replaces) the password hash of `user`; `false` when no such user exists.
+    fn set_password_hash(
+        &self,
+        user: UserId,
+        hash: &PasswordHash,
+        now: Timestamp,
+    ) -> Result<bool, StoreError>;
+    /// The user with `unique_id` and their password hash, when both exist.
+    fn password_hash(
+        &self,
+        unique_id: &UniqueId,
+    ) -> Result<Option<(User, PasswordHash)>, StoreError>;
+}
+
+/// What one housekeeping pass deleted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PurgeReport {
+    /// Authorization codes.
+    pub codes: u64,
+    /// Access tokens.
+    pub access_tokens: u64,
+    /// Refresh tokens.
+    pub refresh_tokens: u64,
+    /// Grants left with no token and no code.
+    pub grants: u64,
+    /// Browser sessions.
+    pub sessions: u64,
+}
+
+/// Deletes what can no longer be used, in small batches so requests are never blocked long.
+pub trait Housekeeping: Send + Sync {
+    /// Deletes codes expired before `now - code_grace` (kept that long so a late replay still
+    /// revokes the tokens issued from the code), access tokens expired before `now`, refresh
+    /// tokens expired before `now`, revoked grants with nothing left, and expired sessions.
+    fn purge_expired(&self, now: Timestamp, code_grace: i64) -> Result<PurgeReport, StoreError>;
 }
 
 /// Everything the application services need from storage.
 pub trait Store:
-    OrgRepository + UserRepository + MediaRepository + ClientRepository + GrantRepository
+    OrgRepository
+    + UserRepository
+    + MediaRepository
+    + ClientRepository
+    + GrantRepository
+    + SessionRepository
+    + CredentialRepository
+    + Housekeeping
 {
 }
 
 impl<T> Store for T where
-    T: OrgRepository + UserRepository + MediaRepository + ClientRepository + GrantRepository
+    T: OrgRepository
+        + UserRepository
+        + MediaRepository
+        + ClientRepository
+        + GrantRepository
+        + SessionRepository
+        + CredentialRepository
+        + Housekeeping
 {
 }

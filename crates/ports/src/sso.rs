@@ -41,9 +41,46 @@ pub enum SsoError {
     /// This provider does not take these credentials.
     #[error("this sign-in method is not enabled")]
     Unsupported,
-    /// The identity provider cannot be reached.
+    /// The identity provider (or the directory's storage) cannot be reached.
     #[error("the identity provider is unavailable: {0}")]
     Unavailable(String),
+}
+
+/// A password hash as the `local` directory stores it: an argon2id PHC string
+/// (`$argon2id$v=19$m=...`). Not secret in the way a password is, but never logged.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PasswordHash(String);
+
+impl PasswordHash {
+    /// Wraps a PHC string (made or checked by the adapter that owns the algorithm).
+    pub fn new(phc: impl Into<String>) -> Self {
+        Self(phc.into())
+    }
+
+    /// The PHC string.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for PasswordHash {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PasswordHash([redacted])")
+    }
+}
+
+/// The provider used when none is configured: every sign-in is `Unsupported`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoSso;
+
+impl SsoProvider for NoSso {
+    fn authenticate(
+        &self,
+        _credentials: Credentials<'_>,
+        _now: Timestamp,
+    ) -> Result<SsoIdentity, SsoError> {
+        Err(SsoError::Unsupported)
+    }
 }
 
 /// The organization's single sign-on (implemented in `adapters-sso`).

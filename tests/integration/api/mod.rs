@@ -18,6 +18,7 @@ mod user;
 
 use std::sync::Arc;
 
+use medialib::configuration::SettingsLoader;
 use medialib::startup;
 use medialib_adapters_diesel::{Database, PoolOptions};
 use medialib_domain::oauth::{
@@ -32,7 +33,7 @@ use serde_json::Value;
 pub use crate::helpers::Backend;
 use crate::helpers::{TestApp, spawn_app_for};
 
-const REDIRECT: &str = "https://lms.example.edu/callback";
+pub const REDIRECT: &str = "https://lms.example.edu/callback";
 
 /// Instantiates `async fn $name(b: Backend)` tests for SQLite and PostgreSQL.
 #[macro_export]
@@ -70,7 +71,15 @@ pub struct Answer {
 impl ApiApp {
     /// Starts the app on `backend`.
     pub async fn start(backend: Backend) -> Self {
-        let app = spawn_app_for(backend, |l| l).await;
+        Self::start_with(backend, |l| l).await
+    }
+
+    /// Starts the app on `backend` with extra settings.
+    pub async fn start_with(
+        backend: Backend,
+        configure: impl FnOnce(SettingsLoader) -> SettingsLoader,
+    ) -> Self {
+        let app = spawn_app_for(backend, configure).await;
         let settings = medialib::configuration::SettingsLoader::new()
             .set("database_url", app.db_url.clone())
             .load()
@@ -206,7 +215,7 @@ async fn answer(res: reqwest::Response) -> Answer {
     }
 }
 
-fn register_client(services: &Services) -> ClientCredentials {
+pub fn register_client(services: &Services) -> ClientCredentials {
     let store: &Arc<dyn medialib_ports::Store> = services.store();
     let ns = store.namespace().unwrap();
     let id = ClientId::generate(&ns, rand::random());

@@ -379,4 +379,11 @@ impl GrantRepository for DieselStore {
         })()?;
         Ok(u64::try_from(n).unwrap_or(u64::MAX))
     }
+
+    fn refresh_token(
+        &self,
+        _digest: &TokenDigest,
+    ) -> Result<Option<medialib_domain::oauth::RefreshTokenRecord>, StoreError> {
+        Err(StoreError::Unexpected("not implemented yet".into()))
+    }
 }

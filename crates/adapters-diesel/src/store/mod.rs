@@ -4,6 +4,7 @@ mod clients;
 mod grants;
 mod media;
 mod rows;
+mod sessions;
 mod users;
 
 use diesel::prelude::*;

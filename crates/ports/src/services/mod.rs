@@ -5,6 +5,7 @@ pub mod clients;
 mod media;
 mod oauth;
 pub mod people;
+mod sessions;
 mod users;
 
 use std::sync::Arc;
@@ -14,6 +15,7 @@ use medialib_domain::{Lifetime, OrgNamespace};
 
 use crate::error::StoreError;
 use crate::repos::Store;
+use crate::sso::{NoSso, SsoProvider};
 use crate::world::{Clock, RandomSource};
 
 pub use media::{
@@ -21,6 +23,7 @@ pub use media::{
     PermissionFailed, Placement, UpdateObjectFailed,
 };
 pub use oauth::{AuthenticatedCaller, BearerError, ClientCredentials, TokenError, TokenResponse};
+pub use sessions::{Introspection, SignInError, StartedSession};
 pub use users::NewUserInput;
 
 /// Settings the services need.
@@ -32,6 +35,8 @@ pub struct ServiceSettings {
     pub code_ttl: Lifetime,
     /// The issuer (base URL).
     pub issuer: Issuer,
+    /// Browser session lifetime after sign-in.
+    pub session_ttl: Lifetime,
 }
 
 /// The use cases of medialib, wired to a store, a clock and a random source.
@@ -41,6 +46,8 @@ pub struct Services {
     clock: Arc<dyn Clock>,
     random: Arc<dyn RandomSource>,
     settings: ServiceSettings,
+    sso: Arc<dyn SsoProvider>,
+    login_throttle: Arc<sessions::LoginThrottle>,
 }
 
 impl std::fmt::Debug for Services {
@@ -64,7 +71,16 @@ impl Services {
             clock,
             random,
             settings,
+            sso: Arc::new(NoSso),
+            login_throttle: Arc::default(),
         }
+    }
+
+    /// Signs browsers in through `sso` (the default refuses every sign-in).
+    #[must_use]
+    pub fn with_sso(mut self, sso: Arc<dyn SsoProvider>) -> Self {
+        self.sso = sso;
+        self
     }
 
     /// The store (for adapters that need read models directly).

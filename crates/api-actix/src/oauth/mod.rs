@@ -1,0 +1,45 @@
+//! The OAuth 2.0 authorization server's HTTP surface (DECISIONS.md §5):
+//! the browser pages of the authorization endpoint ([`pages`]) and the
+//! client-facing JSON endpoints ([`endpoints`]).
+
+mod endpoints;
+mod pages;
+
+use actix_web::{HttpRequest, HttpResponse, web};
+
+use crate::state::AppState;
+
+/// The session cookie set after SSO sign-in (value `mlb_...`; HttpOnly, SameSite=Lax).
+pub const SESSION_COOKIE: &str = "medialib_session";
+/// The cookie binding the sign-in form's CSRF token before a session exists (`mlf_...`).
+pub const LOGIN_FORM_COOKIE: &str = "medialib_login";
+
+/// Registers the authorization server's routes.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/api/oauth/authorize").to(authorize))
+        .service(web::resource("/api/oauth/login").to(pages::login))
+        .service(web::resource("/api/oauth/access_token").to(endpoints::access_token))
+        .service(web::resource("/api/oauth/revoke").to(endpoints::revoke))
+        .service(web::resource("/api/oauth/introspect").to(endpoints::introspect))
+        .service(web::resource("/.well-known/oauth-authorization-server").to(endpoints::metadata))
+        .service(web::resource("/api/logout").to(endpoints::logout));
+}
+
+/// `/api/oauth/authorize` (a trailing slash is trimmed): a GET with no query string and an
+/// `Authorization` header is the token-info call; everything else is the browser endpoint.
+async fn authorize(
+    req: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<AppState>,
+) -> HttpResponse {
+    let token_info = req.method() == actix_web::http::Method::GET
+        && req.query_string().is_empty()
+        && req
+            .headers()
+            .contains_key(actix_web::http::header::AUTHORIZATION);
+    if token_info {
+        endpoints::token_info(req, state).await
+    } else {
+        pages::authorize(req, payload, state).await
+    }
+}

@@ -1,0 +1,248 @@
+//! Browser sign-in through the SSO provider, server-side sessions, the failed-login
+//! slowdown, token introspection (RFC 7662) and housekeeping.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use medialib_domain::oauth::{ClientId, RefreshTokenState, ScopeSet};
+use medialib_domain::{
+    BrowserSession, DurationSecs, FailedLogins, Secret, Timestamp, TokenKind, User,
+};
+
+use super::{ClientCredentials, Services, TokenError};
+use crate::error::StoreError;
+use crate::repos::{CreateUserError, PurgeReport};
+use crate::sso::{Credentials, SsoError};
+use crate::world::RandomExt as _;
+
+/// Why a browser sign-in failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SignInError {
+    /// Wrong username or password (never says which), or an untrusted header.
+    #[error("wrong username or password")]
+    InvalidCredentials,
+    /// Too many recent failures for this account: try again after the wait.
+    #[error("too many failed sign-ins for this account; try again in {} seconds", .0.seconds())]
+    SlowDown(DurationSecs),
+    /// The configured SSO does not take these credentials.
+    #[error("this sign-in method is not enabled")]
+    Unsupported,
+    /// The identity provider cannot be reached.
+    #[error("the identity provider is unavailable")]
+    Unavailable(String),
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A started browser session: the cookie value (shown once, to the browser) and the user.
+#[derive(Debug, Clone)]
+pub struct StartedSession {
+    /// The cookie value (`mlb_...`).
+    pub cookie: Secret,
+    /// Who signed in.
+    pub user: User,
+    /// When the session ends.
+    pub expires_at: Timestamp,
+}
+
+/// What RFC 7662 introspection says about a token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Introspection {
+    /// Unknown, expired, revoked, used, or another client's token.
+    Inactive,
+    /// A token that works now.
+    Active {
+        /// `access_token` or `refresh_token`.
+        kind: TokenKind,
+        /// Whose.
+        user: User,
+        /// Held by.
+        client: ClientId,
+        /// Scopes.
+        scope: ScopeSet,
+        /// End of validity.
+        expires_at: Timestamp,
+    },
+}
+
+/// Failed sign-ins per account, in this process (DECISIONS.md §5: slow down, never lock out).
+#[derive(Debug, Default)]
+pub(crate) struct LoginThrottle {
+    failures: Mutex<HashMap<String, FailedLogins>>,
+}
+
+impl LoginThrottle {
+    /// Bound on remembered accounts; stale entries are dropped when it is reached.
+    const MAX_TRACKED: usize = 10_000;
+
+    fn key(username: &str) -> String {
+        username.trim().to_lowercase()
+    }
+
+    fn retry_after(&self, username: &str, now: Timestamp) -> Option<DurationSecs> {
+        let map = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+        map.get(&Self::key(username))
+            .and_then(|f| f.retry_after(now))
+    }
+
+    fn failed(&self, username: &str, now: Timestamp) {
+        let mut map = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+        if map.len() >= Self::MAX_TRACKED {
+            map.retain(|_, f| !f.is_stale(now));
+        }
+        map.entry(Self::key(username))
+            .and_modify(|f| *f = f.record_failure(now))
+            .or_insert_with(|| FailedLogins::first(now));
+    }
+
+    fn succeeded(&self, username: &str) {
+        let mut map = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+        map.remove(&Self::key(username));
+    }
+}
+
+impl Services {
+    /// Signs a browser in through the configured SSO: checks the credentials (subject to the
+    /// per-account slowdown), provisions the user on first sign-in, updates names the IdP
+    /// sends, and starts a server-side session.
+    #[tracing::instrument(skip_all)]
+    pub fn sign_in(&self, credentials: Credentials<'_>) -> Result<StartedSession, SignInError> {
+        let now = self.clock.now();
+        let account = match credentials {
+            Credentials::Password { username, .. } => Some(username),
+            Credentials::ProxyHeader { .. } => None,
+        };
+        if let Some(wait) = account.and_then(|a| self.login_throttle.retry_after(a, now)) {
+            return Err(SignInError::SlowDown(wait));
+        }
+        let identity = match self.sso.authenticate(credentials, now) {
+            Ok(identity) => identity,
+            Err(e) => {
+                if let (SsoError::InvalidCredentials, Some(a)) = (&e, account) {
+                    self.login_throttle.failed(a, now);
+                    tracing::info!("failed sign-in");
+                }
+                return Err(match e {
+                    SsoError::InvalidCredentials => SignInError::InvalidCredentials,
+                    SsoError::Unsupported => SignInError::Unsupported,
+                    SsoError::Unavailable(why) => SignInError::Unavailable(why),
+                });
+            }
+        };
+        if let Some(a) = account {
+            self.login_throttle.succeeded(a);
+        }
+        let mut user = self
+            .provision_user(&identity.unique_id)
+            .map_err(|e| match e {
+                CreateUserError::Store(s) => SignInError::Store(s),
+                CreateUserError::UniqueIdTaken => SignInError::Store(StoreError::Unexpected(
+                    "user vanished while provisioning".into(),
+                )),
+            })?;
+        if let (Some(first), Some(last)) = (identity.first_name, identity.last_name) {
+            if first != user.first_name || last != user.last_name {
+                self.store.update_user_names(user.id, &first, &last, now)?;
+                user.first_name = first;
+                user.last_name = last;
+            }
+        }
+        let (cookie, digest) = TokenKind::Session.mint(self.random.bytes32());
+        let session = BrowserSession::start(user.id, now, self.settings.session_ttl);
+        self.store.create_session(&digest, &session)?;
+        tracing::info!(user = %user.id, "signed in");
+        Ok(StartedSession {
+            cookie,
+            user,
+            expires_at: session.expires_at,
+        })
+    }
+
+    /// The user signed in with session cookie `cookie`, if it is a live session.
+    pub fn session_user(&self, cookie: &str) -> Result<Option<User>, StoreError> {
+        let Some(digest) = TokenKind::Session.digest_presented(cookie) else {
+            return Ok(None);
+        };
+        let Some(session) = self.store.session(&digest)? else {
+            return Ok(None);
+        };
+        if !session.is_active(self.clock.now()) {
+            return Ok(None);
+        }
+        self.store.user(session.user)
+    }
+
+    /// Ends the session with cookie `cookie`; `false` when there was none.
+    pub fn end_session(&self, cookie: &str) -> Result<bool, StoreError> {
+        match TokenKind::Session.digest_presented(cookie) {
+            Some(d) => self.store.end_session(&d),
+            None => Ok(false),
+        }
+    }
+
+    /// A fresh value for the cookie that binds the sign-in form's CSRF token.
+    pub fn new_login_form_cookie(&self) -> Secret {
+        TokenKind::LoginForm.mint(self.random.bytes32()).0
+    }
+
+    /// RFC 7662: what `token` is, for the authenticated client that holds it.
+    /// Another client's token is reported inactive, like an unknown one.
+    pub fn introspect(
+        &self,
+        creds: &ClientCredentials,
+        token: &str,
+    ) -> Result<Introspection, TokenError> {
+        let client = self.authenticate_client(creds)?;
+        let now = self.clock.now();
+        let found = if let Some(d) = TokenKind::Access.digest_presented(token) {
+            self.store.access_token(&d)?.and_then(|r| {
+                let expires_at = r.expires_at;
+                let active = r.check(now).ok()?;
+                Some((
+                    TokenKind::Access,
+                    active.user,
+                    active.client,
+                    active.scope,
+                    expires_at,
+                ))
+            })
+        } else if let Some(d) = TokenKind::Refresh.digest_presented(token) {
+            self.store.refresh_token(&d)?.and_then(|r| {
+                (r.state == RefreshTokenState::Valid && now < r.expires_at).then_some((
+                    TokenKind::Refresh,
+                    r.user,
+                    r.client,
+                    r.scope,
+                    r.expires_at,
+                ))
+            })
+        } else {
+            None
+        };
+        let Some((kind, user, holder, scope, expires_at)) = found else {
+            return Ok(Introspection::Inactive);
+        };
+        if &holder != client.id() {
+            return Ok(Introspection::Inactive);
+        }
+        match self.store.user(user)? {
+            Some(user) => Ok(Introspection::Active {
+                kind,
+                user,
+                client: holder,
+                scope,
+                expires_at,
+            }),
+            None => Ok(Introspection::Inactive),
+        }
+    }
+
+    /// One housekeeping pass: deletes expired codes, tokens and sessions.
+    pub fn purge_expired(&self) -> Result<PurgeReport, StoreError> {
+        // Codes are kept a day past expiry so that a late replay still revokes its tokens.
+        const CODE_GRACE_SECONDS: i64 = 86_400;
+        self.store
+            .purge_expired(self.clock.now(), CODE_GRACE_SECONDS)
+    }
+}
