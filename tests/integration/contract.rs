@@ -12,20 +12,23 @@ use std::sync::{Arc, Barrier};
 use medialib_adapters_diesel::testing::{PgTestDb, sqlite_test_url};
 use medialib_adapters_diesel::{Database, DieselStore, PoolOptions};
 use medialib_domain::oauth::{
-    AuthorizeParams, Client, ClientId, ClientKind, ClientName, Issuer, RedirectUri, TokenLifetimes,
+    AuthorizeParams, Client, ClientId, ClientKind, ClientName, Issuer, RedirectUri,
+    RefreshTokenState, TokenLifetimes,
 };
 use medialib_domain::{
-    AfterRemoval, Description, Lifecycle, Lifetime, MembershipError, NewObject, ObjectFields,
-    ObjectId, ObjectPatch, ObjectType, PermissionLevel, PersonName, Properties, Secret, Since,
-    Timestamp, Title, TokenKind, UniqueId, UpdateError, User,
+    AfterRemoval, BrowserSession, Description, Lifecycle, Lifetime, MembershipError, NewObject,
+    ObjectFields, ObjectId, ObjectPatch, ObjectType, PermissionLevel, PersonName, Properties,
+    Secret, Since, Timestamp, Title, TokenDigest, TokenKind, UniqueId, UpdateError, User, UserId,
 };
 use medialib_ports::services::{
-    AddMemberFailed, BearerError, ClientCredentials, NewUserInput, PermissionFailed, Placement,
-    TokenError, UpdateObjectFailed,
+    AddMemberFailed, BearerError, ClientCredentials, Introspection, NewUserInput, PermissionFailed,
+    Placement, TokenError, TokenResponse, UpdateObjectFailed,
 };
 use medialib_ports::{
-    AddOutcome, ClientRepository, Clock, CreateClientError, CreateUserError, MediaRepository,
-    PermissionChangeError, RandomSource, RevokeOutcome, ServiceSettings, Services, UserRepository,
+    AddOutcome, ClientRepository, Clock, CreateClientError, CreateUserError, CredentialRepository,
+    GrantRepository, Housekeeping, MediaRepository, PasswordHash, PermissionChangeError,
+    PurgeReport, RandomSource, RevokeOutcome, ServiceSettings, Services, SessionRepository,
+    UserRepository,
 };
 
 /// A clock the test sets.
@@ -215,6 +218,21 @@ impl Harness {
 
 fn secret_str(s: &Option<Secret>) -> String {
     s.as_ref().unwrap().expose().to_owned()
+}
+
+/// The stored digest of a token response's refresh token.
+fn refresh_digest(t: &TokenResponse) -> TokenDigest {
+    TokenDigest::of(t.refresh_token.as_ref().unwrap())
+}
+
+/// A fresh session cookie and its digest.
+fn session_cookie() -> (Secret, TokenDigest) {
+    TokenKind::Session.mint(rand::random())
+}
+
+/// A user id that no stored user has.
+fn unknown_user() -> UserId {
+    UserId::parse("0123456789abcdef0123456789abcdef").unwrap()
 }
 
 /// Runs every job on its own thread, released together by a barrier, and
@@ -935,6 +953,425 @@ mod cases {
         );
     }
 
+    pub fn sessions_round_trip_and_end(h: &Harness) {
+        let alice = h.user("alice", false);
+        let bob = h.user("bob", false);
+        let hour = Lifetime::from_seconds(3600).unwrap();
+        let (cookie, d1) = session_cookie();
+        let s1 = BrowserSession::start(alice.id, h.clock.now(), hour);
+        h.store.create_session(&d1, &s1).unwrap();
+        assert_eq!(h.store.session(&d1).unwrap(), Some(s1));
+        // The service finds the user behind the cookie.
+        assert_eq!(
+            h.services.session_user(cookie.expose()).unwrap(),
+            Some(alice.clone())
+        );
+
+        // An expired session is still returned; the caller checks it.
+        let (_, d2) = session_cookie();
+        let short =
+            BrowserSession::start(alice.id, h.clock.now(), Lifetime::from_seconds(10).unwrap());
+        h.store.create_session(&d2, &short).unwrap();
+        let (_, d3) = session_cookie();
+        let s3 = BrowserSession::start(bob.id, h.clock.now(), hour);
+        h.store.create_session(&d3, &s3).unwrap();
+        h.advance(10);
+        let stored = h.store.session(&d2).unwrap().unwrap();
+        assert_eq!(stored, short);
+        assert!(!stored.is_active(h.clock.now()));
+        assert_eq!(h.store.session(&session_cookie().1).unwrap(), None);
+
+        // Ending one session.
+        assert!(h.store.end_session(&d1).unwrap());
+        assert!(!h.store.end_session(&d1).unwrap(), "already ended");
+        assert_eq!(h.store.session(&d1).unwrap(), None);
+        assert_eq!(h.services.session_user(cookie.expose()).unwrap(), None);
+
+        // Ending every session of a user leaves the others alone.
+        let (_, d4) = session_cookie();
+        h.store
+            .create_session(&d4, &BrowserSession::start(alice.id, h.clock.now(), hour))
+            .unwrap();
+        assert_eq!(h.store.end_user_sessions(alice.id).unwrap(), 2);
+        assert_eq!(h.store.session(&d2).unwrap(), None);
+        assert_eq!(h.store.session(&d4).unwrap(), None);
+        assert_eq!(h.store.session(&d3).unwrap(), Some(s3));
+        assert_eq!(h.store.end_user_sessions(alice.id).unwrap(), 0);
+        assert_eq!(h.store.end_user_sessions(unknown_user()).unwrap(), 0);
+    }
+
+    pub fn local_credentials_set_replace_and_look_up(h: &Harness) {
+        let alice = h.user("o'alice", false);
+        let bob = h.user("bob", false);
+        let first = PasswordHash::new("$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$first");
+        let second = PasswordHash::new("$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$second");
+        assert_eq!(
+            h.store
+                .password_hash(&alice.unique_id)
+                .unwrap()
+                .map(|p| p.0),
+            None
+        );
+
+        assert!(
+            h.store
+                .set_password_hash(alice.id, &first, h.clock.now())
+                .unwrap()
+        );
+        let (user, hash) = h.store.password_hash(&alice.unique_id).unwrap().unwrap();
+        assert_eq!(user, alice);
+        assert_eq!(hash.as_str(), first.as_str());
+
+        h.advance(5);
+        assert!(
+            h.store
+                .set_password_hash(alice.id, &second, h.clock.now())
+                .unwrap(),
+            "replacing"
+        );
+        let (user, hash) = h.store.password_hash(&alice.unique_id).unwrap().unwrap();
+        assert_eq!(user, alice);
+        assert_eq!(hash.as_str(), second.as_str());
+
+        // A user without a password, an unknown uniqueId, an unknown user.
+        assert_eq!(
+            h.store.password_hash(&bob.unique_id).unwrap().map(|p| p.0),
+            None
+        );
+        let nobody = UniqueId::parse("nobody").unwrap();
+        assert_eq!(h.store.password_hash(&nobody).unwrap().map(|p| p.0), None);
+        assert!(
+            !h.store
+                .set_password_hash(unknown_user(), &first, h.clock.now())
+                .unwrap(),
+            "no such user: false, not an error"
+        );
+        // Bob's hash is his own.
+        assert!(
+            h.store
+                .set_password_hash(bob.id, &first, h.clock.now())
+                .unwrap()
+        );
+        assert_eq!(
+            h.store
+                .password_hash(&bob.unique_id)
+                .unwrap()
+                .unwrap()
+                .1
+                .as_str(),
+            first.as_str()
+        );
+        assert_eq!(
+            h.store
+                .password_hash(&alice.unique_id)
+                .unwrap()
+                .unwrap()
+                .1
+                .as_str(),
+            second.as_str()
+        );
+    }
+
+    pub fn concurrent_password_sets_both_succeed(h: &Harness) {
+        for round in 0..4 {
+            // A fresh user each round, so both callers race to insert the first row.
+            let user = h.user(&format!("racer{round}"), false);
+            let hashes = [format!("hash-a-{round}"), format!("hash-b-{round}")];
+            let id = user.id;
+            let set = |phc: String| -> Box<dyn FnOnce() -> _ + Send + '_> {
+                Box::new(move || {
+                    h.store
+                        .set_password_hash(id, &PasswordHash::new(phc), h.clock.now())
+                })
+            };
+            let results = race(vec![set(hashes[0].clone()), set(hashes[1].clone())]);
+            assert_eq!(results, [Ok(true), Ok(true)], "round {round}");
+            let (_, stored) = h.store.password_hash(&user.unique_id).unwrap().unwrap();
+            assert!(
+                hashes.iter().any(|w| w == stored.as_str()),
+                "round {round}: one of the two hashes wins"
+            );
+        }
+    }
+
+    pub fn refresh_token_lookup_reports_state(h: &Harness) {
+        let alice = h.user("alice", false);
+        let creds = h.client();
+        let client = ClientId::parse(&creds.client_id).unwrap();
+        let code = h.code(&creds, &alice, true);
+        let first = h
+            .services
+            .exchange_code(&creds, &code, Some(REDIRECT), None)
+            .unwrap();
+        let record = h
+            .store
+            .refresh_token(&refresh_digest(&first))
+            .unwrap()
+            .unwrap();
+        assert_eq!(record.digest, refresh_digest(&first));
+        assert_eq!(record.grant, first.grant);
+        assert_eq!(record.client, client);
+        assert_eq!(record.user, alice.id);
+        assert_eq!(record.scope, first.scope);
+        assert_eq!(
+            record.expires_at.epoch_seconds(),
+            h.clock.now().epoch_seconds() + 86_400
+        );
+        assert_eq!(record.state, RefreshTokenState::Valid);
+        assert!(matches!(
+            h.services
+                .introspect(&creds, &secret_str(&first.refresh_token))
+                .unwrap(),
+            Introspection::Active {
+                kind: TokenKind::Refresh,
+                ..
+            }
+        ));
+
+        // After a rotation the old token is used, the new one valid.
+        h.advance(10);
+        let second = h
+            .services
+            .refresh(&creds, &secret_str(&first.refresh_token), Some("read"))
+            .unwrap();
+        let state = |t: &TokenResponse| {
+            h.store
+                .refresh_token(&refresh_digest(t))
+                .unwrap()
+                .unwrap()
+                .state
+        };
+        assert_eq!(state(&first), RefreshTokenState::Used);
+        assert_eq!(state(&second), RefreshTokenState::Valid);
+        let renewed = h
+            .store
+            .refresh_token(&refresh_digest(&second))
+            .unwrap()
+            .unwrap();
+        assert_eq!(renewed.grant, first.grant);
+        assert_eq!(
+            renewed.scope, first.scope,
+            "the grant's scope, not the narrowed token's"
+        );
+        assert_eq!(
+            h.services
+                .introspect(&creds, &secret_str(&first.refresh_token))
+                .unwrap(),
+            Introspection::Inactive
+        );
+
+        // Reuse of the first token revokes the grant: both report revoked (over used).
+        assert!(
+            h.services
+                .refresh(&creds, &secret_str(&first.refresh_token), None)
+                .is_err()
+        );
+        assert_eq!(state(&first), RefreshTokenState::Revoked);
+        assert_eq!(state(&second), RefreshTokenState::Revoked);
+
+        // RFC 7009 revocation of another grant's refresh token.
+        let code = h.code(&creds, &alice, true);
+        let other = h
+            .services
+            .exchange_code(&creds, &code, Some(REDIRECT), None)
+            .unwrap();
+        assert_eq!(state(&other), RefreshTokenState::Valid);
+        assert_eq!(
+            h.services
+                .revoke(&creds, &secret_str(&other.refresh_token))
+                .unwrap(),
+            RevokeOutcome::GrantRevoked
+        );
+        assert_eq!(state(&other), RefreshTokenState::Revoked);
+
+        // Unknown digests, and an access token's digest, are not refresh tokens.
+        assert_eq!(h.store.refresh_token(&session_cookie().1).unwrap(), None);
+        assert_eq!(
+            h.store
+                .refresh_token(&TokenDigest::of(&other.access_token))
+                .unwrap(),
+            None
+        );
+    }
+
+    pub fn purge_deletes_exactly_what_expired(h: &Harness) {
+        const GRACE: i64 = 7200;
+        let t0 = h.clock.now().epoch_seconds();
+        let purge = |at: i64| {
+            h.set_time(t0 + at);
+            h.store.purge_expired(h.clock.now(), GRACE).unwrap()
+        };
+        let alice = h.user("alice", false);
+        let creds = h.client();
+        // Grant A: offline (access + refresh). Grants B and C: online (access only).
+        let code_a = h.code(&creds, &alice, true);
+        let a = h
+            .services
+            .exchange_code(&creds, &code_a, Some(REDIRECT), None)
+            .unwrap();
+        let code_b = h.code(&creds, &alice, false);
+        let b = h
+            .services
+            .exchange_code(&creds, &code_b, Some(REDIRECT), None)
+            .unwrap();
+        let code_c = h.code(&creds, &alice, false);
+        let c = h
+            .services
+            .exchange_code(&creds, &code_c, Some(REDIRECT), None)
+            .unwrap();
+        // A code never redeemed.
+        let _unused = h.code(&creds, &alice, false);
+        // Sessions ending at t0+3600 and t0+7200.
+        let (_, short) = session_cookie();
+        let (_, long) = session_cookie();
+        let now = h.clock.now();
+        for (d, secs) in [(&short, 3600), (&long, 7200)] {
+            let s = BrowserSession::start(alice.id, now, Lifetime::from_seconds(secs).unwrap());
+            h.store.create_session(d, &s).unwrap();
+        }
+
+        assert_eq!(purge(0), PurgeReport::default(), "nothing has expired");
+
+        // The codes expired at t0+60 but are kept for the grace: a late replay still revokes.
+        assert_eq!(purge(600), PurgeReport::default());
+        assert!(
+            h.services
+                .exchange_code(&creds, &code_c, Some(REDIRECT), None)
+                .is_err()
+        );
+        assert_eq!(
+            h.services.authenticate_bearer(c.access_token.expose()),
+            Err(BearerError::Invalid(
+                medialib_domain::oauth::AccessTokenInvalid::Revoked
+            ))
+        );
+
+        // A session ends at its expiry; access tokens only after theirs.
+        assert_eq!(purge(3599), PurgeReport::default());
+        assert_eq!(
+            purge(3600),
+            PurgeReport {
+                sessions: 1,
+                ..PurgeReport::default()
+            }
+        );
+        assert_eq!(h.store.session(&short).unwrap(), None);
+        assert!(h.store.session(&long).unwrap().is_some());
+        // Every access token expired at t0+3600. Grants B and C have nothing else but their
+        // codes, which are still within the grace: the grants stay.
+        assert_eq!(
+            purge(3601),
+            PurgeReport {
+                access_tokens: 3,
+                ..PurgeReport::default()
+            }
+        );
+        assert_eq!(
+            h.store
+                .access_token(&TokenDigest::of(&b.access_token))
+                .unwrap(),
+            None
+        );
+        assert_eq!(
+            h.store
+                .refresh_token(&refresh_digest(&a))
+                .unwrap()
+                .unwrap()
+                .state,
+            RefreshTokenState::Valid
+        );
+
+        // The codes go once the grace has passed (expiry t0+60 + 7200), and with them the
+        // empty grants B and C; grant A keeps its refresh token. The long session ended too.
+        assert_eq!(
+            purge(7260),
+            PurgeReport {
+                sessions: 1,
+                ..PurgeReport::default()
+            }
+        );
+        assert_eq!(
+            purge(7261),
+            PurgeReport {
+                codes: 4,
+                grants: 2,
+                ..PurgeReport::default()
+            }
+        );
+        assert_eq!(
+            purge(7261),
+            PurgeReport::default(),
+            "a second pass deletes nothing"
+        );
+        assert!(
+            h.services
+                .refresh(&creds, &secret_str(&a.refresh_token), None)
+                .is_ok()
+        );
+
+        // After that rotation: the new access token expires at t0+7261+3600, grant A's first
+        // (now used) refresh token at t0+86400, the new one at t0+7261+86400.
+        assert_eq!(
+            purge(86_400),
+            PurgeReport {
+                access_tokens: 1,
+                ..PurgeReport::default()
+            }
+        );
+        assert_eq!(
+            purge(86_401),
+            PurgeReport {
+                refresh_tokens: 1,
+                ..PurgeReport::default()
+            }
+        );
+        assert_eq!(h.store.refresh_token(&refresh_digest(&a)).unwrap(), None);
+        assert_eq!(purge(7261 + 86_400), PurgeReport::default());
+        // The last token goes, and with it the grant that has nothing left.
+        assert_eq!(
+            purge(7261 + 86_401),
+            PurgeReport {
+                refresh_tokens: 1,
+                grants: 1,
+                ..PurgeReport::default()
+            }
+        );
+        assert_eq!(purge(7261 + 86_401), PurgeReport::default());
+    }
+
+    pub fn purge_works_in_batches(h: &Harness) {
+        let alice = h.user("alice", false);
+        let now = h.clock.now();
+        let second = Lifetime::from_seconds(1).unwrap();
+        let day = Lifetime::from_seconds(86_400).unwrap();
+        // Exactly two full batches of expired sessions (the third batch finds none), and
+        // some live ones.
+        let mut live = Vec::new();
+        for i in 0..1_011 {
+            let (_, d) = session_cookie();
+            let lifetime = if i % 100 == 0 { day } else { second };
+            h.store
+                .create_session(&d, &BrowserSession::start(alice.id, now, lifetime))
+                .unwrap();
+            if i % 100 == 0 {
+                live.push(d);
+            }
+        }
+        h.advance(1);
+        let report = h.store.purge_expired(h.clock.now(), 60).unwrap();
+        assert_eq!(
+            report,
+            PurgeReport {
+                sessions: 1_000,
+                ..PurgeReport::default()
+            }
+        );
+        for d in &live {
+            assert!(h.store.session(d).unwrap().is_some());
+        }
+        assert_eq!(h.store.end_user_sessions(alice.id).unwrap(), 11);
+    }
+
     pub fn library_lookups_for_people_calls(h: &Harness) {
         let alice = h.user("alice", false);
         let bob = h.user("bob", false);
@@ -1031,4 +1468,10 @@ contract!(
     concurrent_refresh_has_one_winner,
     logout_and_revocation,
     library_lookups_for_people_calls,
+    sessions_round_trip_and_end,
+    local_credentials_set_replace_and_look_up,
+    concurrent_password_sets_both_succeed,
+    refresh_token_lookup_reports_state,
+    purge_deletes_exactly_what_expired,
+    purge_works_in_batches,
 );

@@ -221,6 +221,32 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    /// Server-side browser sessions after SSO sign-in, stored by the digest of the cookie value.
+    browser_sessions (digest) {
+        /// SHA-256 of the session cookie value.
+        digest -> Text,
+        /// Who signed in.
+        user_id -> Text,
+        /// Sign-in time.
+        created_at -> BigInt,
+        /// Absolute end of the session.
+        expires_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    /// The `local` SSO directory's password hashes (argon2id PHC strings), one per user.
+    local_credentials (user_id) {
+        /// The user.
+        user_id -> Text,
+        /// The PHC string.
+        password_hash -> Text,
+        /// When the password was last set.
+        updated_at -> BigInt,
+    }
+}
+
 // Foreign keys. `joinable!` allows one key per pair of tables, so the two keys from `memberships`
 // to `objects` (collection_id, member_id) are left out: join them with an explicit `ON` clause.
 diesel::joinable!(objects -> users (owner_id));
@@ -235,6 +261,8 @@ diesel::joinable!(oauth_codes -> users (user_id));
 diesel::joinable!(oauth_codes -> oauth_grants (grant_id));
 diesel::joinable!(oauth_access_tokens -> oauth_grants (grant_id));
 diesel::joinable!(oauth_refresh_tokens -> oauth_grants (grant_id));
+diesel::joinable!(browser_sessions -> users (user_id));
+diesel::joinable!(local_credentials -> users (user_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     organization,
@@ -249,4 +277,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     oauth_codes,
     oauth_access_tokens,
     oauth_refresh_tokens,
+    browser_sessions,
+    local_credentials,
 );

@@ -9,7 +9,7 @@ use common::{Fixture, Raw};
 use medialib_adapters_diesel::{Backend, ConnectError, Database, MigrateError, PoolOptions};
 
 /// Every migration version shipped, in order.
-const ALL_VERSIONS: [&str; 1] = ["20261122000000"];
+const ALL_VERSIONS: [&str; 2] = ["20261122000000", "20261122000001"];
 
 fn migrate_applies_everything_once(f: &Fixture) {
     assert_eq!(f.db.pending_migrations().unwrap(), ALL_VERSIONS);
@@ -20,7 +20,7 @@ fn migrate_applies_everything_once(f: &Fixture) {
     assert_eq!(applied, ALL_VERSIONS);
     assert_eq!(seen, ALL_VERSIONS, "progress is called once per version");
     assert!(f.db.pending_migrations().unwrap().is_empty());
-    assert_eq!(Raw::open(f).tables().len(), 12);
+    assert_eq!(Raw::open(f).tables().len(), 14);
 
     let mut called = false;
     let again = f.db.migrate(&mut |_| called = true).unwrap();
@@ -39,7 +39,8 @@ fn down_and_up_round_trip(f: &Fixture) {
     let ns = f.db.ensure_namespace([1; 16]).unwrap();
 
     let reverted = f.db.revert_all().unwrap();
-    assert_eq!(reverted, ALL_VERSIONS);
+    let newest_first: Vec<&str> = ALL_VERSIONS.iter().rev().copied().collect();
+    assert_eq!(reverted, newest_first);
     assert!(
         Raw::open(f).tables().is_empty(),
         "down.sql leaves tables behind: {:?}",

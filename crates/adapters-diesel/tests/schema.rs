@@ -11,15 +11,19 @@ use common::{DbColumn, Fixture, Raw};
 const SCHEMA_RS: &str = include_str!("../src/schema.rs");
 
 /// Indexes the migrations create (not visible in schema.rs).
-const INDEXES: [&str; 12] = [
+const INDEXES: [&str; 16] = [
+    "idx_browser_sessions_expires_at",
+    "idx_browser_sessions_user_id",
     "idx_memberships_collection_id_added_at",
     "idx_memberships_member_id",
     "idx_oauth_access_tokens_expires_at",
     "idx_oauth_access_tokens_grant_id",
     "idx_oauth_access_tokens_user_id",
     "idx_oauth_codes_expires_at",
+    "idx_oauth_codes_grant_id",
     "idx_oauth_grants_client_id",
     "idx_oauth_grants_user_id",
+    "idx_oauth_refresh_tokens_expires_at",
     "idx_oauth_refresh_tokens_grant_id",
     "idx_objects_deleted_at",
     "idx_objects_modified_at",
@@ -78,8 +82,8 @@ fn the_parser_sees_every_table() {
     let columns = declared_columns();
     let mut tables: Vec<_> = columns.iter().map(|c| c.table.as_str()).collect();
     tables.dedup();
-    assert_eq!(tables.len(), 12, "{tables:?}");
-    assert_eq!(columns.len(), 70);
+    assert_eq!(tables.len(), 14, "{tables:?}");
+    assert_eq!(columns.len(), 77);
     assert!(columns.contains(&DbColumn {
         table: "object_properties".into(),
         column: "key".into(),
@@ -133,6 +137,10 @@ fn constraints_behave_alike(f: &Fixture) {
         "INSERT INTO oauth_access_tokens (digest, grant_id, user_id, client_id, scope, created_at, \
          expires_at) VALUES ('a1', 'g1', 'u1', 'cl', 's', 0, 60)",
         "INSERT INTO oauth_refresh_tokens (digest, grant_id, created_at, expires_at) VALUES ('r1', 'g1', 0, 60)",
+        "INSERT INTO users (id, unique_id, first_name, last_name, created_at, modified_at) \
+         VALUES ('u9', 'nine', 'N', 'L', 0, 0)",
+        "INSERT INTO browser_sessions (digest, user_id, created_at, expires_at) VALUES ('s1', 'u9', 0, 60)",
+        "INSERT INTO local_credentials (user_id, password_hash, updated_at) VALUES ('u9', 'h', 0)",
     ] {
         ok(raw.exec(sql), sql);
     }
@@ -150,6 +158,11 @@ fn constraints_behave_alike(f: &Fixture) {
          created_at, modified_at) VALUES ('x3', 'video', 't', '', TRUE, 'u1', 'sc1', 0, 0)",
         "INSERT INTO permissions (collection_id, user_id, level, granted_at) VALUES ('v1', 'u1', 'owner', 0)",
         "DELETE FROM users WHERE id = 'u1'",
+        "INSERT INTO browser_sessions (digest, user_id, created_at, expires_at) VALUES ('s2', 'nobody', 0, 60)",
+        "INSERT INTO browser_sessions (digest, user_id, created_at, expires_at) VALUES ('s1', 'u9', 0, 60)",
+        "INSERT INTO local_credentials (user_id, password_hash, updated_at) VALUES ('nobody', 'h', 0)",
+        "INSERT INTO local_credentials (user_id, password_hash, updated_at) VALUES ('u9', 'h2', 0)",
+        "INSERT INTO local_credentials (user_id, password_hash, updated_at) VALUES ('u1', NULL, 0)",
     ] {
         assert!(
             raw.exec(bad).is_err(),
@@ -191,6 +204,10 @@ fn constraints_behave_alike(f: &Fixture) {
         raw.count("SELECT count(*) AS n FROM oauth_client_redirect_uris"),
         0
     );
+    // Deleting a user cascades to their sessions and password.
+    ok(raw.exec("DELETE FROM users WHERE id = 'u9'"), "delete user");
+    assert_eq!(raw.count("SELECT count(*) AS n FROM browser_sessions"), 0);
+    assert_eq!(raw.count("SELECT count(*) AS n FROM local_credentials"), 0);
 }
 
 on_both_backends!(constraints_alike, constraints_behave_alike);

@@ -382,8 +382,38 @@ impl GrantRepository for DieselStore {
 
     fn refresh_token(
         &self,
-        _digest: &TokenDigest,
-    ) -> Result<Option<medialib_domain::oauth::RefreshTokenRecord>, StoreError> {
-        Err(StoreError::Unexpected("not implemented yet".into()))
+        digest: &TokenDigest,
+    ) -> Result<Option<RefreshTokenRecord>, StoreError> {
+        let d = digest.to_hex();
+        let row: Option<RefreshRow> = (|| -> Result<_, DbError> {
+            with_conn!(self.db, conn => {
+                Ok(refresh::table
+                    .inner_join(grants::table)
+                    .filter(refresh::digest.eq(&d))
+                    .select((
+                        refresh::grant_id,
+                        refresh::expires_at,
+                        refresh::used_at,
+                        refresh::revoked_at,
+                        grants::client_id,
+                        grants::user_id,
+                        grants::scope,
+                        grants::revoked_at,
+                    ))
+                    .first(conn)
+                    .optional()?)
+            })
+        })()?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        // For introspection a revocation outranks use: a used token of a revoked grant is
+        // reported `Revoked` (rotation only needs to know that it was used).
+        let revoked = row.3.is_some() || row.7.is_some();
+        let mut record = refresh_record(*digest, row)?;
+        if revoked {
+            record.state = RefreshTokenState::Revoked;
+        }
+        Ok(Some(record))
     }
 }

@@ -1,54 +1,256 @@
 //! Browser sessions, the local directory's password hashes, and housekeeping.
 
+use diesel::dsl::{exists, not};
+use diesel::prelude::*;
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use medialib_domain::{BrowserSession, Timestamp, TokenDigest, UniqueId, User, UserId};
 use medialib_ports::{
     CredentialRepository, Housekeeping, PasswordHash, PurgeReport, SessionRepository, StoreError,
 };
 
 use super::DieselStore;
+use super::rows::{UserRow, ts, user_id};
+use crate::error::DbError;
+use crate::macros::{with_conn, with_tx};
+use crate::schema::{
+    browser_sessions as sessions, local_credentials as creds, oauth_access_tokens as access,
+    oauth_codes as codes, oauth_grants as grants, oauth_refresh_tokens as refresh, users,
+};
 
-fn todo_err<T>() -> Result<T, StoreError> {
-    Err(StoreError::Unexpected("not implemented yet".into()))
+fn count(n: usize) -> u64 {
+    u64::try_from(n).unwrap_or(u64::MAX)
 }
 
 impl SessionRepository for DieselStore {
     fn create_session(
         &self,
-        _digest: &TokenDigest,
-        _session: &BrowserSession,
+        digest: &TokenDigest,
+        session: &BrowserSession,
     ) -> Result<(), StoreError> {
-        todo_err()
+        let row = (
+            sessions::digest.eq(digest.to_hex()),
+            sessions::user_id.eq(session.user.to_string()),
+            sessions::created_at.eq(session.created_at.epoch_seconds()),
+            sessions::expires_at.eq(session.expires_at.epoch_seconds()),
+        );
+        let r = (|| -> Result<usize, DbError> {
+            with_conn!(self.db, conn => {
+                Ok(diesel::insert_into(sessions::table).values(&row).execute(conn)?)
+            })
+        })();
+        r.map(drop).map_err(StoreError::from)
     }
-    fn session(&self, _digest: &TokenDigest) -> Result<Option<BrowserSession>, StoreError> {
-        todo_err()
+
+    fn session(&self, digest: &TokenDigest) -> Result<Option<BrowserSession>, StoreError> {
+        let d = digest.to_hex();
+        let row: Option<(String, i64, i64)> = (|| -> Result<_, DbError> {
+            with_conn!(self.db, conn => {
+                Ok(sessions::table
+                    .find(&d)
+                    .select((sessions::user_id, sessions::created_at, sessions::expires_at))
+                    .first(conn)
+                    .optional()?)
+            })
+        })()?;
+        row.map(|(user, created, expires)| {
+            Ok(BrowserSession {
+                user: user_id(&user)?,
+                created_at: ts(created),
+                expires_at: ts(expires),
+            })
+        })
+        .transpose()
     }
-    fn end_session(&self, _digest: &TokenDigest) -> Result<bool, StoreError> {
-        todo_err()
+
+    fn end_session(&self, digest: &TokenDigest) -> Result<bool, StoreError> {
+        let d = digest.to_hex();
+        let n = (|| -> Result<usize, DbError> {
+            with_conn!(self.db, conn => {
+                Ok(diesel::delete(sessions::table.find(&d)).execute(conn)?)
+            })
+        })()?;
+        Ok(n == 1)
     }
-    fn end_user_sessions(&self, _user: UserId) -> Result<u64, StoreError> {
-        todo_err()
+
+    fn end_user_sessions(&self, user: UserId) -> Result<u64, StoreError> {
+        let u = user.to_string();
+        let n = (|| -> Result<usize, DbError> {
+            with_conn!(self.db, conn => {
+                Ok(diesel::delete(sessions::table.filter(sessions::user_id.eq(&u))).execute(conn)?)
+            })
+        })()?;
+        Ok(count(n))
     }
 }
 
 impl CredentialRepository for DieselStore {
     fn set_password_hash(
         &self,
-        _user: UserId,
-        _hash: &PasswordHash,
-        _now: Timestamp,
+        user: UserId,
+        hash: &PasswordHash,
+        now: Timestamp,
     ) -> Result<bool, StoreError> {
-        todo_err()
+        let u = user.to_string();
+        let now = now.epoch_seconds();
+        let r: Result<bool, DbError> = with_tx!(self.db, conn => {
+            let known: Option<String> = users::table
+                .find(&u)
+                .select(users::id)
+                .first(conn)
+                .optional()?;
+            if known.is_none() {
+                return Ok(false);
+            }
+            // An upsert, so two concurrent first settings cannot collide on the primary key.
+            diesel::insert_into(creds::table)
+                .values((
+                    creds::user_id.eq(&u),
+                    creds::password_hash.eq(hash.as_str()),
+                    creds::updated_at.eq(now),
+                ))
+                .on_conflict(creds::user_id)
+                .do_update()
+                .set((
+                    creds::password_hash.eq(hash.as_str()),
+                    creds::updated_at.eq(now),
+                ))
+                .execute(conn)?;
+            Ok(true)
+        });
+        match r {
+            Ok(set) => Ok(set),
+            // The user was deleted between the check and the insert (PostgreSQL, READ COMMITTED).
+            Err(DbError::Query(DieselError::DatabaseError(
+                DatabaseErrorKind::ForeignKeyViolation,
+                _,
+            ))) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
     }
+
     fn password_hash(
         &self,
-        _unique_id: &UniqueId,
+        unique_id: &UniqueId,
     ) -> Result<Option<(User, PasswordHash)>, StoreError> {
-        todo_err()
+        let row: Option<(UserRow, String)> = (|| -> Result<_, DbError> {
+            with_conn!(self.db, conn => {
+                Ok(users::table
+                    .inner_join(creds::table)
+                    .filter(users::unique_id.eq(unique_id.as_str()))
+                    .select((UserRow::as_select(), creds::password_hash))
+                    .first(conn)
+                    .optional()?)
+            })
+        })()?;
+        row.map(|(user, hash)| Ok((user.into_domain()?, PasswordHash::new(hash))))
+            .transpose()
+    }
+}
+
+/// Rows one housekeeping statement deletes at most: each batch is its own short transaction,
+/// so a large purge never holds a write lock (SQLite) or many row locks (PostgreSQL) for long.
+const PURGE_BATCH: i64 = 500;
+
+/// Runs `batch` (one transaction deleting at most [`PURGE_BATCH`] rows, returning how many)
+/// until a batch deletes fewer than that; returns the total.
+fn in_batches(mut batch: impl FnMut() -> Result<usize, DbError>) -> Result<u64, DbError> {
+    let full = usize::try_from(PURGE_BATCH).unwrap_or(usize::MAX);
+    let mut total = 0u64;
+    loop {
+        let n = batch()?;
+        total = total.saturating_add(count(n));
+        if n < full {
+            return Ok(total);
+        }
     }
 }
 
 impl Housekeeping for DieselStore {
-    fn purge_expired(&self, _now: Timestamp, _code_grace: i64) -> Result<PurgeReport, StoreError> {
-        todo_err()
+    fn purge_expired(&self, now: Timestamp, code_grace: i64) -> Result<PurgeReport, StoreError> {
+        let now = now.epoch_seconds();
+        let code_cutoff = now.saturating_sub(code_grace.max(0));
+        let r = (|| -> Result<PurgeReport, DbError> {
+            // Codes first: a redeemed code's grant is only considered once its codes are gone.
+            let codes = in_batches(|| {
+                with_tx!(self.db, conn => {
+                    let expired = diesel::alias!(codes as expired_codes);
+                    let batch = expired
+                        .filter(expired.field(codes::expires_at).lt(code_cutoff))
+                        .select(expired.field(codes::digest))
+                        .limit(PURGE_BATCH);
+                    Ok::<_, DbError>(
+                        diesel::delete(codes::table.filter(codes::digest.eq_any(batch)))
+                            .execute(conn)?,
+                    )
+                })
+            })?;
+            let access_tokens = in_batches(|| {
+                with_tx!(self.db, conn => {
+                    let expired = diesel::alias!(access as expired_access);
+                    let batch = expired
+                        .filter(expired.field(access::expires_at).lt(now))
+                        .select(expired.field(access::digest))
+                        .limit(PURGE_BATCH);
+                    Ok::<_, DbError>(
+                        diesel::delete(access::table.filter(access::digest.eq_any(batch)))
+                            .execute(conn)?,
+                    )
+                })
+            })?;
+            let refresh_tokens = in_batches(|| {
+                with_tx!(self.db, conn => {
+                    let expired = diesel::alias!(refresh as expired_refresh);
+                    let batch = expired
+                        .filter(expired.field(refresh::expires_at).lt(now))
+                        .select(expired.field(refresh::digest))
+                        .limit(PURGE_BATCH);
+                    Ok::<_, DbError>(
+                        diesel::delete(refresh::table.filter(refresh::digest.eq_any(batch)))
+                            .execute(conn)?,
+                    )
+                })
+            })?;
+            // Only grants older than the code grace: a grant is created with its tokens in one
+            // transaction, and the grace keeps it while the code that produced it may still be
+            // replayed (the code is purged first, the grant in a later pass).
+            let grants = in_batches(|| {
+                with_tx!(self.db, conn => {
+                    let idle = diesel::alias!(grants as idle_grants);
+                    let id = idle.field(grants::id);
+                    let batch = idle
+                        .filter(idle.field(grants::created_at).lt(code_cutoff))
+                        .filter(not(exists(access::table.filter(access::grant_id.eq(id)))))
+                        .filter(not(exists(refresh::table.filter(refresh::grant_id.eq(id)))))
+                        .filter(not(exists(codes::table.filter(codes::grant_id.eq(id.nullable())))))
+                        .select(id)
+                        .limit(PURGE_BATCH);
+                    Ok::<_, DbError>(
+                        diesel::delete(grants::table.filter(grants::id.eq_any(batch)))
+                            .execute(conn)?,
+                    )
+                })
+            })?;
+            let sessions = in_batches(|| {
+                with_tx!(self.db, conn => {
+                    let expired = diesel::alias!(sessions as expired_sessions);
+                    let batch = expired
+                        .filter(expired.field(sessions::expires_at).le(now))
+                        .select(expired.field(sessions::digest))
+                        .limit(PURGE_BATCH);
+                    Ok::<_, DbError>(
+                        diesel::delete(sessions::table.filter(sessions::digest.eq_any(batch)))
+                            .execute(conn)?,
+                    )
+                })
+            })?;
+            Ok(PurgeReport {
+                codes,
+                access_tokens,
+                refresh_tokens,
+                grants,
+                sessions,
+            })
+        })();
+        r.map_err(StoreError::from)
     }
 }
