@@ -9,7 +9,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
+use medialib::configuration::{BaseUrl, SettingsLoader};
 use medialib_adapters_diesel::testing::PgTestDb;
+use medialib_adapters_diesel::{Database, PoolOptions};
+use medialib_domain::Secret;
+use medialib_ports::Credentials;
+use medialib_ports::services::SignInError;
 
 fn workspace_manifest() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml")
@@ -418,4 +423,416 @@ fn one_shot_commands_exit_cleanly_on_postgresql() {
             stderr(&out)
         );
     }
+}
+
+/// `medialib ARGS` in `dir` with `input` on standard input.
+fn medialib_with_stdin(dir: &Path, args: &[&str], env: &[(&str, &str)], input: &[u8]) -> Output {
+    use std::io::Write as _;
+    use std::process::Stdio;
+
+    let mut cmd = Command::new(medialib_bin());
+    cmd.args(args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("MEDIALIB_") {
+            cmd.env_remove(name);
+        }
+    }
+    cmd.envs(env.iter().copied());
+    let mut child = cmd.spawn().expect("cannot run the medialib binary");
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    // The binary may exit before reading (a usage error): a broken pipe is fine.
+    let _ = stdin.write_all(input);
+    drop(stdin);
+    child.wait_with_output().expect("cannot wait for medialib")
+}
+
+/// Signs `username` in with `password` through the application services on `db_url`, as the
+/// sign-in page does.
+fn sign_in(db_url: &str, username: &str, password: &str) -> Result<String, SignInError> {
+    let settings = SettingsLoader::new()
+        .set("database_url", db_url)
+        .load()
+        .unwrap();
+    let db = Database::connect(db_url, &PoolOptions::default()).unwrap();
+    let base = BaseUrl::parse("http://127.0.0.1:8080").unwrap();
+    let services = medialib::startup::services(&settings, &base, db);
+    let password = Secret::new(password);
+    services
+        .sign_in(Credentials::Password {
+            username,
+            password: &password,
+        })
+        .map(|session| session.user.id.to_string())
+}
+
+/// A SQLite database in `dir`.
+fn sqlite_url(dir: &Path) -> String {
+    format!("sqlite://{}/m.db", dir.display())
+}
+
+/// Instantiates `fn $name(db_url: &str)` for SQLite and PostgreSQL (`cli::$name::sqlite`,
+/// `cli::$name::postgres`).
+macro_rules! on_both_databases {
+    ($($name:ident),* $(,)?) => {
+        $(
+            mod $name {
+                #[test]
+                fn sqlite() {
+                    let dir = tempfile::tempdir().unwrap();
+                    super::$name(&super::sqlite_url(dir.path()));
+                }
+
+                #[test]
+                fn postgres() {
+                    let Some(pg) = super::PgTestDb::create_or_skip() else {
+                        return;
+                    };
+                    super::$name(&pg.url);
+                }
+            }
+        )*
+    };
+}
+
+on_both_databases!(
+    a_user_added_with_a_password_can_sign_in,
+    passwd_replaces_the_password,
+    passwd_for_an_unknown_user_fails,
+    an_empty_standard_input_is_refused,
+);
+
+const ALICE_PASSWORD: &str = "correct horse battery staple";
+
+fn a_user_added_with_a_password_can_sign_in(db: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let env = [("MEDIALIB_DATABASE_URL", db)];
+    let added = json_of(&medialib_with_stdin(
+        dir.path(),
+        &[
+            "user",
+            "add",
+            "--unique-id",
+            "alice",
+            "--first-name",
+            "Alice",
+            "--password-stdin",
+            "--json",
+        ],
+        &env,
+        format!("{ALICE_PASSWORD}\n").as_bytes(),
+    ));
+    assert_eq!(
+        added.as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["userId"],
+        "{added}"
+    );
+    let id = added["userId"].as_str().unwrap();
+    assert_eq!(sign_in(db, "alice", ALICE_PASSWORD).unwrap(), id);
+    assert_eq!(
+        sign_in(db, "alice", &format!("{ALICE_PASSWORD}\n")),
+        Err(SignInError::InvalidCredentials),
+        "exactly one line ending is removed, nothing else is kept"
+    );
+    assert_eq!(
+        sign_in(db, "alice", "Correct horse battery staple"),
+        Err(SignInError::InvalidCredentials)
+    );
+
+    // "\r\n" endings are removed too, and a user added without a password cannot sign in.
+    let plain = medialib_with_stdin(
+        dir.path(),
+        &["user", "add", "--unique-id", "carol", "--password-stdin"],
+        &env,
+        b"carol's passphrase\r\n",
+    );
+    assert_success(&plain);
+    assert_eq!(stdout(&plain).trim().len(), 36, "prints the userId");
+    assert!(sign_in(db, "carol", "carol's passphrase").is_ok());
+    assert_success(&medialib_in(
+        dir.path(),
+        &["user", "add", "--unique-id", "dave"],
+        &env,
+    ));
+    assert_eq!(
+        sign_in(db, "dave", ""),
+        Err(SignInError::InvalidCredentials)
+    );
+
+    // The password never appears in the output.
+    let listed = medialib_in(dir.path(), &["user", "list", "--json"], &env);
+    assert_success(&listed);
+    assert!(!stdout(&listed).contains("horse"), "{}", stdout(&listed));
+}
+
+fn passwd_replaces_the_password(db: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let env = [("MEDIALIB_DATABASE_URL", db)];
+    let added = json_of(&medialib_with_stdin(
+        dir.path(),
+        &[
+            "user",
+            "add",
+            "--unique-id",
+            "bob",
+            "--password-stdin",
+            "--json",
+        ],
+        &env,
+        b"the old password\n",
+    ));
+    assert!(sign_in(db, "bob", "the old password").is_ok());
+
+    let changed = json_of(&medialib_with_stdin(
+        dir.path(),
+        &[
+            "user",
+            "passwd",
+            "--unique-id",
+            "bob",
+            "--password-stdin",
+            "--json",
+        ],
+        &env,
+        b"the new password\n",
+    ));
+    assert_eq!(
+        changed,
+        serde_json::json!({"userId": added["userId"], "passwordSet": "true"})
+    );
+    assert!(sign_in(db, "bob", "the new password").is_ok());
+    assert_eq!(
+        sign_in(db, "bob", "the old password"),
+        Err(SignInError::InvalidCredentials)
+    );
+
+    // A user added without a password gets one.
+    assert_success(&medialib_in(
+        dir.path(),
+        &["user", "add", "--unique-id", "erin"],
+        &env,
+    ));
+    let plain = medialib_with_stdin(
+        dir.path(),
+        &["user", "passwd", "--unique-id", "erin", "--password-stdin"],
+        &env,
+        b"erin's first password",
+    );
+    assert_success(&plain);
+    assert!(
+        stdout(&plain).contains("password set for erin"),
+        "{}",
+        stdout(&plain)
+    );
+    assert!(sign_in(db, "erin", "erin's first password").is_ok());
+
+    // A password the policy refuses changes nothing.
+    let short = medialib_with_stdin(
+        dir.path(),
+        &["user", "passwd", "--unique-id", "bob", "--password-stdin"],
+        &env,
+        b"short\n",
+    );
+    assert_eq!(short.status.code(), Some(2), "{}", stderr(&short));
+    assert!(
+        stderr(&short).contains("at least 8 characters"),
+        "{}",
+        stderr(&short)
+    );
+    assert!(sign_in(db, "bob", "the new password").is_ok());
+}
+
+fn passwd_for_an_unknown_user_fails(db: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let env = [("MEDIALIB_DATABASE_URL", db)];
+    let out = medialib_with_stdin(
+        dir.path(),
+        &[
+            "user",
+            "passwd",
+            "--unique-id",
+            "nobody",
+            "--password-stdin",
+        ],
+        &env,
+        b"a fine password\n",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no user with uniqueId \"nobody\""),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stdout(&out).is_empty());
+    // Nobody was provisioned on the way.
+    let list = json_of(&medialib_in(dir.path(), &["user", "list", "--json"], &env));
+    assert_eq!(list, serde_json::json!([]));
+}
+
+fn an_empty_standard_input_is_refused(db: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let env = [("MEDIALIB_DATABASE_URL", db)];
+    for args in [
+        &["user", "add", "--unique-id", "frank", "--password-stdin"][..],
+        &["user", "passwd", "--unique-id", "frank", "--password-stdin"][..],
+    ] {
+        let out = medialib_with_stdin(dir.path(), args, &env, b"");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("no password on standard input"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+    // A refused password leaves no user behind.
+    let out = medialib_with_stdin(
+        dir.path(),
+        &["user", "add", "--unique-id", "frank", "--password-stdin"],
+        &env,
+        b"\n",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("the password is empty"),
+        "{}",
+        stderr(&out)
+    );
+    let list = json_of(&medialib_in(dir.path(), &["user", "list", "--json"], &env));
+    assert_eq!(list, serde_json::json!([]));
+}
+
+#[test]
+fn passwords_are_never_taken_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = sqlite_url(dir.path());
+    let env = [("MEDIALIB_DATABASE_URL", db.as_str())];
+    for args in [
+        &[
+            "user",
+            "add",
+            "--unique-id",
+            "gina",
+            "--password",
+            "s3cret-pass",
+        ][..],
+        &[
+            "user",
+            "add",
+            "--unique-id",
+            "gina",
+            "--password-stdin=s3cret-pass",
+        ][..],
+        &[
+            "user",
+            "passwd",
+            "--unique-id",
+            "gina",
+            "--password",
+            "s3cret-pass",
+        ][..],
+        &["user", "passwd", "--unique-id", "gina", "s3cret-pass"][..],
+        // Without --password-stdin there is no way to give the password.
+        &["user", "passwd", "--unique-id", "gina"][..],
+    ] {
+        let out = medialib_with_stdin(dir.path(), args, &env, b"s3cret-pass\n");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stdout(&out).is_empty(), "{args:?}");
+    }
+    // Nothing was created: the usage errors stop before the database.
+    assert!(!dir.path().join("m.db").exists());
+    let help = medialib_in(dir.path(), &["user", "passwd", "--help"], &[]);
+    assert_success(&help);
+    assert!(
+        stdout(&help).contains("--password-stdin"),
+        "{}",
+        stdout(&help)
+    );
+}
+
+/// `medialib serve` with housekeeping every second stops promptly on SIGTERM: neither a
+/// housekeeping pass nor its timer keeps the process alive.
+#[cfg(unix)]
+#[test]
+fn serve_exits_promptly_on_sigterm_with_housekeeping_running() {
+    use std::io::BufRead as _;
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = sqlite_url(dir.path());
+    let mut cmd = Command::new(medialib_bin());
+    cmd.args(["serve", "--bind", "127.0.0.1:0", "--json"])
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("MEDIALIB_") {
+            cmd.env_remove(name);
+        }
+    }
+    cmd.envs([
+        ("MEDIALIB_DATABASE_URL", db.as_str()),
+        ("MEDIALIB_PURGE_INTERVAL", "1"),
+        ("MEDIALIB_LOG", "info,medialib=debug"),
+    ]);
+    let mut child = cmd.spawn().expect("cannot start medialib serve");
+    let out = child.stdout.take().unwrap();
+    let (lines_tx, lines) = std::sync::mpsc::channel::<String>();
+    let reader = std::thread::spawn(move || {
+        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            let _ = lines_tx.send(line);
+        }
+    });
+    let mut log = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    // Wait until it listens and a housekeeping pass has run.
+    while !log.iter().any(|l: &String| l.contains("housekeeping")) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match lines.recv_timeout(left) {
+            Ok(line) => log.push(line),
+            Err(_) => {
+                let _ = child.kill();
+                panic!("no housekeeping pass within 30 s; log:\n{}", log.join("\n"));
+            }
+        }
+    }
+    assert!(
+        log.iter().any(|l| l.contains("listening")),
+        "{}",
+        log.join("\n")
+    );
+    let pid = child.id().to_string();
+    let signalled = Instant::now();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if signalled.elapsed() > Duration::from_secs(10) {
+            let _ = child.kill();
+            panic!("medialib serve still runs 10 s after SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let took = signalled.elapsed();
+    reader.join().unwrap();
+    log.extend(lines.try_iter());
+    assert!(status.success(), "{status:?}\n{}", log.join("\n"));
+    assert!(took < Duration::from_secs(5), "took {took:?} to stop");
+    assert!(
+        log.iter().any(|l| l.contains("medialib stopped")),
+        "{}",
+        log.join("\n")
+    );
+    println!("medialib serve stopped {took:?} after SIGTERM");
 }

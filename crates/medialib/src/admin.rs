@@ -1,16 +1,17 @@
 //! The operator commands that manage users and OAuth clients
 //! (`medialib user ...`, `medialib client ...`).
 
-use std::io::Write;
+use std::io::{BufRead, IsTerminal, Read, Write};
 
+use medialib_adapters_sso::{PasswordError, hash_password};
 use medialib_domain::oauth::{Client, ClientId, ClientKind};
-use medialib_domain::{PersonName, UniqueId, User};
+use medialib_domain::{PersonName, Secret, UniqueId, User};
 use medialib_ports::services::NewUserInput;
 use medialib_ports::services::clients::{NewClient, RegisterClientError, RotateSecretError};
-use medialib_ports::{CreateUserError, Services};
+use medialib_ports::{CreateUserError, PasswordHash, Services};
 use serde_json::json;
 
-use crate::configuration::Settings;
+use crate::configuration::{Settings, Sso};
 use crate::database;
 
 /// How an admin command failed: bad input (exit 2) or a failure while running (exit 1).
@@ -49,13 +50,82 @@ pub fn services(settings: &Settings) -> Result<Services, AdminError> {
     Ok(crate::startup::services(settings, &base, db))
 }
 
-/// `medialib user add`.
+/// Reads a password from standard input ([`read_password`]); on a terminal, asks for it on
+/// standard error first.
+pub fn password_from_stdin() -> Result<Secret, AdminError> {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        let mut err = std::io::stderr().lock();
+        write!(
+            err,
+            "Password (the typed text is visible; pipe it in to hide it): "
+        )?;
+        err.flush()?;
+    }
+    read_password(&mut stdin.lock())
+}
+
+/// Reads one line from `input` as a password: one trailing `\n` or `\r\n` is removed,
+/// nothing else. Empty input (no line at all) is an error; the policy is checked later, by
+/// the hashing.
+pub fn read_password(input: &mut impl BufRead) -> Result<Secret, AdminError> {
+    // Enough for the longest password the policy accepts and a line ending; anything longer
+    // is refused by the policy without reading unbounded input.
+    const LIMIT: u64 = medialib_adapters_sso::local::MAX_PASSWORD_BYTES as u64 + 3;
+    let mut line = Vec::new();
+    input
+        .take(LIMIT)
+        .read_until(b'\n', &mut line)
+        .map_err(|e| {
+            AdminError::Failed(format!("cannot read the password from standard input: {e}"))
+        })?;
+    if line.is_empty() {
+        return Err(AdminError::Invalid(
+            "no password on standard input: pipe it in, e.g. `printf '%s\\n' \"$PASSWORD\" | medialib user passwd --unique-id ID --password-stdin`".to_owned(),
+        ));
+    }
+    if line.last() == Some(&b'\n') {
+        line.pop();
+        if line.last() == Some(&b'\r') {
+            line.pop();
+        }
+    }
+    String::from_utf8(line).map(Secret::new).map_err(|_| {
+        AdminError::Invalid("the password on standard input is not valid UTF-8".to_owned())
+    })
+}
+
+/// Hashes a new password for the `local` directory; a policy violation is a usage error.
+fn hash(password: &Secret) -> Result<PasswordHash, AdminError> {
+    hash_password(password).map_err(|e| match e {
+        PasswordError::Policy(m) => AdminError::Invalid(m),
+        PasswordError::Hashing(m) => AdminError::Failed(m),
+    })
+}
+
+/// Tells the operator (on standard error) when the configured sign-in mode will not use a
+/// password just set.
+pub fn note_unused_password(settings: &Settings) -> Result<(), AdminError> {
+    let mode = match settings.sso {
+        Sso::Local => return Ok(()),
+        Sso::Oidc(_) => "oidc",
+        Sso::Header { .. } => "header",
+    };
+    writeln!(
+        std::io::stderr(),
+        "note: sso is `{mode}`; passwords are used only when sso = local"
+    )?;
+    Ok(())
+}
+
+/// `medialib user add`; with `password`, the user can sign in to the `local` directory.
 pub fn user_add(
     services: &Services,
     unique_id: &str,
     first: &str,
     last: &str,
     org_admin: bool,
+    password: Option<&Secret>,
     json: bool,
 ) -> Result<(), AdminError> {
     let invalid = |e: medialib_domain::InvalidText| AdminError::Invalid(e.to_string());
@@ -65,17 +135,58 @@ pub fn user_add(
         last_name: PersonName::parse(last, "last-name").map_err(invalid)?,
         org_admin,
     };
+    // Hashed before the user exists, so a refused password leaves nothing behind.
+    let hash = password.map(hash).transpose()?;
     let user = services.create_user(input).map_err(|e| match e {
         CreateUserError::UniqueIdTaken => {
             AdminError::Failed(format!("a user with uniqueId {unique_id:?} already exists"))
         }
         CreateUserError::Store(s) => s.into(),
     })?;
+    if let Some(hash) = &hash {
+        let set = services.set_password(&user.unique_id, hash).map_err(|e| {
+            AdminError::Failed(format!(
+                "user {unique_id:?} was added ({}) but the password could not be set: {e}; \
+                     set it with `medialib user passwd --unique-id {unique_id} --password-stdin`",
+                user.id
+            ))
+        })?;
+        if set.is_none() {
+            return Err(AdminError::Failed(format!(
+                "user {unique_id:?} vanished before the password could be set"
+            )));
+        }
+    }
     let mut out = std::io::stdout().lock();
     if json {
         writeln!(out, "{}", json!({ "userId": user.id.to_string() }))?;
     } else {
         writeln!(out, "{}", user.id)?;
+    }
+    Ok(())
+}
+
+/// `medialib user passwd`: sets or replaces the `local` password of an existing user.
+pub fn user_passwd(
+    services: &Services,
+    unique_id: &str,
+    password: &Secret,
+    json: bool,
+) -> Result<(), AdminError> {
+    let unique = UniqueId::parse(unique_id).map_err(|e| AdminError::Invalid(e.to_string()))?;
+    let hash = hash(password)?;
+    let user = services
+        .set_password(&unique, &hash)?
+        .ok_or_else(|| AdminError::Failed(format!("no user with uniqueId {unique_id:?}")))?;
+    let mut out = std::io::stdout().lock();
+    if json {
+        writeln!(
+            out,
+            "{}",
+            json!({ "userId": user.id.to_string(), "passwordSet": "true" })
+        )?;
+    } else {
+        writeln!(out, "password set for {unique_id} ({})", user.id)?;
     }
     Ok(())
 }
@@ -240,4 +351,60 @@ pub fn client_rotate(services: &Services, id: &str, json: bool) -> Result<(), Ad
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(input: &[u8]) -> Result<Secret, AdminError> {
+        read_password(&mut std::io::Cursor::new(input))
+    }
+
+    #[test]
+    fn one_line_is_read_and_only_one_line_ending_removed() {
+        assert_eq!(read(b"hunter22\n").unwrap().expose(), "hunter22");
+        assert_eq!(read(b"hunter22\r\n").unwrap().expose(), "hunter22");
+        assert_eq!(read(b"hunter22").unwrap().expose(), "hunter22");
+        assert_eq!(read(b" spaced out \n\n").unwrap().expose(), " spaced out ");
+        assert_eq!(read(b"first\nsecond\n").unwrap().expose(), "first");
+        assert_eq!(read(b"ends in cr\r").unwrap().expose(), "ends in cr\r");
+        assert_eq!(
+            read(b"\n").unwrap().expose(),
+            "",
+            "an empty line is for the policy"
+        );
+    }
+
+    #[test]
+    fn empty_or_non_utf8_input_is_a_usage_error() {
+        let Err(AdminError::Invalid(message)) = read(b"") else {
+            panic!("empty input must be refused")
+        };
+        assert!(
+            message.contains("no password on standard input"),
+            "{message}"
+        );
+        assert!(matches!(read(b"\xff\xfe\n"), Err(AdminError::Invalid(_))));
+    }
+
+    #[test]
+    fn long_input_is_not_read_without_bound() {
+        let long = vec![b'x'; 1 << 20];
+        let password = read(&long).unwrap();
+        assert!(password.expose().len() <= 1027);
+        let Err(AdminError::Invalid(message)) = hash(&password) else {
+            panic!("an overlong password must be refused")
+        };
+        assert!(message.contains("too long"), "{message}");
+    }
+
+    #[test]
+    fn policy_violations_are_usage_errors() {
+        let Err(AdminError::Invalid(message)) = hash(&Secret::new("short")) else {
+            panic!("a short password must be refused")
+        };
+        assert!(message.contains("at least 8 characters"), "{message}");
+        assert!(hash(&Secret::new("long enough")).is_ok());
+    }
 }

@@ -55,7 +55,7 @@ enum Command {
     /// Prints each migration as it is applied and a summary; with --json prints
     /// {"applied": [VERSION, ...]}.
     Migrate,
-    /// Manage users (add, list)
+    /// Manage users (add, passwd, list)
     #[command(subcommand)]
     User(UserCommand),
     /// Manage OAuth clients (add, list, remove, rotate-secret)
@@ -79,6 +79,25 @@ enum UserCommand {
         /// Make the user an organization admin (admin on every library)
         #[arg(long)]
         org_admin: bool,
+        /// Read a password for the `local` sign-in directory from standard input (one line);
+        /// passwords are never taken from the command line
+        #[arg(long)]
+        password_stdin: bool,
+    },
+    /// Set or replace a user's password for the `local` sign-in directory
+    ///
+    /// The password is read from standard input (one line; one trailing newline is
+    /// removed), e.g. `printf '%s\n' "$PASSWORD" | medialib user passwd --unique-id alice
+    /// --password-stdin`. At least 8 characters, at most 1024 bytes. With --json prints
+    /// {"userId": ..., "passwordSet": "true"}.
+    Passwd {
+        /// The user's uniqueId (their username)
+        #[arg(long, value_name = "ID")]
+        unique_id: String,
+        /// Read the password from standard input (required: passwords are never taken from
+        /// the command line)
+        #[arg(long, required = true)]
+        password_stdin: bool,
     },
     /// List users
     List,
@@ -213,7 +232,33 @@ where
                 first_name,
                 last_name,
                 org_admin,
-            } => admin::user_add(s, &unique_id, &first_name, &last_name, org_admin, cli.json),
+                password_stdin,
+            } => {
+                let password = password_stdin
+                    .then(admin::password_from_stdin)
+                    .transpose()?;
+                admin::user_add(
+                    s,
+                    &unique_id,
+                    &first_name,
+                    &last_name,
+                    org_admin,
+                    password.as_ref(),
+                    cli.json,
+                )?;
+                if password.is_some() {
+                    admin::note_unused_password(&settings)?;
+                }
+                Ok(())
+            }
+            UserCommand::Passwd {
+                unique_id,
+                password_stdin: _,
+            } => {
+                let password = admin::password_from_stdin()?;
+                admin::user_passwd(s, &unique_id, &password, cli.json)?;
+                admin::note_unused_password(&settings)
+            }
             UserCommand::List => admin::user_list(s, cli.json),
         }),
         Command::Client(cmd) => admin_command(&settings, |s| match cmd {

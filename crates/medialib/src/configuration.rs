@@ -23,6 +23,9 @@ enum Setting {
     RefreshTokenTtl,
     CodeTtl,
     SessionTtl,
+    PurgeInterval,
+    RateLimitToken,
+    RateLimitLogin,
     Sso,
     TlsCert,
     TlsKey,
@@ -38,7 +41,7 @@ enum Setting {
 }
 
 impl Setting {
-    const ALL: [Setting; 19] = [
+    const ALL: [Setting; 22] = [
         Setting::DatabaseUrl,
         Setting::Bind,
         Setting::BaseUrl,
@@ -46,6 +49,9 @@ impl Setting {
         Setting::RefreshTokenTtl,
         Setting::CodeTtl,
         Setting::SessionTtl,
+        Setting::PurgeInterval,
+        Setting::RateLimitToken,
+        Setting::RateLimitLogin,
         Setting::Sso,
         Setting::TlsCert,
         Setting::TlsKey,
@@ -69,6 +75,9 @@ impl Setting {
             Setting::RefreshTokenTtl => "refresh_token_ttl",
             Setting::CodeTtl => "code_ttl",
             Setting::SessionTtl => "session_ttl",
+            Setting::PurgeInterval => "purge_interval",
+            Setting::RateLimitToken => "rate_limit_token",
+            Setting::RateLimitLogin => "rate_limit_login",
             Setting::Sso => "sso",
             Setting::TlsCert => "tls_cert",
             Setting::TlsKey => "tls_key",
@@ -392,6 +401,34 @@ impl Ttl {
     }
 }
 
+/// A rate limit: requests per minute per key; 0 turns the limit off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PerMinute(u32);
+
+impl PerMinute {
+    /// The highest limit accepted (far above any sensible one; larger values are typos).
+    const MAX: u32 = 1_000_000;
+
+    /// Parses a non-negative integer number of requests per minute (0 = off).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text.trim().parse::<u32>() {
+            Ok(n) if n <= Self::MAX => Ok(Self(n)),
+            Ok(_) => Err(format!(
+                "`{text}` is more than {} requests per minute (0 turns the limit off)",
+                Self::MAX
+            )),
+            Err(_) => Err(format!(
+                "`{text}` is not a number of requests per minute (a non-negative integer; 0 turns the limit off)"
+            )),
+        }
+    }
+
+    /// Requests allowed per minute; 0 when the limit is off.
+    pub fn get(self) -> u32 {
+        self.0
+    }
+}
+
 /// The public base URL (`http://` or `https://`, no trailing slash).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BaseUrl(String);
@@ -548,6 +585,14 @@ pub struct Settings {
     pub code_ttl: Ttl,
     /// Browser session lifetime after sign-in (`session_ttl`).
     pub session_ttl: Ttl,
+    /// Seconds between housekeeping passes that delete expired codes, tokens and
+    /// sessions (`purge_interval`).
+    pub purge_interval: Ttl,
+    /// Token-endpoint requests per minute, per client and per remote address
+    /// (`rate_limit_token`; 0 = off).
+    pub rate_limit_token: PerMinute,
+    /// Sign-in form submissions per minute per remote address (`rate_limit_login`; 0 = off).
+    pub rate_limit_login: PerMinute,
     /// The sign-in mode and its parameters (`sso`, `oidc_*`, `sso_header`).
     pub sso: Sso,
     /// HTTPS certificate and key (`tls_cert`, `tls_key`).
@@ -574,6 +619,9 @@ impl Settings {
             refresh_token_ttl: Ttl(2_592_000),
             code_ttl: Ttl(60),
             session_ttl: Ttl(28_800),
+            purge_interval: Ttl(300),
+            rate_limit_token: PerMinute(300),
+            rate_limit_login: PerMinute(30),
             sso: Sso::Local,
             tls: None,
             cors_origins: Vec::new(),
@@ -696,6 +744,18 @@ impl Parser<'_> {
         );
         let code_ttl = self.parsed(Setting::CodeTtl, defaults.code_ttl, Ttl::parse);
         let session_ttl = self.parsed(Setting::SessionTtl, defaults.session_ttl, Ttl::parse);
+        let purge_interval =
+            self.parsed(Setting::PurgeInterval, defaults.purge_interval, Ttl::parse);
+        let rate_limit_token = self.parsed(
+            Setting::RateLimitToken,
+            defaults.rate_limit_token,
+            PerMinute::parse,
+        );
+        let rate_limit_login = self.parsed(
+            Setting::RateLimitLogin,
+            defaults.rate_limit_login,
+            PerMinute::parse,
+        );
         let tls_cert = self.optional(Setting::TlsCert, readable_file);
         let tls_key = self.optional(Setting::TlsKey, readable_file);
         let tls = match (
@@ -743,6 +803,9 @@ impl Parser<'_> {
             refresh_token_ttl,
             code_ttl,
             session_ttl,
+            purge_interval,
+            rate_limit_token,
+            rate_limit_login,
             sso: sso?,
             tls,
             cors_origins,
@@ -884,6 +947,10 @@ mod tests {
         assert_eq!(s.access_token_ttl.seconds(), 3600);
         assert_eq!(s.refresh_token_ttl.seconds(), 2_592_000);
         assert_eq!(s.code_ttl.seconds(), 60);
+        assert_eq!(s.session_ttl.seconds(), 28_800);
+        assert_eq!(s.purge_interval.seconds(), 300);
+        assert_eq!(s.rate_limit_token.get(), 300);
+        assert_eq!(s.rate_limit_login.get(), 30);
         assert_eq!(s.sso, Sso::Local);
         assert_eq!(s.tls, None);
         assert!(s.cors_origins.is_empty() && s.trusted_proxies.is_empty());
@@ -980,6 +1047,42 @@ mod tests {
         }
         assert_eq!(lines.len(), err.problems().len());
         assert!(!text.contains("secretpw"), "passwords never appear: {text}");
+    }
+
+    #[test]
+    fn housekeeping_and_rate_limits_are_configurable() {
+        let file = toml_file("purge_interval = 60\nrate_limit_token = 10\n");
+        let s = SettingsLoader::new()
+            .file(file.path())
+            .env_vars(env(&[
+                ("MEDIALIB_RATE_LIMIT_LOGIN", "0"),
+                ("MEDIALIB_SESSION_TTL", "900"),
+            ]))
+            .load()
+            .unwrap();
+        assert_eq!(s.purge_interval.seconds(), 60);
+        assert_eq!(s.rate_limit_token.get(), 10);
+        assert_eq!(s.rate_limit_login.get(), 0, "0 turns the limit off");
+        assert_eq!(s.session_ttl.seconds(), 900);
+
+        let err = SettingsLoader::new()
+            .env_vars(env(&[
+                ("MEDIALIB_PURGE_INTERVAL", "0"),
+                ("MEDIALIB_RATE_LIMIT_TOKEN", "-1"),
+                ("MEDIALIB_RATE_LIMIT_LOGIN", "2000000"),
+                ("MEDIALIB_SESSION_TTL", "forever"),
+            ]))
+            .load()
+            .unwrap_err();
+        assert_eq!(
+            err.problems(),
+            [
+                "session_ttl (from MEDIALIB_SESSION_TTL): `forever` is not a positive integer number of seconds",
+                "purge_interval (from MEDIALIB_PURGE_INTERVAL): `0` is not a positive integer number of seconds",
+                "rate_limit_token (from MEDIALIB_RATE_LIMIT_TOKEN): `-1` is not a number of requests per minute (a non-negative integer; 0 turns the limit off)",
+                "rate_limit_login (from MEDIALIB_RATE_LIMIT_LOGIN): `2000000` is more than 1000000 requests per minute (0 turns the limit off)",
+            ]
+        );
     }
 
     #[test]

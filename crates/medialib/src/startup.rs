@@ -3,16 +3,19 @@
 use std::fmt;
 use std::net::TcpListener;
 use std::sync::Arc;
+use std::time::Duration;
 
 use actix_web::HttpServer;
 use actix_web::dev::Server;
 use medialib_adapters_diesel::DieselStore;
-use medialib_api_actix::{AppState, HttpConfig};
+use medialib_adapters_sso::LocalDirectory;
+use medialib_api_actix::{AppState, HttpConfig, RateLimitConfig};
 use medialib_domain::Lifetime;
 use medialib_domain::oauth::{Issuer, TokenLifetimes};
-use medialib_ports::{ServiceSettings, Services};
+use medialib_ports::{PurgeReport, ServiceSettings, Services, SsoProvider};
+use tracing::Instrument as _;
 
-use crate::configuration::{BaseUrl, Settings};
+use crate::configuration::{BaseUrl, Settings, Sso};
 use crate::database::{self, DatabaseError, DatabaseReadiness};
 use crate::world::{OsRandom, SystemClock};
 
@@ -50,11 +53,12 @@ impl StartupError {
     }
 }
 
-/// A bound, ready-to-run HTTP server.
+/// A bound, ready-to-run HTTP server, with its housekeeping.
 pub struct Application {
     port: u16,
     base_url: BaseUrl,
     server: Server,
+    housekeeping: Housekeeping,
 }
 
 impl Application {
@@ -77,11 +81,19 @@ impl Application {
             source,
         })?;
         let base_url = settings.base_url_for(local);
+        warn_about_unfinished_sso(&settings.sso);
         let services = services(&settings, &base_url, database.clone());
+        let housekeeping = Housekeeping {
+            services: services.clone(),
+            every: Duration::from_secs(u64::from(settings.purge_interval.seconds())),
+        };
         let http = HttpConfig {
             base_url: base_url.as_str().to_owned(),
             cors_origins: settings.cors_origins.clone(),
-            rate_limits: medialib_api_actix::RateLimitConfig::default(),
+            rate_limits: RateLimitConfig {
+                token_per_minute: settings.rate_limit_token.get(),
+                login_per_minute: settings.rate_limit_login.get(),
+            },
         };
         let state =
             AppState::new(Arc::new(DatabaseReadiness::new(database))).with_api(services, http);
@@ -99,6 +111,7 @@ impl Application {
             port: local.port(),
             base_url,
             server,
+            housekeeping,
         })
     }
 
@@ -114,8 +127,16 @@ impl Application {
 
     /// Serves until Ctrl-C or SIGTERM, then drains in-flight requests for up
     /// to [`SHUTDOWN_TIMEOUT_SECONDS`].
+    ///
+    /// Housekeeping runs alongside (each pass on the blocking pool, so it never holds up a
+    /// request) and stops with the server: a pass still waiting for a blocking thread is
+    /// dropped, so it cannot keep the process alive.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
-        self.server.await
+        let housekeeping = self.housekeeping.run();
+        tokio::select! {
+            result = self.server => result,
+            never = housekeeping => match never {},
+        }
     }
 }
 
@@ -128,7 +149,76 @@ impl fmt::Debug for Application {
     }
 }
 
-/// Wires the use cases to the database, the system clock and the OS random source.
+/// Deletes expired codes, tokens and sessions every `every`.
+struct Housekeeping {
+    services: Services,
+    every: Duration,
+}
+
+impl Housekeeping {
+    /// Runs a pass every `self.every`, the first one interval after start. Never returns.
+    async fn run(self) -> std::convert::Infallible {
+        let start = tokio::time::Instant::now() + self.every;
+        let mut ticks = tokio::time::interval_at(start, self.every);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            ticks.tick().await;
+            let services = self.services.clone();
+            let span = tracing::info_span!("housekeeping");
+            let pass = actix_web::rt::task::spawn_blocking(move || services.purge_expired());
+            match pass.instrument(span.clone()).await {
+                Ok(Ok(report)) => span.in_scope(|| log_purge(&report)),
+                Ok(Err(error)) => span.in_scope(|| {
+                    tracing::warn!(%error, "housekeeping failed; trying again at the next interval");
+                }),
+                Err(error) => span.in_scope(|| {
+                    tracing::warn!(%error, "the housekeeping task did not finish");
+                }),
+            }
+        }
+    }
+}
+
+/// Logs what a housekeeping pass deleted: at info when it deleted anything, else at debug.
+fn log_purge(report: &PurgeReport) {
+    let PurgeReport {
+        codes,
+        access_tokens,
+        refresh_tokens,
+        grants,
+        sessions,
+    } = *report;
+    if *report == PurgeReport::default() {
+        tracing::debug!("housekeeping: nothing expired");
+    } else {
+        tracing::info!(
+            codes,
+            access_tokens,
+            refresh_tokens,
+            grants,
+            sessions,
+            "housekeeping deleted expired records"
+        );
+    }
+}
+
+/// Says at startup that a configured sign-in mode does not work yet (it refuses every
+/// sign-in until it lands).
+fn warn_about_unfinished_sso(sso: &Sso) {
+    let mode = match sso {
+        Sso::Local => return,
+        Sso::Oidc(_) => "oidc",
+        Sso::Header { .. } => "header",
+    };
+    tracing::warn!(
+        sso = mode,
+        "sso = {mode} is not implemented yet: every browser sign-in is refused; use sso = local"
+    );
+}
+
+/// Wires the use cases to the database, the system clock, the OS random source and the
+/// configured sign-in mode (`local`: the password directory in the same database; `oidc`
+/// and `header` are not implemented yet and refuse every sign-in).
 pub fn services(
     settings: &Settings,
     base_url: &BaseUrl,
@@ -138,8 +228,13 @@ pub fn services(
     let lifetime = |secs: u32| {
         Lifetime::from_nonzero(std::num::NonZeroU32::new(secs).unwrap_or(std::num::NonZeroU32::MIN))
     };
-    Services::new(
-        Arc::new(DieselStore::new(database)),
+    let store = Arc::new(DieselStore::new(database));
+    let sso: Option<Arc<dyn SsoProvider>> = match settings.sso {
+        Sso::Local => Some(Arc::new(LocalDirectory::new(store.clone()))),
+        Sso::Oidc(_) | Sso::Header { .. } => None,
+    };
+    let services = Services::new(
+        store,
         Arc::new(SystemClock),
         Arc::new(OsRandom),
         ServiceSettings {
@@ -151,7 +246,11 @@ pub fn services(
             issuer: Issuer::new(base_url.as_str()),
             session_ttl: lifetime(settings.session_ttl.seconds()),
         },
-    )
+    );
+    match sso {
+        Some(sso) => services.with_sso(sso),
+        None => services,
+    }
 }
 
 /// Resolves on the first Ctrl-C (SIGINT) or SIGTERM. actix treats SIGINT as a

@@ -3,7 +3,9 @@
 use medialib_domain::{PersonName, UniqueId, User, UserId};
 
 use super::Services;
+use crate::error::StoreError;
 use crate::repos::CreateUserError;
+use crate::sso::PasswordHash;
 use crate::world::RandomExt as _;
 
 /// A user to create.
@@ -55,5 +57,21 @@ impl Services {
                 .ok_or(CreateUserError::UniqueIdTaken),
             other => other,
         }
+    }
+
+    /// Sets (or replaces) the `local` directory password hash of the user with `unique_id`;
+    /// `None` when there is no such user.
+    pub fn set_password(
+        &self,
+        unique_id: &UniqueId,
+        hash: &PasswordHash,
+    ) -> Result<Option<User>, StoreError> {
+        let Some(user) = self.store.user_by_unique_id(unique_id)? else {
+            return Ok(None);
+        };
+        let set = self
+            .store
+            .set_password_hash(user.id, hash, self.clock.now())?;
+        Ok(set.then_some(user))
     }
 }
