@@ -50,6 +50,15 @@ impl Form {
             .collect()
     }
 
+    /// The first field name that occurs more than once (RFC 6749 §3.1 forbids repeats).
+    pub fn repeated_name(&self) -> Option<&str> {
+        let mut seen = std::collections::HashSet::new();
+        self.0
+            .iter()
+            .map(|(k, _)| k.as_str())
+            .find(|k| !seen.insert(*k))
+    }
+
     /// Whether any `properties[...]` field is present.
     pub fn has_properties(&self) -> bool {
         self.0.iter().any(|(k, _)| k.starts_with("properties["))
@@ -173,7 +182,8 @@ fn not_utf8() -> ApiError {
     ApiError::BadRequest("input must be UTF-8".into())
 }
 
-fn percent_decode(input: &[u8]) -> Result<String, ApiError> {
+/// Decodes one `application/x-www-form-urlencoded` component (`+` is a space).
+pub(crate) fn percent_decode(input: &[u8]) -> Result<String, ApiError> {
     let mut out = Vec::with_capacity(input.len());
     let mut i = 0;
     while i < input.len() {
@@ -311,6 +321,8 @@ mod tests {
     fn duplicate_fields_keep_the_last() {
         let f = parse_urlencoded(b"a=1&a=2").unwrap();
         assert_eq!(f.get("a"), Some("2"));
+        assert_eq!(f.repeated_name(), Some("a"));
+        assert_eq!(parse_urlencoded(b"a=1&b=1").unwrap().repeated_name(), None);
     }
 
     #[test]

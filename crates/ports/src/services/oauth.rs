@@ -290,8 +290,15 @@ impl Services {
         }
     }
 
-    /// Sign out: every access token of the user stops working; refresh tokens survive.
+    /// Sign out (DECISIONS.md §5): every access token of the user stops working and every
+    /// browser session of theirs ends; refresh tokens survive, so offline clients can renew.
+    /// Returns how many access tokens were revoked.
     pub fn logout(&self, user: UserId) -> Result<u64, StoreError> {
-        self.store.revoke_user_access_tokens(user, self.clock.now())
+        let revoked = self
+            .store
+            .revoke_user_access_tokens(user, self.clock.now())?;
+        let sessions = self.store.end_user_sessions(user)?;
+        tracing::info!(%user, revoked, sessions, "signed out");
+        Ok(revoked)
     }
 }
