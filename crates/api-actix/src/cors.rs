@@ -1,6 +1,7 @@
 //! CORS for the API (spec §4.1.8, DECISIONS.md §4): browser callers from the configured
 //! origins (`MEDIALIB_CORS_ORIGINS`) may call every path under `/api/` except the
-//! authorization endpoint `/api/oauth/authorize*` (RFC 9700 §2.6: no CORS there).
+//! authorization endpoint `/api/oauth/authorize*` (RFC 9700 §2.6: no CORS there), and
+//! may read the authorization server metadata (`/.well-known/oauth-authorization-server`).
 //!
 //! For an allowed `Origin` the response gets `Access-Control-Allow-Origin: <origin>`, and
 //! a preflight (`OPTIONS`) also the path's methods (its `Allow` header), the request
@@ -56,13 +57,18 @@ pub async fn cors(
     Ok(res)
 }
 
-/// Whether the path is an API path that CORS is offered on (the matched route's
-/// pattern is checked too, so no spelling of the path reaches the authorization
-/// endpoint with CORS headers).
+/// The RFC 8414 metadata document: outside `/api/`, but browser clients read it too.
+const METADATA_PATH: &str = "/.well-known/oauth-authorization-server";
+
+/// Whether the path is an API path (or the metadata document) that CORS is offered on
+/// (the matched route's pattern is checked too, so no spelling of the path reaches the
+/// authorization endpoint with CORS headers).
 fn applies(req: &HttpRequest) -> bool {
-    let authorize = |p: &str| p.starts_with("/api/oauth/authorize");
+    // The sign-in form belongs to the authorization endpoint: no CORS there either.
+    let authorize =
+        |p: &str| p.starts_with("/api/oauth/authorize") || p.starts_with("/api/oauth/login");
     let path = req.path();
-    (path == "/api" || path.starts_with("/api/"))
+    (path == "/api" || path.starts_with("/api/") || path == METADATA_PATH)
         && !authorize(path)
         && !req.match_pattern().as_deref().is_some_and(authorize)
 }

@@ -33,12 +33,16 @@ const OEMBED_ALLOW: &str = "GET, HEAD, OPTIONS";
 /// The stylesheet every page links to.
 const STYLESHEET: &str = include_str!("../templates/player.css");
 
+/// The stylesheet of the authorization endpoint's sign-in and consent pages.
+const AUTHORIZE_STYLESHEET: &str = include_str!("../templates/authorize.css");
+
 /// Registers the page routes.
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(read_only("/w/{code}", perm_link_redirect))
         .service(read_only("/m/{code}", landing))
         .service(read_only("/embed/{code}", embed))
         .service(read_only("/assets/player.css", stylesheet))
+        .service(read_only("/assets/authorize.css", authorize_stylesheet))
         .service(web::resource("/api/oembed").to(oembed));
 }
 
@@ -117,11 +121,14 @@ fn html_error(e: &ApiError, framing: Framing) -> HttpResponse {
     builder.content_type("text/html; charset=utf-8").body(body)
 }
 
+/// The HTML error page (also rendered by the authorization endpoint's pages).
 #[derive(Template)]
 #[template(path = "error.html")]
-struct ErrorPage<'a> {
-    heading: &'a str,
-    message: &'a str,
+pub(crate) struct ErrorPage<'a> {
+    /// The `<h1>` and title.
+    pub(crate) heading: &'a str,
+    /// What happened and what to do.
+    pub(crate) message: &'a str,
 }
 
 /// One `<source>` of the media element.
@@ -297,11 +304,20 @@ async fn embed_script(state: &AppState, code: &str) -> Result<HttpResponse, ApiE
 
 /// `GET /assets/player.css`.
 async fn stylesheet() -> HttpResponse {
+    css(STYLESHEET)
+}
+
+/// `GET /assets/authorize.css`.
+async fn authorize_stylesheet() -> HttpResponse {
+    css(AUTHORIZE_STYLESHEET)
+}
+
+fn css(body: &'static str) -> HttpResponse {
     HttpResponse::Ok()
         .content_type("text/css; charset=utf-8")
         .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
         .insert_header((header::CACHE_CONTROL, "public, max-age=3600"))
-        .body(STYLESHEET)
+        .body(body)
 }
 
 /// `/api/oembed` (oEmbed 1.0, JSON only).
