@@ -20,7 +20,7 @@ fn workspace_manifest() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml")
 }
 
-fn medialib_bin() -> &'static Path {
+pub(crate) fn medialib_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());

@@ -13,11 +13,10 @@
 #
 # The server always stops when the script ends. Its log is printed when a step fails.
 #
-# Anonymous for now: a real access token needs the OAuth endpoints (authorize and
-# access_token), which the service does not have yet. So schemathesis exercises input
-# validation (400), authentication (401), the public calls and the 404/501 fallbacks,
-# but not what an authorized caller gets. When the endpoints exist, mint a token here and
-# pass it with `--header "Authorization: Bearer $token"`.
+# Signed in: before the run, a local-directory user (an organization admin) and an OAuth
+# client are created with the CLI, and mint_token.py gets a real access token through the
+# sign-in and consent pages and the token endpoint. schemathesis sends it on every call, so it
+# exercises what an authorized caller gets as well as input validation and the fallbacks.
 #
 # Environment:
 #   SCHEMATHESIS_MAX_EXAMPLES  test cases per operation and phase (default 25)
@@ -101,11 +100,23 @@ on_exit() {
 trap on_exit EXIT
 trap 'exit 130' INT TERM
 
+step "a user and an OAuth client for schemathesis"
+db_url="sqlite://$work/medialib.db"
+"$binary" migrate --database-url "$db_url" >/dev/null
+printf '%s\n' 'schemathesis password' |
+    "$binary" user add --database-url "$db_url" --unique-id schemathesis \
+        --first-name Schema --last-name Thesis --org-admin --password-stdin >/dev/null
+client_json=$("$binary" client add --database-url "$db_url" --json \
+    --name schemathesis --redirect-uri http://127.0.0.1/callback)
+client_id=$(printf '%s' "$client_json" | "$venv/bin/python" -c 'import json, sys; print(json.load(sys.stdin)["client_id"])')
+client_secret=$(printf '%s' "$client_json" | "$venv/bin/python" -c 'import json, sys; print(json.load(sys.stdin)["client_secret"])')
+echo "user schemathesis (org admin), client $client_id"
+
 port=$("$venv/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 base="http://127.0.0.1:$port"
 MEDIALIB_LOG=${MEDIALIB_LOG:-warn} "$binary" serve \
     --bind "127.0.0.1:$port" \
-    --database-url "sqlite://$work/medialib.db" \
+    --database-url "$db_url" \
     >"$work/server.log" 2>&1 &
 server_pid=$!
 
@@ -140,6 +151,10 @@ if [ "$ready" != 1 ]; then
 fi
 echo "ready on $base"
 
+step "an access token through the authorization pages"
+token=$("$venv/bin/python" "$here/mint_token.py" "$base" "$client_id" "$client_secret" schemathesis 'schemathesis password')
+echo "got an access token (${token:0:4}…)"
+
 step "openapi-spec-validator"
 fetch "$base/api/openapi.json" "$work/openapi.json"
 "$venv/bin/openapi-spec-validator" "$work/openapi.json"
@@ -153,6 +168,7 @@ config="$PWD/$here/schemathesis.toml"
     --no-color \
     run "$work/openapi.json" \
     --url "$base" \
+    --header "Authorization: Bearer $token" \
     --checks not_a_server_error,status_code_conformance,response_schema_conformance,content_type_conformance \
     --max-examples "$max_examples" \
     --seed "$seed" \

@@ -6,6 +6,7 @@
 mod e2e;
 mod endpoints;
 mod pages;
+mod security;
 
 use medialib::configuration::SettingsLoader;
 use medialib_adapters_sso::hash_password;

@@ -1,0 +1,300 @@
+//! Security checklist lines that need more than one endpoint to prove
+//! (docs/security.md): refresh rotation stays atomic across two server processes,
+//! nothing secret is stored in plain text, and forwarded headers from an untrusted
+//! peer do not change who a rate limit counts.
+
+use std::io::BufRead as _;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use medialib_domain::oauth::AuthorizeParams;
+use medialib_domain::{Secret, TokenDigest};
+use medialib_ports::Credentials;
+use medialib_ports::services::ClientCredentials;
+use serde_json::Value;
+
+use super::{Backend, OAuthApp, PASSWORD};
+use crate::api::REDIRECT;
+use crate::both_backends;
+use crate::cli::medialib_bin;
+
+both_backends!(
+    refresh_race_across_two_server_processes_has_one_winner,
+    secrets_are_stored_only_as_digests,
+    forwarded_headers_from_untrusted_peers_do_not_change_the_rate_limit_key,
+);
+
+/// A second server: `medialib serve` as a child process on the same database.
+struct OtherProcess {
+    child: Child,
+    address: String,
+}
+
+impl OtherProcess {
+    fn start(db_url: &str) -> Self {
+        let mut cmd = Command::new(medialib_bin());
+        cmd.args(["serve", "--bind", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        for (name, _) in std::env::vars_os() {
+            if name.to_string_lossy().starts_with("MEDIALIB_") {
+                cmd.env_remove(name);
+            }
+        }
+        cmd.envs([
+            ("MEDIALIB_DATABASE_URL", db_url),
+            ("MEDIALIB_LOG", "info"),
+            ("MEDIALIB_LOG_FORMAT", "json"),
+        ]);
+        let mut child = cmd.spawn().expect("cannot start medialib serve");
+        let out = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel::<String>();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut seen = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let Ok(line) = rx.recv_timeout(left) else {
+                let _ = child.kill();
+                panic!(
+                    "the second server did not listen in 30 s:\n{}",
+                    seen.join("\n")
+                );
+            };
+            if let Ok(v) = serde_json::from_str::<Value>(&line)
+                && v["message"] == "listening"
+            {
+                let address = v["base_url"].as_str().unwrap().to_owned();
+                return Self { child, address };
+            }
+            seen.push(line);
+        }
+    }
+}
+
+impl Drop for OtherProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A code approved for `user_id` with offline access, exchanged through the use cases.
+fn offline_tokens(
+    app: &OAuthApp,
+    client: &ClientCredentials,
+    user: &medialib_domain::User,
+) -> (String, String) {
+    let s = &app.api.services;
+    let params = AuthorizeParams {
+        response_type: Some("code"),
+        client_id: Some(&client.client_id),
+        redirect_uri: Some(REDIRECT),
+        state: Some("st"),
+        access_type: Some("offline"),
+        ..AuthorizeParams::default()
+    };
+    let request = s.start_authorization(&params).unwrap().unwrap();
+    let code = s
+        .approve_authorization(request, user.id)
+        .unwrap()
+        .param("code")
+        .unwrap()
+        .to_owned();
+    let tokens = s
+        .exchange_code(client, &code, Some(REDIRECT), None)
+        .unwrap();
+    (
+        tokens.access_token.expose().to_owned(),
+        tokens.refresh_token.unwrap().expose().to_owned(),
+    )
+}
+
+/// DECISIONS.md §5 / checklist #10: two processes sharing one database, refreshing the same
+/// token at once: exactly one wins, the rest are `invalid_grant`.
+async fn refresh_race_across_two_server_processes_has_one_winner(b: Backend) {
+    let app = OAuthApp::start(b).await;
+    let other = OtherProcess::start(&app.api.app.db_url);
+    let client = app.register("Race LMS", &[REDIRECT], false);
+    let user = app.user_with_password("racer", PASSWORD);
+    for round in 0..3 {
+        let (_, refresh) = offline_tokens(&app, &client, &user);
+        let calls = (0..8).map(|i| {
+            let base = if i % 2 == 0 {
+                app.base().to_owned()
+            } else {
+                other.address.clone()
+            };
+            let form = vec![
+                ("grant_type".to_owned(), "refresh_token".to_owned()),
+                ("refresh_token".to_owned(), refresh.clone()),
+                ("client_id".to_owned(), client.client_id.clone()),
+                (
+                    "client_secret".to_owned(),
+                    client.client_secret.as_ref().unwrap().expose().to_owned(),
+                ),
+            ];
+            let http = app.api.app.client.clone();
+            tokio::spawn(async move {
+                let r = http
+                    .post(format!("{base}/api/oauth/access_token"))
+                    .form(&form)
+                    .send()
+                    .await
+                    .unwrap();
+                let status = r.status().as_u16();
+                let body: Value = r.json().await.unwrap();
+                (status, body)
+            })
+        });
+        let mut answers = Vec::new();
+        for c in calls.collect::<Vec<_>>() {
+            answers.push(c.await.unwrap());
+        }
+        let winners = answers.iter().filter(|(s, _)| *s == 200).count();
+        assert_eq!(winners, 1, "round {round}: {answers:?}");
+        for (status, body) in answers.iter().filter(|(s, _)| *s != 200) {
+            assert_eq!(*status, 400, "{body}");
+            assert_eq!(body["error"], "invalid_grant", "{body}");
+        }
+    }
+}
+
+/// Everything the database holds, as text: the SQLite file and its WAL, or a `pg_dump`.
+fn database_contents(db_url: &str) -> Vec<u8> {
+    if let Some(path) = db_url.strip_prefix("sqlite://") {
+        let mut bytes = std::fs::read(path).unwrap();
+        if let Ok(wal) = std::fs::read(format!("{path}-wal")) {
+            bytes.extend(wal);
+        }
+        bytes
+    } else {
+        let out = Command::new("pg_dump")
+            .args(["--data-only", "--dbname", db_url])
+            .output()
+            .expect("pg_dump (the PostgreSQL client) is needed");
+        assert!(
+            out.status.success(),
+            "pg_dump failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    }
+}
+
+fn contains(haystack: &[u8], needle: &str) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w == needle.as_bytes())
+}
+
+/// Checklist #22: codes, access and refresh tokens, client secrets, session cookies and
+/// passwords never reach the database in plain text; their digests (or hash) do.
+async fn secrets_are_stored_only_as_digests(b: Backend) {
+    let app = OAuthApp::start(b).await;
+    let client = app.register("Digest LMS", &[REDIRECT], false);
+    let user = app.user_with_password("digest", PASSWORD);
+    let s = &app.api.services;
+    let session = s
+        .sign_in(Credentials::Password {
+            username: "digest",
+            password: &Secret::new(PASSWORD),
+        })
+        .unwrap();
+    let params = AuthorizeParams {
+        response_type: Some("code"),
+        client_id: Some(&client.client_id),
+        redirect_uri: Some(REDIRECT),
+        state: Some("st"),
+        access_type: Some("offline"),
+        ..AuthorizeParams::default()
+    };
+    let request = s.start_authorization(&params).unwrap().unwrap();
+    let code = s
+        .approve_authorization(request, user.id)
+        .unwrap()
+        .param("code")
+        .unwrap()
+        .to_owned();
+    let first = s
+        .exchange_code(&client, &code, Some(REDIRECT), None)
+        .unwrap();
+    let refresh = first.refresh_token.clone().unwrap();
+    let second = s.refresh(&client, refresh.expose(), None).unwrap();
+    let secrets = [
+        ("password", PASSWORD.to_owned()),
+        (
+            "client secret",
+            client.client_secret.clone().unwrap().expose().to_owned(),
+        ),
+        ("code", code.clone()),
+        ("session cookie", session.cookie.expose().to_owned()),
+        ("access token", first.access_token.expose().to_owned()),
+        ("refresh token", refresh.expose().to_owned()),
+        (
+            "rotated access token",
+            second.access_token.expose().to_owned(),
+        ),
+        (
+            "rotated refresh token",
+            second.refresh_token.unwrap().expose().to_owned(),
+        ),
+    ];
+    let dump = database_contents(&app.api.app.db_url);
+    for (what, value) in &secrets {
+        assert!(
+            !contains(&dump, value),
+            "the {what} is stored in plain text"
+        );
+    }
+    // The dump does hold the credentials, as digests: the check above looked in the right place.
+    for (what, value) in secrets.iter().skip(1) {
+        let digest = TokenDigest::of(&Secret::new(value.clone())).to_hex();
+        assert!(
+            contains(&dump, &digest),
+            "the {what}'s digest is not in the dump"
+        );
+    }
+    assert!(
+        contains(&dump, "$argon2id$"),
+        "the password hash is in the dump"
+    );
+}
+
+/// Checklist #19: `X-Forwarded-For` / `Forwarded` from a peer that is not a configured proxy
+/// are ignored: a client cannot dodge the per-address limit by inventing addresses.
+async fn forwarded_headers_from_untrusted_peers_do_not_change_the_rate_limit_key(b: Backend) {
+    let app = OAuthApp::start_with(b, |l| l.set("rate_limit_token", "2")).await;
+    let mut statuses = Vec::new();
+    for i in 0..3 {
+        let r = app
+            .api
+            .app
+            .client
+            .post(app.url("/api/oauth/access_token"))
+            .header("X-Forwarded-For", format!("203.0.113.{i}"))
+            .header("Forwarded", format!("for=198.51.100.{i}"))
+            .header("X-Real-IP", format!("192.0.2.{i}"))
+            .form(&[
+                ("grant_type", "refresh_token"),
+                ("refresh_token", "mlr_x"),
+                ("client_id", &format!("unknown-client-{i}")),
+                ("client_secret", "nope"),
+            ])
+            .send()
+            .await
+            .unwrap();
+        statuses.push((
+            r.status().as_u16(),
+            r.headers().get("retry-after").is_some(),
+        ));
+    }
+    assert_eq!(statuses[0].0, 401, "{statuses:?}");
+    assert_eq!(statuses[1].0, 401, "{statuses:?}");
+    assert_eq!(statuses[2], (429, true), "{statuses:?}");
+}
