@@ -47,8 +47,13 @@ impl OtherProcess {
             ("MEDIALIB_LOG", "info"),
             ("MEDIALIB_LOG_FORMAT", "json"),
         ]);
-        let mut child = cmd.spawn().expect("cannot start medialib serve");
-        let out = child.stdout.take().unwrap();
+        let child = cmd.spawn().expect("cannot start medialib serve");
+        // Owned by `Self` from here on, so that `Drop` kills and reaps it on every path.
+        let mut this = Self {
+            child,
+            address: String::new(),
+        };
+        let out = this.child.stdout.take().unwrap();
         let (tx, rx) = std::sync::mpsc::channel::<String>();
         std::thread::spawn(move || {
             for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
@@ -57,10 +62,9 @@ impl OtherProcess {
         });
         let deadline = Instant::now() + Duration::from_secs(30);
         let mut seen = Vec::new();
-        loop {
+        while this.address.is_empty() {
             let left = deadline.saturating_duration_since(Instant::now());
             let Ok(line) = rx.recv_timeout(left) else {
-                let _ = child.kill();
                 panic!(
                     "the second server did not listen in 30 s:\n{}",
                     seen.join("\n")
@@ -69,11 +73,11 @@ impl OtherProcess {
             if let Ok(v) = serde_json::from_str::<Value>(&line)
                 && v["message"] == "listening"
             {
-                let address = v["base_url"].as_str().unwrap().to_owned();
-                return Self { child, address };
+                this.address = v["base_url"].as_str().unwrap().to_owned();
             }
             seen.push(line);
         }
+        this
     }
 }
 
