@@ -19,5 +19,8 @@ pub use repos::{
     Store, UpdateObjectError, UserRepository,
 };
 pub use services::{ServiceSettings, Services};
-pub use sso::{Credentials, NoSso, PasswordHash, SsoError, SsoIdentity, SsoProvider};
+pub use sso::{
+    Credentials, NoSso, PasswordHash, PendingSignIn, RedirectCallback, RedirectStart, SignInMethod,
+    SsoError, SsoIdentity, SsoProvider,
+};
 pub use world::{Clock, RandomExt, RandomSource};

@@ -83,12 +83,76 @@ impl SsoProvider for NoSso {
     }
 }
 
+/// How the authorization pages sign a browser in with a provider.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignInMethod {
+    /// medialib's own form asks for a username and password ([`Credentials::Password`]).
+    PasswordForm,
+    /// The browser is sent to the identity provider and comes back to
+    /// `{base_url}/api/sso/oidc/callback` ([`SsoProvider::begin_redirect`], [`SsoProvider::finish_redirect`]).
+    Redirect,
+    /// An authenticating reverse proxy names the user in a header ([`Credentials::ProxyHeader`]).
+    ProxyHeader,
+}
+
+/// What a redirect-based sign-in keeps server-side between sending the browser to the
+/// identity provider and its return (single use, short-lived).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingSignIn {
+    /// The `state` sent to the provider (looked up by its digest when the browser returns).
+    pub state: Secret,
+    /// The OpenID Connect `nonce` the ID token must carry.
+    pub nonce: Secret,
+    /// The PKCE code verifier for the provider's token endpoint.
+    pub pkce_verifier: Secret,
+}
+
+/// A started redirect-based sign-in.
+#[derive(Debug, Clone)]
+pub struct RedirectStart {
+    /// Where to send the browser (the provider's authorization endpoint with its query).
+    pub url: String,
+    /// What to keep until the browser returns.
+    pub pending: PendingSignIn,
+}
+
+/// What the identity provider's callback brought (its query parameters).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RedirectCallback<'a> {
+    /// `code`, on success.
+    pub code: Option<&'a str>,
+    /// `error`, when the provider refused or the user cancelled.
+    pub error: Option<&'a str>,
+    /// `error_description`.
+    pub error_description: Option<&'a str>,
+}
+
 /// The organization's single sign-on (implemented in `adapters-sso`).
 pub trait SsoProvider: Send + Sync {
+    /// How the pages sign a browser in with this provider.
+    fn method(&self) -> SignInMethod {
+        SignInMethod::PasswordForm
+    }
+
     /// Checks credentials and says who they belong to.
     fn authenticate(
         &self,
         credentials: Credentials<'_>,
         now: Timestamp,
     ) -> Result<SsoIdentity, SsoError>;
+
+    /// Starts a redirect-based sign-in: the provider's URL and what to keep meanwhile.
+    fn begin_redirect(&self, _now: Timestamp) -> Result<RedirectStart, SsoError> {
+        Err(SsoError::Unsupported)
+    }
+
+    /// Finishes a redirect-based sign-in from the provider's callback and what was kept.
+    fn finish_redirect(
+        &self,
+        _callback: RedirectCallback<'_>,
+        _pending: &PendingSignIn,
+        _now: Timestamp,
+    ) -> Result<SsoIdentity, SsoError> {
+        Err(SsoError::Unsupported)
+    }
 }
