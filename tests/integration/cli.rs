@@ -836,3 +836,510 @@ fn serve_exits_promptly_on_sigterm_with_housekeeping_running() {
     );
     println!("medialib serve stopped {took:?} after SIGTERM");
 }
+
+// ---------------------------------------------------------------------------------------
+// `medialib restore` and `medialib demo`.
+
+/// Services on `db_url` whose clock says `now` (epoch seconds): to delete objects in the past.
+fn services_at(db_url: &str, now: i64) -> medialib_ports::Services {
+    use std::sync::Arc;
+
+    use medialib_domain::oauth::{Issuer, TokenLifetimes};
+    use medialib_domain::{Lifetime, Timestamp};
+
+    struct FixedClock(i64);
+    impl medialib_ports::Clock for FixedClock {
+        fn now(&self) -> Timestamp {
+            Timestamp::from_epoch_seconds(self.0)
+        }
+    }
+    let db = Database::connect(db_url, &PoolOptions::default()).unwrap();
+    db.migrate(&mut |_| {}).unwrap();
+    db.ensure_namespace(rand::random()).unwrap();
+    medialib_ports::Services::new(
+        Arc::new(medialib_adapters_diesel::DieselStore::new(db)),
+        Arc::new(FixedClock(now)),
+        Arc::new(medialib::world::OsRandom),
+        medialib_ports::ServiceSettings {
+            lifetimes: TokenLifetimes {
+                access: Lifetime::from_seconds(3600).unwrap(),
+                refresh: Lifetime::from_seconds(3600).unwrap(),
+            },
+            code_ttl: Lifetime::from_seconds(60).unwrap(),
+            issuer: Issuer::new("http://127.0.0.1:8080"),
+            session_ttl: Lifetime::from_seconds(3600).unwrap(),
+        },
+    )
+}
+
+/// A library with a video in it, the video deleted (its last membership removed) at `deleted_at`.
+/// Returns (library, video).
+fn deleted_video(
+    services: &medialib_ports::Services,
+    unique_id: &str,
+) -> (medialib_domain::ObjectId, medialib_domain::ObjectId) {
+    use medialib_domain::{
+        Description, NewObject, ObjectFields, ObjectType, PersonName, Properties, Title, UniqueId,
+    };
+    use medialib_ports::services::{NewUserInput, Placement};
+
+    let user = services
+        .create_user(NewUserInput {
+            unique_id: UniqueId::parse(unique_id).unwrap(),
+            first_name: PersonName::parse("A", "first").unwrap(),
+            last_name: PersonName::parse("B", "last").unwrap(),
+            org_admin: false,
+        })
+        .unwrap();
+    let new = |t: ObjectType, title: &str| NewObject {
+        object_type: t,
+        fields: ObjectFields {
+            title: Title::parse(title).unwrap(),
+            description: Description::parse("").unwrap(),
+            public: false,
+            duration: None,
+            properties: Properties::empty(),
+        },
+    };
+    let caller = user.as_caller();
+    let library = services
+        .create_object(
+            &caller,
+            Placement::TopLevel,
+            new(ObjectType::Catalog, "Library"),
+        )
+        .unwrap()
+        .id();
+    let video = services
+        .create_object(
+            &caller,
+            Placement::In(library),
+            new(ObjectType::Video, "Lecture"),
+        )
+        .unwrap()
+        .id();
+    services.remove_member(&caller, library, video).unwrap();
+    (library, video)
+}
+
+/// `GET url`: status and body.
+fn http_get(url: &str) -> (u16, String) {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async {
+            let res = reqwest::get(url).await.expect("GET failed");
+            (res.status().as_u16(), res.text().await.unwrap())
+        })
+}
+
+fn epoch_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        .try_into()
+        .unwrap()
+}
+
+on_both_databases!(
+    restore_brings_a_deleted_object_back,
+    restore_refuses_what_it_cannot_restore,
+    demo_serves_and_reuses_its_data,
+);
+
+fn restore_brings_a_deleted_object_back(db: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let env = [("MEDIALIB_DATABASE_URL", db)];
+    // Deleted a day ago: well within the 30 days.
+    let services = services_at(db, epoch_now() - 86_400);
+    let (library, video) = deleted_video(&services, "alice");
+    assert!(services.store().object(video).unwrap().is_none());
+
+    // Any case, dashes optional, like every UUID input.
+    let simple = video.to_string().replace('-', "").to_uppercase();
+    let restored = json_of(&medialib_in(
+        dir.path(),
+        &["restore", &simple, "--json"],
+        &env,
+    ));
+    assert_eq!(
+        restored,
+        serde_json::json!({
+            "uuid": video.to_string(),
+            "type": "video",
+            "title": "Lecture",
+            "collection": library.to_string(),
+        })
+    );
+    let object = services.store().object(video).unwrap().expect("live again");
+    assert_eq!(object.fields().title.as_str(), "Lecture");
+    assert!(services.store().is_member(library, video).unwrap());
+
+    // Plain output names what came back and where; --into picks another library.
+    let (other, second) = deleted_video(&services, "bob");
+    let plain = medialib_in(
+        dir.path(),
+        &[
+            "restore",
+            &second.to_string(),
+            "--into",
+            &library.to_string(),
+        ],
+        &env,
+    );
+    assert_success(&plain);
+    assert_eq!(
+        stdout(&plain).trim(),
+        format!("restored video {second} (\"Lecture\") into collection {library}")
+    );
+    assert!(services.store().is_member(library, second).unwrap());
+    assert!(!services.store().is_member(other, second).unwrap());
+}
+
+fn restore_refuses_what_it_cannot_restore(db: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let env = [("MEDIALIB_DATABASE_URL", db)];
+    let refused = |args: &[&str], code: i32, message: &str| {
+        let out = medialib_in(dir.path(), args, &env);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(message),
+            "{args:?}: {message:?} not in {}",
+            stderr(&out)
+        );
+        assert!(stdout(&out).is_empty(), "{args:?}");
+    };
+    // Malformed ids are usage errors.
+    refused(&["restore", "not-a-uuid"], 2, "object \"not-a-uuid\"");
+    refused(&["restore"], 2, "UUID");
+    let live_services = services_at(db, epoch_now());
+    let (library, video) = deleted_video(&live_services, "carol");
+    refused(
+        &["restore", &video.to_string(), "--into", "42"],
+        2,
+        "collection \"42\"",
+    );
+    // Unknown, live, and a library that is not one.
+    let unknown = "00000000-0000-5000-8000-000000000000";
+    refused(
+        &["restore", unknown],
+        1,
+        &format!("no object with id {unknown}"),
+    );
+    refused(
+        &["restore", &library.to_string(), "--json"],
+        1,
+        "is not deleted",
+    );
+    refused(
+        &["restore", &video.to_string(), "--into", &video.to_string()],
+        1,
+        "cannot restore",
+    );
+    assert!(live_services.store().object(video).unwrap().is_none());
+
+    // Deleted 30 days ago and more: too late.
+    let old = services_at(db, epoch_now() - 30 * 86_400 - 60);
+    let (_, ancient) = deleted_video(&old, "dave");
+    refused(
+        &["restore", &ancient.to_string()],
+        1,
+        "more than 30 days ago",
+    );
+    assert!(old.store().object(ancient).unwrap().is_none());
+}
+
+/// A running `medialib demo --json`: its JSON, and the process.
+struct Demo {
+    child: std::process::Child,
+    info: serde_json::Value,
+    stderr: std::sync::mpsc::Receiver<String>,
+}
+
+impl Demo {
+    fn start(dir: &Path, db: &str) -> Self {
+        use std::io::BufRead as _;
+        use std::process::Stdio;
+        use std::time::Duration;
+
+        let mut cmd = Command::new(medialib_bin());
+        cmd.args(["demo", "--json"])
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (name, _) in std::env::vars_os() {
+            if name.to_string_lossy().starts_with("MEDIALIB_") {
+                cmd.env_remove(name);
+            }
+        }
+        cmd.envs([
+            ("MEDIALIB_DATABASE_URL", db),
+            ("MEDIALIB_BIND", "127.0.0.1:0"),
+        ]);
+        let mut child = cmd.spawn().expect("cannot start medialib demo");
+        let (out_tx, out) = std::sync::mpsc::channel();
+        let stdout = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
+                let _ = out_tx.send(line);
+            }
+        });
+        let (err_tx, stderr) = std::sync::mpsc::channel();
+        let err = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+                let _ = err_tx.send(line);
+            }
+        });
+        let Ok(line) = out.recv_timeout(Duration::from_secs(60)) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            let log: Vec<String> = stderr.try_iter().collect();
+            panic!("medialib demo printed nothing:\n{}", log.join("\n"));
+        };
+        let info: serde_json::Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("not one JSON line ({e}): {line}"));
+        Self {
+            child,
+            info,
+            stderr,
+        }
+    }
+
+    fn field(&self, name: &str) -> &str {
+        self.info[name]
+            .as_str()
+            .unwrap_or_else(|| panic!("no {name} in {}", self.info))
+    }
+
+    /// SIGTERM, then the exit status and everything it wrote on standard error.
+    fn stop(mut self) -> (std::process::ExitStatus, String) {
+        use std::time::{Duration, Instant};
+
+        let pid = self.child.id().to_string();
+        assert!(
+            Command::new("kill")
+                .args(["-TERM", &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let signalled = Instant::now();
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            if signalled.elapsed() > Duration::from_secs(40) {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                panic!("medialib demo still runs 40 s after SIGTERM");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        std::thread::sleep(Duration::from_millis(50));
+        let log: Vec<String> = self.stderr.try_iter().collect();
+        (status, log.join("\n"))
+    }
+}
+
+impl Drop for Demo {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn demo_serves_and_reuses_its_data(db: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let first = Demo::start(dir.path(), db);
+    let keys: std::collections::BTreeSet<&str> = first
+        .info
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "api_command",
+            "authorization_url",
+            "client_id",
+            "client_secret",
+            "code_verifier",
+            "library",
+            "password",
+            "redirect_uri",
+            "state",
+            "token_command",
+            "url",
+            "username",
+        ]
+        .into_iter()
+        .collect()
+    );
+    let url = first.field("url").to_owned();
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.ends_with('/'),
+        "{url}"
+    );
+    assert_eq!(first.field("username"), "demo");
+    assert_eq!(first.field("redirect_uri"), "http://127.0.0.1/callback");
+    let authorize = first.field("authorization_url");
+    assert!(
+        authorize.starts_with(&format!(
+            "{url}api/oauth/authorize?response_type=code&client_id="
+        )),
+        "{authorize}"
+    );
+    for part in [
+        "&redirect_uri=http%3A%2F%2F127.0.0.1%2Fcallback&",
+        "&scope=read%20write&",
+        "&access_type=offline&",
+        "&code_challenge_method=S256",
+        &format!("&state={}&", first.field("state")),
+    ] {
+        assert!(authorize.contains(part), "{part} not in {authorize}");
+    }
+    assert!(
+        first
+            .field("token_command")
+            .contains(first.field("client_secret"))
+    );
+    assert!(
+        first
+            .field("token_command")
+            .contains(first.field("code_verifier"))
+    );
+    assert!(
+        first
+            .field("api_command")
+            .ends_with(&format!("{url}api/catalog/o/{}", first.field("library")))
+    );
+    // It serves: ready, and the sign-in page for the printed URL.
+    let ready = http_get(&format!("{url}readyz"));
+    assert_eq!(ready.0, 200, "{}", ready.1);
+    let page = http_get(authorize);
+    assert_eq!(page.0, 200, "{}", page.1);
+    assert!(page.1.contains(r#"type="password""#), "{}", page.1);
+    assert_eq!(
+        sign_in(db, "demo", first.field("password")).map(|_| ()),
+        Ok(())
+    );
+
+    let (first_password, first_secret) = (
+        first.field("password").to_owned(),
+        first.field("client_secret").to_owned(),
+    );
+    let (library, client) = (
+        first.field("library").to_owned(),
+        first.field("client_id").to_owned(),
+    );
+    let (status, log) = first.stop();
+    assert!(status.success(), "{status:?}\n{log}");
+    for step in [
+        "demo: user demo: created",
+        "demo: library \"Demo library\": created with 6 objects",
+        "demo: client \"medialib demo client\": registered",
+        "demo: stopped",
+    ] {
+        assert!(log.contains(step), "{step:?} not in\n{log}");
+    }
+    assert!(
+        !log.contains(&first_password),
+        "the password is only on stdout"
+    );
+
+    // A second start reuses everything, completes what is missing and changes the credentials.
+    let services = services_at(db, epoch_now());
+    let demo_user = services.list_users().unwrap().remove(0);
+    let library_id = medialib_domain::ObjectId::parse(&library).unwrap();
+    let syllabus = services
+        .list_catalog(&demo_user.as_caller(), library_id, None)
+        .unwrap()
+        .items
+        .into_iter()
+        .find(|i| i.object.fields().title.as_str() == "Syllabus")
+        .unwrap();
+    services
+        .remove_member(&demo_user.as_caller(), library_id, syllabus.object.id())
+        .unwrap();
+    let second = Demo::start(dir.path(), db);
+    assert_eq!(second.field("library"), library);
+    assert_eq!(second.field("client_id"), client);
+    assert_ne!(second.field("password"), first_password);
+    assert_ne!(second.field("client_secret"), first_secret);
+    assert_eq!(
+        sign_in(db, "demo", &first_password),
+        Err(SignInError::InvalidCredentials)
+    );
+    assert!(sign_in(db, "demo", second.field("password")).is_ok());
+    let (status, log) = second.stop();
+    assert!(status.success(), "{status:?}\n{log}");
+    assert!(log.contains("demo: user demo: exists"), "{log}");
+    assert!(log.contains("exists; 1 missing object(s) added"), "{log}");
+    assert!(log.contains("a new secret is issued"), "{log}");
+    let (status, log) = Demo::start(dir.path(), db).stop();
+    assert!(status.success(), "{status:?}\n{log}");
+    assert!(log.contains("exists with its objects"), "{log}");
+
+    let users = services.list_users().unwrap();
+    assert_eq!(users.len(), 1);
+    let demo = users[0].as_caller();
+    let libraries = services
+        .store()
+        .catalogs_with_entries_for(users[0].id)
+        .unwrap();
+    assert_eq!(libraries.len(), 1, "one demo library");
+    let page = services
+        .list_catalog(&demo, libraries[0].id(), None)
+        .unwrap();
+    let mut types: Vec<&str> = page
+        .items
+        .iter()
+        .map(|i| i.object.object_type().as_str())
+        .collect();
+    types.sort_unstable();
+    assert_eq!(types, ["audio", "catalog", "file", "image", "video"]);
+    assert_eq!(services.list_clients().unwrap().len(), 1);
+}
+
+#[test]
+fn demo_refuses_other_machines_and_other_sign_in_modes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = sqlite_url(dir.path());
+    for (args, env, message) in [
+        (
+            &["demo", "--bind", "0.0.0.0:0"][..],
+            &[("MEDIALIB_BASE_URL", "https://media.example.edu")][..],
+            "loopback address",
+        ),
+        (
+            &["demo"][..],
+            &[
+                ("MEDIALIB_SSO", "header"),
+                ("MEDIALIB_TRUSTED_PROXIES", "127.0.0.1"),
+            ][..],
+            "`local` sign-in directory",
+        ),
+    ] {
+        let mut env = env.to_vec();
+        env.push(("MEDIALIB_DATABASE_URL", db.as_str()));
+        let out = medialib_in(dir.path(), args, &env);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(message), "{}", stderr(&out));
+        assert!(stdout(&out).is_empty());
+    }
+    assert!(
+        !dir.path().join("m.db").exists(),
+        "refused before the database"
+    );
+}

@@ -21,14 +21,19 @@ use medialib_domain::{
     Secret, Since, Timestamp, Title, TokenDigest, TokenKind, UniqueId, UpdateError, User, UserId,
 };
 use medialib_ports::services::{
-    AddMemberFailed, BearerError, ClientCredentials, Introspection, NewUserInput, PermissionFailed,
-    Placement, TokenError, TokenResponse, UpdateObjectFailed,
+    AddMemberFailed, BearerError, ClientCredentials, FinishSignInError, Introspection,
+    NewUserInput, PENDING_SIGN_IN_SECONDS, PermissionFailed, Placement, SignInError, TokenError,
+    TokenResponse, UpdateObjectFailed,
 };
 use medialib_ports::{
     AddOutcome, ClientRepository, Clock, CreateClientError, CreateUserError, CredentialRepository,
-    GrantRepository, Housekeeping, MediaRepository, PasswordHash, PermissionChangeError,
-    PurgeReport, RandomSource, RevokeOutcome, ServiceSettings, Services, SessionRepository,
-    UserRepository,
+    GrantRepository, Housekeeping, MediaRepository, PasswordHash, PendingSignInRepository,
+    PermissionChangeError, PurgeReport, RandomSource, RevokeOutcome, ServiceSettings, Services,
+    SessionRepository, UserRepository,
+};
+use medialib_ports::{
+    Credentials, PendingSignIn, RedirectCallback, RedirectStart, SignInMethod, SsoError,
+    SsoIdentity, SsoProvider, StoredPendingSignIn,
 };
 
 /// A clock the test sets.
@@ -1437,6 +1442,345 @@ mod cases {
         );
         assert_eq!(ids(h.store.all_catalogs().unwrap()), sorted(vec![a, b]));
     }
+
+    pub fn soft_deleted_objects_are_restored(h: &Harness) {
+        use medialib_domain::object::SOFT_DELETE_RETENTION_SECS;
+        use medialib_ports::repos::RestoreObjectError;
+
+        let alice = h.user("alice", false);
+        let c = alice.as_caller();
+        let a = h.library(&alice, "A");
+        let b = h.library(&alice, "B");
+        let v = h.object_in(&alice, a, ObjectType::Video, "V");
+        let live = h.store.object(v).unwrap().unwrap();
+
+        // Live objects and unknown ids cannot be restored.
+        assert_eq!(
+            h.services.restore_object(v, None),
+            Err(RestoreObjectError::NotDeleted)
+        );
+        let ns = medialib_ports::OrgRepository::namespace(&*h.store).unwrap();
+        let unknown_id = ObjectId::generate(&ns, rand::random());
+        assert_eq!(
+            h.services.restore_object(unknown_id, None),
+            Err(RestoreObjectError::NotFound)
+        );
+
+        // Back into the collection it was removed from, as it was, and listed again.
+        h.set_time(2_000_000_000);
+        h.services.remove_member(&c, a, v).unwrap();
+        assert_eq!(h.store.object(v).unwrap(), None);
+        h.set_time(2_000_000_000 + SOFT_DELETE_RETENTION_SECS - 1);
+        let restored = h.services.restore_object(v, None).unwrap();
+        assert_eq!(restored.collection, a);
+        assert_eq!(restored.object.lifecycle(), Lifecycle::Live);
+        assert_eq!(restored.object.fields(), live.fields());
+        assert_eq!(restored.object.shortcode(), live.shortcode());
+        assert_eq!(restored.object.modified(), h.clock.now());
+        assert_eq!(h.store.object(v).unwrap(), Some(restored.object.clone()));
+        assert!(h.store.is_member(a, v).unwrap());
+        let listed = h.store.list_members(a, None).unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].object.id(), v);
+        assert_eq!(listed[0].added_at, h.clock.now());
+        assert_eq!(
+            h.services.restore_object(v, None),
+            Err(RestoreObjectError::NotDeleted)
+        );
+
+        // Into another collection when one is named; the recorded one is then forgotten.
+        h.services.remove_member(&c, a, v).unwrap();
+        assert_eq!(h.services.restore_object(v, Some(b)).unwrap().collection, b);
+        assert!(!h.store.is_member(a, v).unwrap());
+        assert!(h.store.is_member(b, v).unwrap());
+        h.services.remove_member(&c, b, v).unwrap();
+        assert_eq!(h.services.restore_object(v, None).unwrap().collection, b);
+
+        // Not after the retention period.
+        h.set_time(2_100_000_000);
+        h.services.remove_member(&c, b, v).unwrap();
+        h.advance(SOFT_DELETE_RETENTION_SECS);
+        assert_eq!(
+            h.services.restore_object(v, None),
+            Err(RestoreObjectError::Expired {
+                deleted_at: Timestamp::from_epoch_seconds(2_100_000_000)
+            })
+        );
+        assert_eq!(h.store.object(v).unwrap(), None);
+        assert!(!h.store.is_member(b, v).unwrap());
+
+        // A deleted collection cannot take it back until it is restored itself.
+        let sub = h.object_in(&alice, a, ObjectType::Catalog, "Sub");
+        let f = h.object_in(&alice, sub, ObjectType::File, "F");
+        h.services.remove_member(&c, sub, f).unwrap();
+        h.services.remove_member(&c, a, sub).unwrap();
+        assert_eq!(
+            h.services.restore_object(f, None),
+            Err(RestoreObjectError::CollectionGone(sub))
+        );
+        assert_eq!(h.store.object(f).unwrap(), None);
+        assert_eq!(h.services.restore_object(sub, None).unwrap().collection, a);
+        assert_eq!(h.services.restore_object(f, None).unwrap().collection, sub);
+
+        // The graph rules hold: only into catalogs, and never into its own descendants.
+        let inner = h.object_in(&alice, sub, ObjectType::Catalog, "Inner");
+        h.services.remove_member(&c, a, sub).unwrap();
+        assert_eq!(
+            h.services.restore_object(sub, Some(inner)),
+            Err(RestoreObjectError::Rule(MembershipError::Cycle))
+        );
+        assert_eq!(
+            h.services.restore_object(sub, Some(sub)),
+            Err(RestoreObjectError::Rule(MembershipError::Cycle))
+        );
+        let file_in_b = h.object_in(&alice, b, ObjectType::File, "not a catalog");
+        assert_eq!(
+            h.services.restore_object(sub, Some(file_in_b)),
+            Err(RestoreObjectError::Rule(MembershipError::NotACollection))
+        );
+        assert_eq!(
+            h.services.restore_object(sub, Some(unknown_id)),
+            Err(RestoreObjectError::CollectionGone(unknown_id))
+        );
+        assert_eq!(
+            h.store.object(sub).unwrap(),
+            None,
+            "refusals change nothing"
+        );
+        assert_eq!(h.services.restore_object(sub, None).unwrap().collection, a);
+        assert!(h.store.is_member(sub, inner).unwrap());
+    }
+
+    fn pending(tag: &str) -> (TokenDigest, StoredPendingSignIn) {
+        let (_, digest) = TokenKind::LoginForm.mint(rand::random());
+        let record = StoredPendingSignIn {
+            nonce: Secret::new(format!("nonce-{tag}")),
+            pkce_verifier: Secret::new(format!("verifier-{tag}")),
+            return_to: format!("response_type=code&client_id=c&state={tag}%20%26x"),
+        };
+        (digest, record)
+    }
+
+    pub fn pending_sign_ins_are_taken_once_and_expire(h: &Harness) {
+        let now = h.clock.now();
+        let (d1, p1) = pending("one");
+        h.store
+            .put_pending_sign_in(&d1, &p1, now.plus(Lifetime::from_seconds(600).unwrap()))
+            .unwrap();
+        assert_eq!(h.store.take_pending_sign_in(&d1, now).unwrap(), Some(p1));
+        assert_eq!(
+            h.store.take_pending_sign_in(&d1, now).unwrap(),
+            None,
+            "single use"
+        );
+        assert_eq!(
+            h.store.take_pending_sign_in(&pending("x").0, now).unwrap(),
+            None
+        );
+
+        // Expired records are never returned, and taking one deletes it.
+        let (d2, p2) = pending("two");
+        h.store
+            .put_pending_sign_in(&d2, &p2, now.plus(Lifetime::from_seconds(10).unwrap()))
+            .unwrap();
+        let (d3, p3) = pending("three");
+        h.store
+            .put_pending_sign_in(&d3, &p3, now.plus(Lifetime::from_seconds(10).unwrap()))
+            .unwrap();
+        let (d4, p4) = pending("four");
+        h.store
+            .put_pending_sign_in(&d4, &p4, now.plus(Lifetime::from_seconds(600).unwrap()))
+            .unwrap();
+        h.advance(9);
+        assert_eq!(
+            h.store.take_pending_sign_in(&d2, h.clock.now()).unwrap(),
+            Some(p2),
+            "live until its last second"
+        );
+        h.advance(1);
+        assert_eq!(
+            h.store.take_pending_sign_in(&d3, h.clock.now()).unwrap(),
+            None
+        );
+        h.store
+            .put_pending_sign_in(&d3, &p3, now.plus(Lifetime::from_seconds(10).unwrap()))
+            .unwrap_or_else(|e| panic!("the expired record was deleted when taken: {e}"));
+
+        // Housekeeping deletes the expired ones, not the live one.
+        assert_eq!(
+            h.store.purge_expired(h.clock.now(), 0).unwrap(),
+            PurgeReport {
+                pending_sign_ins: 1,
+                ..PurgeReport::default()
+            }
+        );
+        assert_eq!(
+            h.store.take_pending_sign_in(&d4, h.clock.now()).unwrap(),
+            Some(p4)
+        );
+    }
+
+    pub fn concurrent_takes_of_a_pending_sign_in_have_one_winner(h: &Harness) {
+        for round in 0..3 {
+            let (d, p) = pending(&format!("race-{round}"));
+            let now = h.clock.now();
+            h.store
+                .put_pending_sign_in(&d, &p, now.plus(Lifetime::from_seconds(600).unwrap()))
+                .unwrap();
+            let jobs: Vec<Box<dyn FnOnce() -> Option<StoredPendingSignIn> + Send>> = (0..8)
+                .map(|_| {
+                    let store = h.store.clone();
+                    Box::new(move || store.take_pending_sign_in(&d, now).unwrap())
+                        as Box<dyn FnOnce() -> Option<StoredPendingSignIn> + Send>
+                })
+                .collect();
+            let winners: Vec<_> = race(jobs).into_iter().flatten().collect();
+            assert_eq!(winners, vec![p], "round {round}: exactly one taker gets it");
+        }
+    }
+
+    /// A redirect-based provider that accepts any code as `dana` (names from the code) and
+    /// refuses `error=access_denied`; `begin_redirect` hands out fresh random values.
+    struct FakeRedirect;
+
+    impl SsoProvider for FakeRedirect {
+        fn method(&self) -> SignInMethod {
+            SignInMethod::Redirect
+        }
+        fn authenticate(&self, _: Credentials<'_>, _: Timestamp) -> Result<SsoIdentity, SsoError> {
+            Err(SsoError::Unsupported)
+        }
+        fn begin_redirect(&self, _: Timestamp) -> Result<RedirectStart, SsoError> {
+            let r = || Secret::new(TokenKind::LoginForm.mint(rand::random()).0.expose());
+            let pending = PendingSignIn {
+                state: r(),
+                nonce: r(),
+                pkce_verifier: r(),
+            };
+            Ok(RedirectStart {
+                url: format!("https://idp.example/auth?state={}", pending.state.expose()),
+                pending,
+            })
+        }
+        fn finish_redirect(
+            &self,
+            callback: RedirectCallback<'_>,
+            pending: &PendingSignIn,
+            _: Timestamp,
+        ) -> Result<SsoIdentity, SsoError> {
+            assert!(pending.nonce.expose().starts_with("mlf_"), "the kept nonce");
+            match (callback.code, callback.error) {
+                (Some("down"), _) => Err(SsoError::Unavailable("down".into())),
+                (Some(names), None) => {
+                    let (first, last) = names.split_once(' ').unwrap();
+                    Ok(SsoIdentity {
+                        unique_id: UniqueId::parse("dana").unwrap(),
+                        first_name: Some(PersonName::parse(first, "firstName").unwrap()),
+                        last_name: Some(PersonName::parse(last, "lastName").unwrap()),
+                    })
+                }
+                _ => Err(SsoError::InvalidCredentials),
+            }
+        }
+    }
+
+    pub fn redirect_sign_ins_provision_update_and_are_single_use(h: &Harness) {
+        let services = h.services.clone().with_sso(Arc::new(FakeRedirect));
+        assert_eq!(services.sign_in_method(), SignInMethod::Redirect);
+        let state_of = |url: &str| url.split_once("state=").unwrap().1.to_owned();
+        let code = |c: &'static str| RedirectCallback {
+            code: Some(c),
+            ..RedirectCallback::default()
+        };
+
+        // First sign-in provisions dana with the provider's names.
+        let url = services
+            .begin_redirect_sign_in("client_id=a&state=1")
+            .unwrap();
+        let state = state_of(&url);
+        let done = services
+            .finish_redirect_sign_in(&state, code("Dana Scully"))
+            .unwrap();
+        assert_eq!(done.return_to, "client_id=a&state=1");
+        assert_eq!(done.session.user.unique_id.as_str(), "dana");
+        assert_eq!(done.session.user.first_name.as_str(), "Dana");
+        assert_eq!(
+            services
+                .session_user(done.session.cookie.expose())
+                .unwrap()
+                .map(|u| u.id),
+            Some(done.session.user.id)
+        );
+        assert_eq!(
+            services
+                .finish_redirect_sign_in(&state, code("Dana Scully"))
+                .unwrap_err(),
+            FinishSignInError::UnknownState,
+            "single use"
+        );
+
+        // A later sign-in updates the names of the same user.
+        let state = state_of(&services.begin_redirect_sign_in("again").unwrap());
+        let later = services
+            .finish_redirect_sign_in(&state, code("Katherine Scully"))
+            .unwrap();
+        assert_eq!(later.session.user.id, done.session.user.id);
+        assert_eq!(
+            h.store
+                .user(done.session.user.id)
+                .unwrap()
+                .unwrap()
+                .first_name
+                .as_str(),
+            "Katherine"
+        );
+
+        // Failures keep the request to resume, and use up the state.
+        let state = state_of(&services.begin_redirect_sign_in("resume-me").unwrap());
+        let cancelled = RedirectCallback {
+            error: Some("access_denied"),
+            ..RedirectCallback::default()
+        };
+        assert_eq!(
+            services
+                .finish_redirect_sign_in(&state, cancelled)
+                .unwrap_err(),
+            FinishSignInError::Failed {
+                error: SignInError::InvalidCredentials,
+                return_to: "resume-me".into()
+            }
+        );
+        assert_eq!(
+            services
+                .finish_redirect_sign_in(&state, code("Dana Scully"))
+                .unwrap_err(),
+            FinishSignInError::UnknownState
+        );
+        let state = state_of(&services.begin_redirect_sign_in("down").unwrap());
+        assert!(matches!(
+            services.finish_redirect_sign_in(&state, code("down")).unwrap_err(),
+            FinishSignInError::Failed { error: SignInError::Unavailable(_), return_to } if return_to == "down"
+        ));
+
+        // Unknown, empty, overlong and expired states.
+        for bad in ["", "nope", &"x".repeat(600)] {
+            assert_eq!(
+                services
+                    .finish_redirect_sign_in(bad, code("Dana Scully"))
+                    .unwrap_err(),
+                FinishSignInError::UnknownState
+            );
+        }
+        let state = state_of(&services.begin_redirect_sign_in("late").unwrap());
+        h.advance(i64::from(PENDING_SIGN_IN_SECONDS));
+        assert_eq!(
+            services
+                .finish_redirect_sign_in(&state, code("Dana Scully"))
+                .unwrap_err(),
+            FinishSignInError::UnknownState,
+            "ten minutes at most"
+        );
+    }
 }
 
 macro_rules! contract {
@@ -1474,4 +1818,8 @@ contract!(
     refresh_token_lookup_reports_state,
     purge_deletes_exactly_what_expired,
     purge_works_in_batches,
+    soft_deleted_objects_are_restored,
+    pending_sign_ins_are_taken_once_and_expire,
+    concurrent_takes_of_a_pending_sign_in_have_one_winner,
+    redirect_sign_ins_provision_update_and_are_single_use,
 );

@@ -12,6 +12,9 @@ mod helpers;
 mod architecture;
 mod cli;
 mod http_health;
+mod metrics;
+mod readme;
+mod tls;
 
 mod api;
 mod contract;

@@ -221,6 +221,14 @@ impl Database {
         (state.connections, state.idle_connections)
     }
 
+    /// The most connections the pool opens (for the `/metrics` pool gauges).
+    pub fn pool_max_size(&self) -> u32 {
+        match &self.pools {
+            Pools::Sqlite(pool) => pool.max_size(),
+            Pools::Postgres(pool) => pool.max_size(),
+        }
+    }
+
     /// Returns the organization's namespace UUID, creating the organization row (id 1,
     /// `created_at` 0) with a version-4 UUID built from `random` if there is none yet.
     ///
@@ -528,7 +536,7 @@ mod tests {
         let (jm, fk, _, _) = pragmas(&db);
         assert_eq!(jm, "memory", "in-memory databases cannot use WAL");
         assert_eq!(fk, 1);
-        assert_eq!(db.migrate(&mut |_| {}).unwrap().len(), 2);
+        assert_eq!(db.migrate(&mut |_| {}).unwrap().len(), 4);
         // Another checkout sees the migrated schema: same connection, same database.
         assert!(db.pending_migrations().unwrap().is_empty());
         let ns = db.ensure_namespace([7; 16]).unwrap();

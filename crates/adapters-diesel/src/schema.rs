@@ -66,6 +66,8 @@ diesel::table! {
         modified_at -> BigInt,
         /// Soft-deletion time.
         deleted_at -> Nullable<BigInt>,
+        /// The collection whose membership removal soft-deleted the object (restore target).
+        deleted_from -> Nullable<Text>,
     }
 }
 
@@ -247,6 +249,22 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    /// Redirect-based sign-ins (OpenID Connect) in progress; each row is taken once.
+    pending_sign_ins (state_digest) {
+        /// SHA-256 of the `state` sent to the identity provider.
+        state_digest -> Text,
+        /// The nonce the ID token must carry.
+        nonce -> Text,
+        /// The PKCE code verifier.
+        pkce_verifier -> Text,
+        /// The authorize query string to resume after sign-in.
+        return_to -> Text,
+        /// When the sign-in is abandoned.
+        expires_at -> BigInt,
+    }
+}
+
 // Foreign keys. `joinable!` allows one key per pair of tables, so the two keys from `memberships`
 // to `objects` (collection_id, member_id) are left out: join them with an explicit `ON` clause.
 diesel::joinable!(objects -> users (owner_id));
@@ -279,4 +297,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     oauth_refresh_tokens,
     browser_sessions,
     local_credentials,
+    pending_sign_ins,
 );

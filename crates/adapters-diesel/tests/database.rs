@@ -9,7 +9,12 @@ use common::{Fixture, Raw};
 use medialib_adapters_diesel::{Backend, ConnectError, Database, MigrateError, PoolOptions};
 
 /// Every migration version shipped, in order.
-const ALL_VERSIONS: [&str; 2] = ["20261122000000", "20261122000001"];
+const ALL_VERSIONS: [&str; 4] = [
+    "20261122000000",
+    "20261122000001",
+    "20261122000002",
+    "20261122000003",
+];
 
 fn migrate_applies_everything_once(f: &Fixture) {
     assert_eq!(f.db.pending_migrations().unwrap(), ALL_VERSIONS);
@@ -20,7 +25,7 @@ fn migrate_applies_everything_once(f: &Fixture) {
     assert_eq!(applied, ALL_VERSIONS);
     assert_eq!(seen, ALL_VERSIONS, "progress is called once per version");
     assert!(f.db.pending_migrations().unwrap().is_empty());
-    assert_eq!(Raw::open(f).tables().len(), 14);
+    assert_eq!(Raw::open(f).tables().len(), 15);
 
     let mut called = false;
     let again = f.db.migrate(&mut |_| called = true).unwrap();

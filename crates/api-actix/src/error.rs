@@ -77,6 +77,9 @@ pub enum ApiError {
     /// The database cannot be reached (or its pool is exhausted).
     #[error("database unavailable")]
     DatabaseUnavailable,
+    /// The organization's identity provider cannot be reached or answers nonsense (503).
+    #[error("the identity provider is unavailable")]
+    IdentityProviderUnavailable,
     /// Anything unexpected (500): the body carries only the request id.
     #[error("internal error")]
     Internal,
@@ -116,7 +119,9 @@ impl ResponseError for ApiError {
                 OAuthErrorCode::ServerError => StatusCode::INTERNAL_SERVER_ERROR,
                 _ => StatusCode::BAD_REQUEST,
             },
-            Self::DatabaseUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+            Self::DatabaseUnavailable | Self::IdentityProviderUnavailable => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
             Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -127,7 +132,7 @@ impl ResponseError for ApiError {
             Self::MethodNotImplemented { allow } => {
                 builder.insert_header((header::ALLOW, *allow));
             }
-            Self::DatabaseUnavailable => {
+            Self::DatabaseUnavailable | Self::IdentityProviderUnavailable => {
                 builder.insert_header((header::RETRY_AFTER, RETRY_AFTER_SECONDS));
             }
             Self::AuthenticationRequired => {
@@ -216,7 +221,7 @@ impl From<SignInError> for ApiError {
             }
             SignInError::Unavailable(why) => {
                 tracing::warn!(%why, "identity provider unavailable");
-                Self::DatabaseUnavailable
+                Self::IdentityProviderUnavailable
             }
             SignInError::Store(s) => s.into(),
         }

@@ -12,9 +12,11 @@ mod cors;
 mod error;
 mod health;
 mod input;
+mod metrics;
 mod oauth;
 mod openapi;
 mod pages;
+mod proxy;
 mod ratelimit;
 mod records;
 mod request_id;
@@ -26,6 +28,8 @@ use actix_web::middleware::{NormalizePath, from_fn};
 use actix_web::{App, HttpRequest, HttpResponse, web};
 
 pub use error::ApiError;
+pub use metrics::{METRICS_PATH, PoolMetrics, PoolUsage};
+pub use proxy::{ClientInfo, TrustedProxies};
 pub use ratelimit::RateLimitConfig;
 pub use request_id::{REQUEST_ID_HEADER, RequestId, request_span};
 pub use state::{AppState, HttpConfig, Readiness};
@@ -48,6 +52,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: AppState) {
                 .route(web::head().to(health::readyz))
                 .default_service(web::to(health::get_only)),
         )
+        .configure(metrics::configure)
         .configure(api::configure)
         .configure(oauth::configure)
         .configure(pages::configure)
@@ -56,8 +61,8 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: AppState) {
 }
 
 /// The complete application: routes from [`configure`], paths normalised
-/// (a trailing slash is optional) and one tracing span per request with its
-/// id in the `X-Request-Id` response header.
+/// (a trailing slash is optional), one tracing span per request with its
+/// id in the `X-Request-Id` response header, and every request counted for `/metrics`.
 pub fn app(
     state: AppState,
 ) -> App<
@@ -71,6 +76,7 @@ pub fn app(
 > {
     App::new()
         .wrap(from_fn(cors::cors))
+        .wrap(from_fn(metrics::track))
         .wrap(NormalizePath::trim())
         .wrap(from_fn(request_span))
         .configure(move |cfg| configure(cfg, state))

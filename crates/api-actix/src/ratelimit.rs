@@ -2,13 +2,13 @@
 //! per key, kept in this process's memory (DECISIONS.md §5; RFC 6819 §5.1.4.2.3).
 
 use std::collections::HashMap;
-use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use actix_web::HttpRequest;
 
 use crate::error::ApiError;
+use crate::proxy::ClientInfo;
 
 /// Requests allowed per minute, per kind of key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,12 +96,10 @@ impl RateLimits {
     }
 }
 
-/// The remote address a limit is keyed by (the TCP peer; trusted proxies come with issue 6).
+/// The remote address a limit is keyed by: the client as [`ClientInfo`] resolves it (the
+/// TCP peer, or the address a trusted proxy forwarded).
 pub fn remote_addr(req: &HttpRequest) -> String {
-    req.peer_addr()
-        .map(|a| a.ip())
-        .unwrap_or(IpAddr::from([0, 0, 0, 0]))
-        .to_string()
+    ClientInfo::of(req).ip.to_string()
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use medialib_ports::Services;
 
+use crate::proxy::TrustedProxies;
 use crate::ratelimit::{RateLimitConfig, RateLimits};
 
 /// Tells whether the service can do useful work (for `GET /readyz`).
@@ -25,6 +26,12 @@ pub struct HttpConfig {
     pub cors_origins: Vec<String>,
     /// Rate limits of the token endpoint and the sign-in form.
     pub rate_limits: RateLimitConfig,
+    /// The reverse proxies whose `Forwarded` / `X-Forwarded-*` headers are believed, and
+    /// from which the SSO header is accepted (`trusted_proxies`; none by default).
+    pub trusted_proxies: TrustedProxies,
+    /// In the `header` sign-in mode, the request header in which a trusted proxy names the
+    /// signed-in user (`sso_header`, e.g. `Remote-User`); `None` in the other modes.
+    pub sso_header: Option<String>,
 }
 
 /// The application state every handler can reach.
@@ -32,6 +39,8 @@ pub struct HttpConfig {
 pub struct AppState {
     readiness: Arc<dyn Readiness>,
     api: Option<Arc<Api>>,
+    /// The `/metrics` counters, shared by every worker (see `metrics.rs`).
+    pub(crate) metrics: Arc<crate::metrics::Metrics>,
 }
 
 struct Api {
@@ -46,6 +55,7 @@ impl AppState {
         Self {
             readiness,
             api: None,
+            metrics: Arc::default(),
         }
     }
 
@@ -85,6 +95,16 @@ impl AppState {
             .as_ref()
             .map(|a| &a.limits)
             .ok_or(crate::ApiError::DatabaseUnavailable)
+    }
+
+    /// The trusted reverse proxies (`None` when the state was built for probes only).
+    pub(crate) fn trusted_proxies(&self) -> Option<&TrustedProxies> {
+        self.config().map(|c| &c.trusted_proxies)
+    }
+
+    /// The header that names the user in the `header` sign-in mode; `None` in other modes.
+    pub(crate) fn sso_header(&self) -> Option<&str> {
+        self.config().and_then(|c| c.sso_header.as_deref())
     }
 
     /// Whether the public base URL is `https` (cookies get `Secure`).

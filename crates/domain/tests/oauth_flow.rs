@@ -1120,6 +1120,35 @@ fn deny_redirects_with_access_denied_description_state_and_iss() {
     }
 }
 
+#[test]
+fn a_failed_sign_in_redirects_with_the_code_description_state_and_iss() {
+    for (code, word) in [
+        (OAuthErrorCode::AccessDenied, "access_denied"),
+        (OAuthErrorCode::ServerError, "server_error"),
+    ] {
+        for redirect in [REDIRECT, REDIRECT_Q] {
+            let params = AuthorizeParams {
+                redirect_uri: Some(redirect),
+                ..good()
+            };
+            let resp = validate(&params, Some(&confidential())).unwrap().fail(
+                code,
+                "the identity provider said no",
+                &issuer(),
+            );
+            assert_well_formed(&resp, redirect);
+            assert_eq!(resp.param("error"), Some(word));
+            assert_eq!(
+                resp.param("error_description"),
+                Some("the identity provider said no")
+            );
+            assert_eq!(resp.param("state"), Some("xyz-123"), "#23");
+            assert_eq!(resp.param("iss"), Some(issuer().as_str()), "#6");
+            assert_eq!(resp.param("code"), None);
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Code redemption
 // ---------------------------------------------------------------------------

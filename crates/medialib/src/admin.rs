@@ -1,11 +1,13 @@
 //! The operator commands that manage users and OAuth clients
-//! (`medialib user ...`, `medialib client ...`).
+//! (`medialib user ...`, `medialib client ...`) and restore deleted objects
+//! (`medialib restore`).
 
 use std::io::{BufRead, IsTerminal, Read, Write};
 
 use medialib_adapters_sso::{PasswordError, hash_password};
 use medialib_domain::oauth::{Client, ClientId, ClientKind};
-use medialib_domain::{PersonName, Secret, UniqueId, User};
+use medialib_domain::{MembershipError, ObjectId, PersonName, Secret, UniqueId, User};
+use medialib_ports::repos::RestoreObjectError;
 use medialib_ports::services::NewUserInput;
 use medialib_ports::services::clients::{NewClient, RegisterClientError, RotateSecretError};
 use medialib_ports::{CreateUserError, PasswordHash, Services};
@@ -351,6 +353,79 @@ pub fn client_rotate(services: &Services, id: &str, json: bool) -> Result<(), Ad
         )?;
     }
     Ok(())
+}
+
+/// Parses an object id given on the command line; a malformed one is a usage error.
+fn object_id(text: &str, what: &str) -> Result<ObjectId, AdminError> {
+    ObjectId::parse(text).map_err(|e| AdminError::Invalid(format!("{what} {text:?}: {e}")))
+}
+
+/// `medialib restore UUID [--into COLLECTION]`: brings back an object soft-deleted less than
+/// 30 days ago, into the collection it was removed from (or `into`).
+pub fn restore(
+    services: &Services,
+    id: &str,
+    into: Option<&str>,
+    json: bool,
+) -> Result<(), AdminError> {
+    let object = object_id(id, "object")?;
+    let into = into.map(|c| object_id(c, "collection")).transpose()?;
+    let restored = services
+        .restore_object(object, into)
+        .map_err(|e| restore_error(e, object))?;
+    let o = &restored.object;
+    let mut out = std::io::stdout().lock();
+    if json {
+        writeln!(
+            out,
+            "{}",
+            json!({
+                "uuid": o.id().to_string(),
+                "type": o.object_type().as_str(),
+                "title": o.fields().title.as_str(),
+                "collection": restored.collection.to_string(),
+            })
+        )?;
+    } else {
+        writeln!(
+            out,
+            "restored {} {} ({:?}) into collection {}",
+            o.object_type(),
+            o.id(),
+            o.fields().title.as_str(),
+            restored.collection
+        )?;
+    }
+    Ok(())
+}
+
+/// The operator's message for a refused restore (all exit 1: the arguments were well formed).
+fn restore_error(e: RestoreObjectError, object: ObjectId) -> AdminError {
+    let message = match e {
+        RestoreObjectError::NotFound => format!("no object with id {object}"),
+        RestoreObjectError::NotDeleted => {
+            format!("object {object} is not deleted: there is nothing to restore")
+        }
+        RestoreObjectError::Expired { deleted_at } => format!(
+            "object {object} was deleted at {} (epoch seconds), more than 30 days ago, and can no longer be restored",
+            deleted_at.epoch_seconds()
+        ),
+        RestoreObjectError::NoKnownCollection => format!(
+            "object {object} was deleted before medialib recorded where from: name the collection to restore it into with --into COLLECTION"
+        ),
+        RestoreObjectError::CollectionGone(c) => format!(
+            "cannot restore {object} into collection {c}: it does not exist or is deleted \
+             (restore it first with `medialib restore {c}`, or choose another with --into COLLECTION)"
+        ),
+        RestoreObjectError::Rule(MembershipError::NotACollection) => {
+            format!("cannot restore {object}: the target is not a collection (type catalog)")
+        }
+        RestoreObjectError::Rule(MembershipError::Cycle) => format!(
+            "cannot restore {object} into that collection: it is the object itself or lies inside it"
+        ),
+        RestoreObjectError::Store(s) => s.to_string(),
+    };
+    AdminError::Failed(message)
 }
 
 #[cfg(test)]

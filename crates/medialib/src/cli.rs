@@ -12,8 +12,10 @@ use clap::{Args, Parser, Subcommand};
 use crate::admin;
 use crate::configuration::{LogFormat, Settings, SettingsLoader};
 use crate::database::{self, DatabaseError};
+use crate::demo;
 use crate::startup::{Application, StartupError};
 use crate::telemetry::{self, LogTarget};
+use crate::world::OsRandom;
 
 const AFTER_HELP: &str = "\
 Configuration is read from the --config file, then from MEDIALIB_* environment
@@ -61,6 +63,38 @@ enum Command {
     /// Manage OAuth clients (add, list, remove, rotate-secret)
     #[command(subcommand)]
     Client(ClientCommand),
+    /// Restore an object deleted less than 30 days ago
+    ///
+    /// Removing an object's last membership deletes it; it is kept 30 days. This puts it back
+    /// into the collection it was removed from (or the one given with --into) with its
+    /// permLink, fields and, for a library, its members. Prints what was restored; with
+    /// --json {"uuid": ..., "type": ..., "title": ..., "collection": ...}.
+    Restore {
+        /// The object's UUID
+        #[arg(value_name = "UUID")]
+        uuid: String,
+        /// Restore into this collection instead of the one it was removed from
+        #[arg(long, value_name = "COLLECTION")]
+        into: Option<String>,
+    },
+    /// Serve a demo organization to try medialib on this computer
+    ///
+    /// Applies the migrations and makes sure the demo data exists (reused on later runs): the
+    /// user `demo`, a library with a video, an audio recording, an image, a file and a
+    /// sub-library, and a confidential OAuth client with the redirect URI
+    /// http://127.0.0.1/callback. The user gets a new random password and the client a new
+    /// secret at every start. Then serves like `serve` (loopback addresses only) and prints
+    /// how to sign in, a ready-to-paste authorization URL and the curl commands that finish
+    /// the OAuth flow; with --json, one JSON object with the same information. Progress
+    /// and logs go to standard error (MEDIALIB_LOG, default warn).
+    Demo(DemoArgs),
+}
+
+#[derive(Debug, Args)]
+struct DemoArgs {
+    /// Listen address, a loopback one (127.0.0.1:PORT or [::1]:PORT) [default: 127.0.0.1:8080]
+    #[arg(long, value_name = "ADDR")]
+    bind: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -209,6 +243,9 @@ where
     if let Some(url) = &cli.database_url {
         loader = loader.set("database_url", url.clone());
     }
+    if let Command::Demo(DemoArgs { bind: Some(bind) }) = &cli.command {
+        loader = loader.set("bind", bind.clone());
+    }
     if let Command::Serve(ServeArgs { bind: Some(bind) }) = &cli.command {
         loader = loader.set("bind", bind.clone());
     }
@@ -261,6 +298,10 @@ where
             }
             UserCommand::List => admin::user_list(s, cli.json),
         }),
+        Command::Restore { uuid, into } => admin_command(&settings, |s| {
+            admin::restore(s, &uuid, into.as_deref(), cli.json)
+        }),
+        Command::Demo(_) => demo(settings, cli.json),
         Command::Client(cmd) => admin_command(&settings, |s| match cmd {
             ClientCommand::Add {
                 name,
@@ -302,6 +343,52 @@ fn serve(mut settings: Settings, json: bool) -> Result<(), Failure> {
         })?;
         application.run_until_stopped().await?;
         tracing::info!("medialib stopped");
+        Ok(())
+    })
+}
+
+/// `medialib demo`.
+fn demo(settings: Settings, json: bool) -> Result<(), Failure> {
+    demo::check_settings(&settings).map_err(admin_failure)?;
+    init_command_logging(&settings)?;
+    let progress = |line: &str| {
+        let _ = writeln!(std::io::stderr(), "demo: {line}");
+    };
+    progress(&format!("preparing the database {}", settings.database_url));
+    let services = admin::services(&settings).map_err(admin_failure)?;
+    let data =
+        demo::prepare(&services, &OsRandom, &mut |line| progress(line)).map_err(admin_failure)?;
+    drop(services);
+    let code_ttl = settings.code_ttl.seconds();
+    actix_web::rt::System::new().block_on(async move {
+        let application = Application::build(settings).await?;
+        let instructions =
+            demo::Instructions::new(application.base_url(), &data, &OsRandom, code_ttl);
+        let run = application.run_until_stopped();
+        let mut run = std::pin::pin!(run);
+        // One poll starts the server and installs its Ctrl-C and SIGTERM handlers; only then
+        // are the instructions printed, so whoever reads them can stop the demo gracefully.
+        let early = std::future::poll_fn(|cx| match run.as_mut().poll(cx) {
+            std::task::Poll::Ready(result) => std::task::Poll::Ready(Some(result)),
+            std::task::Poll::Pending => std::task::Poll::Ready(None),
+        })
+        .await;
+        if early.is_none() {
+            let mut stdout = std::io::stdout().lock();
+            if json {
+                writeln!(stdout, "{}", instructions.to_json())?;
+            } else {
+                write!(stdout, "{}", instructions.to_text())?;
+            }
+            stdout.flush()?;
+            drop(stdout);
+            progress("serving; Ctrl-C or SIGTERM stops");
+        }
+        match early {
+            Some(result) => result?,
+            None => run.await?,
+        }
+        progress("stopped");
         Ok(())
     })
 }

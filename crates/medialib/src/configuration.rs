@@ -36,12 +36,13 @@ enum Setting {
     OidcClientId,
     OidcClientSecret,
     OidcUniqueIdClaim,
+    OidcClockSkew,
     SsoHeader,
     TrustedProxies,
 }
 
 impl Setting {
-    const ALL: [Setting; 22] = [
+    const ALL: [Setting; 23] = [
         Setting::DatabaseUrl,
         Setting::Bind,
         Setting::BaseUrl,
@@ -62,6 +63,7 @@ impl Setting {
         Setting::OidcClientId,
         Setting::OidcClientSecret,
         Setting::OidcUniqueIdClaim,
+        Setting::OidcClockSkew,
         Setting::SsoHeader,
         Setting::TrustedProxies,
     ];
@@ -88,6 +90,7 @@ impl Setting {
             Setting::OidcClientId => "oidc_client_id",
             Setting::OidcClientSecret => "oidc_client_secret",
             Setting::OidcUniqueIdClaim => "oidc_unique_id_claim",
+            Setting::OidcClockSkew => "oidc_clock_skew",
             Setting::SsoHeader => "sso_header",
             Setting::TrustedProxies => "trusted_proxies",
         }
@@ -106,6 +109,11 @@ impl Setting {
         matches!(self, Setting::OidcClientSecret)
     }
 }
+
+/// The default `oidc_clock_skew`, in seconds.
+pub const DEFAULT_OIDC_CLOCK_SKEW_SECONDS: u32 = 60;
+/// The largest `oidc_clock_skew` accepted: more would make expired ID tokens useful for long.
+const MAX_OIDC_CLOCK_SKEW_SECONDS: u32 = 600;
 
 /// The prefix of every environment variable the settings read.
 pub const ENV_PREFIX: &str = "MEDIALIB_";
@@ -555,6 +563,9 @@ pub struct OidcSettings {
     pub client_secret: Option<Secret>,
     /// The claim that becomes the user's uniqueId.
     pub unique_id_claim: String,
+    /// How far the provider's clock may be off when ID tokens are checked, in seconds
+    /// (`oidc_clock_skew`, default 60; 0 allows none).
+    pub clock_skew_seconds: u32,
 }
 
 /// How log lines are written.
@@ -631,12 +642,14 @@ impl Settings {
         }
     }
 
-    /// The public base URL: the configured one, else `http://` + the address
-    /// actually bound (which differs from `bind` when it asks for port 0).
+    /// The public base URL: the configured one, else `http://` (`https://` when
+    /// `tls_cert`/`tls_key` are set) + the address actually bound (which differs from
+    /// `bind` when it asks for port 0).
     pub fn base_url_for(&self, bound: SocketAddr) -> BaseUrl {
-        self.base_url
-            .clone()
-            .unwrap_or_else(|| BaseUrl::for_addr(bound))
+        self.base_url.clone().unwrap_or_else(|| match self.tls {
+            Some(_) => BaseUrl(format!("https://{bound}")),
+            None => BaseUrl::for_addr(bound),
+        })
     }
 }
 
@@ -781,6 +794,7 @@ impl Parser<'_> {
             }
             _ => None,
         };
+        self.refuse_plain_http_off_loopback(bind, base_url.as_ref());
         let cors_origins = self.list(Setting::CorsOrigins, parse_origin);
         let log = self.optional(Setting::Log, |text| {
             tracing_subscriber::EnvFilter::try_new(text)
@@ -815,6 +829,30 @@ impl Parser<'_> {
         })
     }
 
+    /// The start-up safety check: plain HTTP only on loopback. A `bind` that other machines
+    /// can reach needs HTTPS here (`tls_cert` + `tls_key`) or a declared TLS-terminating
+    /// proxy in front (`base_url` starting with `https://`). Says nothing while a TLS or
+    /// base_url value is itself invalid (that problem is reported on its own).
+    fn refuse_plain_http_off_loopback(&mut self, bind: SocketAddr, base_url: Option<&BaseUrl>) {
+        let tls_configured =
+            self.raw(Setting::TlsCert).is_some() || self.raw(Setting::TlsKey).is_some();
+        let base_url_invalid = base_url.is_none() && self.raw(Setting::BaseUrl).is_some();
+        let behind_https_proxy = base_url.is_some_and(|url| url.as_str().starts_with("https://"));
+        if bind.ip().to_canonical().is_loopback()
+            || tls_configured
+            || base_url_invalid
+            || behind_https_proxy
+        {
+            return;
+        }
+        self.complain(
+            Setting::Bind,
+            &format!(
+                "{bind} is reachable from other machines, and medialib would answer it in plain HTTP: set tls_cert and tls_key to serve HTTPS, or set base_url to the https:// URL of the TLS-terminating reverse proxy in front (a loopback bind such as 127.0.0.1:8080 needs neither)"
+            ),
+        );
+    }
+
     fn sso(&mut self, trusted_proxies: &[TrustedProxy]) -> Option<Sso> {
         #[derive(Clone, Copy)]
         enum Mode {
@@ -845,6 +883,16 @@ impl Parser<'_> {
                 Ok(text.to_owned())
             }
         });
+        let clock_skew_seconds = self.parsed(
+            Setting::OidcClockSkew,
+            DEFAULT_OIDC_CLOCK_SKEW_SECONDS,
+            |text| match text.trim().parse::<u32>() {
+                Ok(n) if n <= MAX_OIDC_CLOCK_SKEW_SECONDS => Ok(n),
+                _ => Err(format!(
+                    "`{text}` is not a number of seconds from 0 to {MAX_OIDC_CLOCK_SKEW_SECONDS}"
+                )),
+            },
+        );
         let header = self.parsed(Setting::SsoHeader, "Remote-User".to_owned(), |text| {
             if is_header_name(text) {
                 Ok(text.to_owned())
@@ -872,6 +920,7 @@ impl Parser<'_> {
                     client_id: client_id?,
                     client_secret,
                     unique_id_claim,
+                    clock_skew_seconds,
                 }))
             }
             Mode::Header => {
@@ -1107,6 +1156,104 @@ mod tests {
     }
 
     #[test]
+    fn the_base_url_defaults_to_https_under_tls() {
+        let (cert, key) = (toml_file("cert"), toml_file("key"));
+        let s = SettingsLoader::new()
+            .set("tls_cert", cert.path().to_str().unwrap())
+            .set("tls_key", key.path().to_str().unwrap())
+            .set("bind", "127.0.0.1:8443")
+            .load()
+            .unwrap();
+        assert_eq!(s.base_url_for(s.bind).as_str(), "https://127.0.0.1:8443");
+        let bound = "127.0.0.1:40000".parse().unwrap();
+        assert_eq!(s.base_url_for(bound).as_str(), "https://127.0.0.1:40000");
+    }
+
+    #[test]
+    fn loopback_binds_may_serve_plain_http() {
+        for bind in [
+            "127.0.0.1:8080",
+            "127.8.9.10:1",
+            "[::1]:8080",
+            "[::ffff:127.0.0.1]:80",
+        ] {
+            let s = SettingsLoader::new().set("bind", bind).load();
+            assert!(s.is_ok(), "{bind}: {:?}", s.err());
+        }
+    }
+
+    #[test]
+    fn a_non_loopback_bind_without_tls_refuses_to_start() {
+        for bind in [
+            "0.0.0.0:8080",
+            "[::]:8080",
+            "192.0.2.10:80",
+            "[2001:db8::1]:443",
+        ] {
+            let err = SettingsLoader::new()
+                .env_vars(env(&[("MEDIALIB_BIND", bind)]))
+                .load()
+                .unwrap_err();
+            assert_eq!(err.problems().len(), 1, "one clear message: {err}");
+            let problem = &err.problems()[0];
+            assert!(
+                problem.starts_with(&format!(
+                    "bind (from MEDIALIB_BIND): {} is reachable from other machines, and medialib would answer it in plain HTTP: set tls_cert and tls_key",
+                    bind.parse::<SocketAddr>().unwrap()
+                )),
+                "{problem}"
+            );
+            assert!(
+                problem.contains("or set base_url to the https:// URL"),
+                "{problem}"
+            );
+        }
+        // An http:// base URL declares no TLS anywhere: still refused.
+        let err = SettingsLoader::new()
+            .set("bind", "0.0.0.0:8080")
+            .set("base_url", "http://media.example.edu")
+            .load()
+            .unwrap_err();
+        assert!(err.problems()[0].starts_with("bind (from --bind)"), "{err}");
+    }
+
+    #[test]
+    fn a_non_loopback_bind_is_allowed_with_tls_or_behind_an_https_proxy() {
+        let (cert, key) = (toml_file("cert"), toml_file("key"));
+        let s = SettingsLoader::new()
+            .set("bind", "0.0.0.0:8443")
+            .set("tls_cert", cert.path().to_str().unwrap())
+            .set("tls_key", key.path().to_str().unwrap())
+            .load()
+            .unwrap();
+        assert!(s.tls.is_some());
+        let file = toml_file("bind = \"0.0.0.0:8080\"\nbase_url = \"https://media.example.edu\"\n");
+        let s = SettingsLoader::new().file(file.path()).load().unwrap();
+        assert_eq!(s.bind.to_string(), "0.0.0.0:8080");
+        assert_eq!(s.base_url_for(s.bind).as_str(), "https://media.example.edu");
+    }
+
+    #[test]
+    fn the_bind_check_stays_quiet_while_tls_or_base_url_is_itself_wrong() {
+        // Only the real problem is reported, not a second, derived one about the bind.
+        let cert = toml_file("cert");
+        let err = SettingsLoader::new()
+            .set("bind", "0.0.0.0:8443")
+            .set("tls_cert", cert.path().to_str().unwrap())
+            .load()
+            .unwrap_err();
+        assert_eq!(err.problems().len(), 1, "{err}");
+        assert!(err.problems()[0].starts_with("tls_cert"), "{err}");
+        let err = SettingsLoader::new()
+            .set("bind", "0.0.0.0:8080")
+            .set("base_url", "media.example.edu")
+            .load()
+            .unwrap_err();
+        assert_eq!(err.problems().len(), 1, "{err}");
+        assert!(err.problems()[0].starts_with("base_url"), "{err}");
+    }
+
+    #[test]
     fn sso_modes() {
         let s = SettingsLoader::new()
             .env_vars(env(&[
@@ -1123,6 +1270,7 @@ mod tests {
         };
         assert_eq!(oidc.issuer, "https://idp.example/realms/uni");
         assert_eq!(oidc.unique_id_claim, "eppn");
+        assert_eq!(oidc.clock_skew_seconds, 60, "the default skew");
         assert_eq!(
             oidc.client_secret.as_ref().unwrap().expose(),
             "s3cr3t-value"
@@ -1155,6 +1303,29 @@ mod tests {
             }
         );
         assert_eq!(s.trusted_proxies.len(), 3);
+
+        let oidc = |skew: &str| {
+            SettingsLoader::new()
+                .set("sso", "oidc")
+                .set("oidc_issuer", "https://idp.example/realms/uni")
+                .set("oidc_client_id", "medialib")
+                .env_vars(env(&[("MEDIALIB_OIDC_CLOCK_SKEW", skew)]))
+                .load()
+        };
+        let Sso::Oidc(o) = oidc("0").unwrap().sso else {
+            panic!("oidc expected")
+        };
+        assert_eq!(o.clock_skew_seconds, 0);
+        assert_eq!(o.client_secret, None, "a public client");
+        for bad in ["-1", "601", "1m"] {
+            let err = oidc(bad).unwrap_err();
+            assert_eq!(
+                err.problems(),
+                [format!(
+                    "oidc_clock_skew (from MEDIALIB_OIDC_CLOCK_SKEW): `{bad}` is not a number of seconds from 0 to 600"
+                )]
+            );
+        }
 
         let err = SettingsLoader::new().set("sso", "saml").load().unwrap_err();
         assert_eq!(

@@ -8,15 +8,18 @@ use std::time::Duration;
 use actix_web::HttpServer;
 use actix_web::dev::Server;
 use medialib_adapters_diesel::DieselStore;
-use medialib_adapters_sso::LocalDirectory;
-use medialib_api_actix::{AppState, HttpConfig, RateLimitConfig};
+use medialib_adapters_sso::{HeaderSso, LocalDirectory, OidcConfig, OidcProvider};
+use medialib_api_actix::{
+    AppState, HttpConfig, PoolMetrics, PoolUsage, RateLimitConfig, TrustedProxies,
+};
 use medialib_domain::Lifetime;
 use medialib_domain::oauth::{Issuer, TokenLifetimes};
 use medialib_ports::{PurgeReport, ServiceSettings, Services, SsoProvider};
 use tracing::Instrument as _;
 
-use crate::configuration::{BaseUrl, Settings, Sso};
+use crate::configuration::{BaseUrl, OidcSettings, Settings, Sso, TrustedProxy};
 use crate::database::{self, DatabaseError, DatabaseReadiness};
+use crate::tls::{self, TlsError};
 use crate::world::{OsRandom, SystemClock};
 
 /// Seconds that in-flight requests get to finish after Ctrl-C or SIGTERM.
@@ -36,11 +39,9 @@ pub enum StartupError {
         /// The I/O error.
         source: std::io::Error,
     },
-    /// HTTPS was asked for but this build does not serve it yet.
-    #[error(
-        "tls_cert/tls_key are set, but this version of medialib cannot serve HTTPS yet; unset them and terminate TLS in a reverse proxy"
-    )]
-    TlsUnsupported,
+    /// The certificate or key of `tls_cert`/`tls_key` cannot serve HTTPS.
+    #[error(transparent)]
+    Tls(#[from] TlsError),
     /// The blocking database setup task did not finish.
     #[error("the database setup task failed: {0}")]
     Task(String),
@@ -49,7 +50,7 @@ pub enum StartupError {
 impl StartupError {
     /// True when the operator's configuration is at fault (exit code 2).
     pub fn is_configuration_error(&self) -> bool {
-        matches!(self, Self::TlsUnsupported)
+        matches!(self, Self::Tls(_))
     }
 }
 
@@ -64,10 +65,11 @@ pub struct Application {
 impl Application {
     /// Opens and migrates the database, ensures the organization's namespace,
     /// binds `settings.bind` (port 0 picks a free port) and builds the server.
+    ///
+    /// With `tls_cert` and `tls_key` it serves HTTPS (HTTP/1.1 and HTTP/2 by ALPN); the
+    /// files are read before the database is touched, so a bad pair fails fast.
     pub async fn build(settings: Settings) -> Result<Self, StartupError> {
-        if settings.tls.is_some() {
-            return Err(StartupError::TlsUnsupported);
-        }
+        let tls = settings.tls.as_ref().map(tls::server_config).transpose()?;
         let url = settings.database_url.clone();
         let database = actix_web::rt::task::spawn_blocking(move || database::prepare(&url))
             .await
@@ -81,7 +83,6 @@ impl Application {
             source,
         })?;
         let base_url = settings.base_url_for(local);
-        warn_about_unfinished_sso(&settings.sso);
         let services = services(&settings, &base_url, database.clone());
         let housekeeping = Housekeeping {
             services: services.clone(),
@@ -94,19 +95,30 @@ impl Application {
                 token_per_minute: settings.rate_limit_token.get(),
                 login_per_minute: settings.rate_limit_login.get(),
             },
+            trusted_proxies: trusted_proxies(&settings.trusted_proxies),
+            sso_header: match &settings.sso {
+                Sso::Header { header } => Some(header.clone()),
+                Sso::Local | Sso::Oidc(_) => None,
+            },
         };
-        let state =
-            AppState::new(Arc::new(DatabaseReadiness::new(database))).with_api(services, http);
+        let pool = Arc::new(DatabasePool(database.clone()));
+        let state = AppState::new(Arc::new(DatabaseReadiness::new(database)))
+            .with_api(services, http)
+            .with_pool_metrics(pool);
         let server = HttpServer::new(move || medialib_api_actix::app(state.clone()))
             .shutdown_timeout(SHUTDOWN_TIMEOUT_SECONDS)
-            .shutdown_signal(shutdown_signal())
-            .listen(listener)
-            .map_err(|source| StartupError::Bind {
-                addr: local,
-                source,
-            })?
-            .run();
-        tracing::info!(address = %local, base_url = %base_url, "listening");
+            .shutdown_signal(shutdown_signal());
+        let https = tls.is_some();
+        let server = match tls {
+            Some(config) => server.listen_rustls_0_23(listener, config),
+            None => server.listen(listener),
+        }
+        .map_err(|source| StartupError::Bind {
+            addr: local,
+            source,
+        })?
+        .run();
+        tracing::info!(address = %local, base_url = %base_url, https, "listening");
         Ok(Self {
             port: local.port(),
             base_url,
@@ -149,6 +161,20 @@ impl fmt::Debug for Application {
     }
 }
 
+/// The database pool's usage for `GET /metrics`.
+struct DatabasePool(medialib_adapters_diesel::Database);
+
+impl PoolMetrics for DatabasePool {
+    fn usage(&self) -> PoolUsage {
+        let (connections, idle) = self.0.pool_state();
+        PoolUsage {
+            idle,
+            in_use: connections.saturating_sub(idle),
+            max: self.0.pool_max_size(),
+        }
+    }
+}
+
 /// Deletes expired codes, tokens and sessions every `every`.
 struct Housekeeping {
     services: Services,
@@ -187,6 +213,7 @@ fn log_purge(report: &PurgeReport) {
         refresh_tokens,
         grants,
         sessions,
+        pending_sign_ins,
     } = *report;
     if *report == PurgeReport::default() {
         tracing::debug!("housekeeping: nothing expired");
@@ -197,28 +224,53 @@ fn log_purge(report: &PurgeReport) {
             refresh_tokens,
             grants,
             sessions,
+            pending_sign_ins,
             "housekeeping deleted expired records"
         );
     }
 }
 
-/// Says at startup that a configured sign-in mode does not work yet (it refuses every
-/// sign-in until it lands).
-fn warn_about_unfinished_sso(sso: &Sso) {
-    let mode = match sso {
-        Sso::Local => return,
-        Sso::Oidc(_) => "oidc",
-        Sso::Header { .. } => "header",
+/// The `oidc` provider for `settings`, redirecting back to `base_url`. It contacts the
+/// identity provider only at the first sign-in, so a provider that is down does not stop
+/// medialib from starting. `None` (every sign-in refused, logged) if the settings cannot work.
+fn oidc_provider(settings: &OidcSettings, base_url: &BaseUrl) -> Option<Arc<dyn SsoProvider>> {
+    let config = OidcConfig {
+        issuer: settings.issuer.clone(),
+        client_id: settings.client_id.clone(),
+        client_secret: settings
+            .client_secret
+            .as_ref()
+            .map(|s| medialib_domain::Secret::new(s.expose())),
+        unique_id_claim: settings.unique_id_claim.clone(),
+        base_url: base_url.as_str().to_owned(),
+        clock_skew_seconds: settings.clock_skew_seconds,
     };
-    tracing::warn!(
-        sso = mode,
-        "sso = {mode} is not implemented yet: every browser sign-in is refused; use sso = local"
-    );
+    match OidcProvider::new(config) {
+        Ok(provider) => {
+            tracing::info!(
+                issuer = %settings.issuer,
+                redirect_uri = provider.redirect_uri(),
+                "signing in through OpenID Connect"
+            );
+            if !settings.issuer.starts_with("https://") {
+                tracing::warn!(
+                    issuer = %settings.issuer,
+                    "the OpenID Connect issuer is not https: use plain http only for a provider on this host"
+                );
+            }
+            Some(Arc::new(provider))
+        }
+        Err(error) => {
+            tracing::error!(%error, "sso = oidc cannot work: every browser sign-in is refused");
+            None
+        }
+    }
 }
 
 /// Wires the use cases to the database, the system clock, the OS random source and the
-/// configured sign-in mode (`local`: the password directory in the same database; `oidc`
-/// and `header` are not implemented yet and refuse every sign-in).
+/// configured sign-in mode (`local`: the password directory in the same database; `header`:
+/// the uniqueId a trusted proxy names, see [`HeaderSso`]; `oidc`: the organization's
+/// OpenID Connect provider, see [`OidcProvider`]).
 pub fn services(
     settings: &Settings,
     base_url: &BaseUrl,
@@ -231,7 +283,8 @@ pub fn services(
     let store = Arc::new(DieselStore::new(database));
     let sso: Option<Arc<dyn SsoProvider>> = match settings.sso {
         Sso::Local => Some(Arc::new(LocalDirectory::new(store.clone()))),
-        Sso::Oidc(_) | Sso::Header { .. } => None,
+        Sso::Oidc(ref oidc) => oidc_provider(oidc, base_url),
+        Sso::Header { .. } => Some(Arc::new(HeaderSso::new())),
     };
     let services = Services::new(
         store,
@@ -251,6 +304,15 @@ pub fn services(
         Some(sso) => services.with_sso(sso),
         None => services,
     }
+}
+
+/// The configured `trusted_proxies` as the web layer asks about them (nobody when empty).
+fn trusted_proxies(networks: &[TrustedProxy]) -> TrustedProxies {
+    if networks.is_empty() {
+        return TrustedProxies::none();
+    }
+    let networks = networks.to_vec();
+    TrustedProxies::matching(move |ip| networks.iter().any(|n| n.contains(ip)))
 }
 
 /// Resolves on the first Ctrl-C (SIGINT) or SIGTERM. actix treats SIGINT as a

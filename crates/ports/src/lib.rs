@@ -14,9 +14,9 @@ pub use error::StoreError;
 pub use repos::{
     AddMemberError, AddOutcome, CatalogItem, ClientRepository, CodeExchange, CreateClientError,
     CreateObjectError, CreateUserError, CredentialRepository, ExchangeError, GrantRepository,
-    Housekeeping, MediaRepository, OrgRepository, PermissionChangeError, PermissionEntry,
-    PurgeReport, RefreshExchange, RemoveMemberError, RevokeOutcome, RotateError, SessionRepository,
-    Store, UpdateObjectError, UserRepository,
+    Housekeeping, MediaRepository, OrgRepository, PendingSignInRepository, PermissionChangeError,
+    PermissionEntry, PurgeReport, RefreshExchange, RemoveMemberError, RevokeOutcome, RotateError,
+    SessionRepository, Store, StoredPendingSignIn, UpdateObjectError, UserRepository,
 };
 pub use services::{ServiceSettings, Services};
 pub use sso::{

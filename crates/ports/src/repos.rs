@@ -8,7 +8,7 @@ use medialib_domain::oauth::{
 };
 use medialib_domain::{
     AccessView, AfterRemoval, BrowserSession, GrantId, MediaObject, MembershipError, ObjectId,
-    ObjectPatch, OrgNamespace, PermissionLevel, PersonName, ShortCode, Since, Timestamp,
+    ObjectPatch, OrgNamespace, PermissionLevel, PersonName, Secret, ShortCode, Since, Timestamp,
     TokenDigest, UniqueId, UpdateError, User, UserId,
 };
 
@@ -158,6 +158,44 @@ pub enum PermissionChangeError {
     Store(#[from] StoreError),
 }
 
+/// A soft-deleted object brought back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RestoredObject {
+    /// The object, live again.
+    pub object: MediaObject,
+    /// The collection it is a member of again.
+    pub collection: ObjectId,
+}
+
+/// Restoring a soft-deleted object failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RestoreObjectError {
+    /// No object has this id (never existed, or already purged).
+    #[error("no object with this id")]
+    NotFound,
+    /// The object is live: there is nothing to restore.
+    #[error("the object is not deleted")]
+    NotDeleted,
+    /// It was deleted longer ago than the retention period; it is waiting to be purged.
+    #[error("the object was deleted more than 30 days ago and can no longer be restored")]
+    Expired {
+        /// When it was deleted.
+        deleted_at: Timestamp,
+    },
+    /// No collection was named and the one it was removed from is not recorded.
+    #[error("the collection it was removed from is not known; name one")]
+    NoKnownCollection,
+    /// The collection to restore into is deleted or does not exist.
+    #[error("collection {0} does not exist or is deleted")]
+    CollectionGone(ObjectId),
+    /// The graph rules refused it (not a collection, or a cycle).
+    #[error(transparent)]
+    Rule(#[from] MembershipError),
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
 /// Objects, the membership graph and permissions.
 pub trait MediaRepository: Send + Sync {
     /// Stores a new top-level library and makes `admin` its admin, in one step.
@@ -235,6 +273,17 @@ pub trait MediaRepository: Send + Sync {
     fn catalogs_with_entries_for(&self, user: UserId) -> Result<Vec<MediaObject>, StoreError>;
     /// Every live catalog, ordered by id.
     fn all_catalogs(&self) -> Result<Vec<MediaObject>, StoreError>;
+    /// Brings a soft-deleted object back, in one step: it becomes live and a member of `into`,
+    /// or, when `into` is `None`, of the collection whose removal deleted it. Refused when
+    /// the object is live, or deleted longer ago than the retention period at `now`
+    /// (`medialib_domain::object::purge_due`), or when the target is not a live catalog or
+    /// the membership would make a cycle.
+    fn restore_object(
+        &self,
+        id: ObjectId,
+        into: Option<ObjectId>,
+        now: Timestamp,
+    ) -> Result<RestoredObject, RestoreObjectError>;
 }
 
 /// Registering a client failed.
@@ -380,6 +429,38 @@ pub trait SessionRepository: Send + Sync {
     fn end_user_sessions(&self, user: UserId) -> Result<u64, StoreError>;
 }
 
+/// What a redirect-based sign-in (OpenID Connect) keeps server-side while the browser is at
+/// the identity provider, stored under the digest of its `state`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredPendingSignIn {
+    /// The OpenID Connect `nonce` the ID token must carry.
+    pub nonce: Secret,
+    /// The PKCE code verifier for the provider's token endpoint.
+    pub pkce_verifier: Secret,
+    /// The authorization request to resume afterwards (the authorize query string).
+    pub return_to: String,
+}
+
+/// Redirect-based sign-ins in progress, shared by every server process on the database.
+/// Each is short-lived and single use.
+pub trait PendingSignInRepository: Send + Sync {
+    /// Stores a pending sign-in under the digest of its `state` until `expires_at`.
+    fn put_pending_sign_in(
+        &self,
+        state_digest: &TokenDigest,
+        pending: &StoredPendingSignIn,
+        expires_at: Timestamp,
+    ) -> Result<(), StoreError>;
+    /// Takes (deletes and returns) the pending sign-in stored under `state_digest`, if it is
+    /// still live at `now`; an expired one is deleted and not returned. Of concurrent takers
+    /// of the same record, exactly one gets it.
+    fn take_pending_sign_in(
+        &self,
+        state_digest: &TokenDigest,
+        now: Timestamp,
+    ) -> Result<Option<StoredPendingSignIn>, StoreError>;
+}
+
 /// The `local` SSO directory's password hashes (argon2id PHC strings, made in `adapters-sso`).
 pub trait CredentialRepository: Send + Sync {
     /// Sets (or replaces) the password hash of `user`; `false` when no such user exists.
@@ -409,13 +490,16 @@ pub struct PurgeReport {
     pub grants: u64,
     /// Browser sessions.
     pub sessions: u64,
+    /// Redirect-based sign-ins that were never finished.
+    pub pending_sign_ins: u64,
 }
 
 /// Deletes what can no longer be used, in small batches so requests are never blocked long.
 pub trait Housekeeping: Send + Sync {
     /// Deletes codes expired before `now - code_grace` (kept that long so a late replay still
     /// revokes the tokens issued from the code), access tokens expired before `now`, refresh
-    /// tokens expired before `now`, revoked grants with nothing left, and expired sessions.
+    /// tokens expired before `now`, revoked grants with nothing left, expired sessions and
+    /// expired pending sign-ins.
     fn purge_expired(&self, now: Timestamp, code_grace: i64) -> Result<PurgeReport, StoreError>;
 }
 
@@ -428,6 +512,7 @@ pub trait Store:
     + GrantRepository
     + SessionRepository
     + CredentialRepository
+    + PendingSignInRepository
     + Housekeeping
 {
 }
@@ -440,6 +525,7 @@ impl<T> Store for T where
         + GrantRepository
         + SessionRepository
         + CredentialRepository
+        + PendingSignInRepository
         + Housekeeping
 {
 }

@@ -5,6 +5,8 @@
 
 mod e2e;
 mod endpoints;
+mod header;
+mod oidc;
 mod pages;
 mod security;
 

@@ -22,6 +22,8 @@ both_backends!(
     refresh_race_across_two_server_processes_has_one_winner,
     secrets_are_stored_only_as_digests,
     forwarded_headers_from_untrusted_peers_do_not_change_the_rate_limit_key,
+    forwarded_headers_from_a_trusted_proxy_change_the_rate_limit_key,
+    forwarded_chains_resolve_to_the_right_most_untrusted_address,
 );
 
 /// A second server: `medialib serve` as a child process on the same database.
@@ -301,4 +303,133 @@ async fn forwarded_headers_from_untrusted_peers_do_not_change_the_rate_limit_key
     assert_eq!(statuses[0].0, 401, "{statuses:?}");
     assert_eq!(statuses[1].0, 401, "{statuses:?}");
     assert_eq!(statuses[2], (429, true), "{statuses:?}");
+}
+
+/// Token-endpoint calls with an unknown client (a fresh client id each, so only the
+/// per-address limit can bite), each with its own forwarded `headers`: the statuses.
+async fn token_calls_with(app: &OAuthApp, calls: &[&[(&str, &str)]]) -> Vec<u16> {
+    let mut statuses = Vec::new();
+    for headers in calls {
+        let mut req = app.api.app.client.post(app.url("/api/oauth/access_token"));
+        for (name, value) in *headers {
+            req = req.header(*name, *value);
+        }
+        let r = req
+            .form(&[
+                ("grant_type", "refresh_token"),
+                ("refresh_token", "mlr_x"),
+                (
+                    "client_id",
+                    &format!("unknown-client-{}", rand::random::<u64>()),
+                ),
+                ("client_secret", "nope"),
+            ])
+            .send()
+            .await
+            .unwrap();
+        let status = r.status().as_u16();
+        if status == 429 {
+            assert!(r.headers().get("retry-after").is_some());
+        }
+        statuses.push(status);
+    }
+    statuses
+}
+
+/// Checklist #19, the other half: behind a configured proxy (the test client connects from
+/// 127.0.0.1), the address the proxy forwards is the one a limit counts, so clients behind
+/// one proxy do not share a limit, while one client still meets its own.
+async fn forwarded_headers_from_a_trusted_proxy_change_the_rate_limit_key(b: Backend) {
+    let app = OAuthApp::start_with(b, |l| {
+        l.set("rate_limit_token", "2")
+            .set("trusted_proxies", "127.0.0.1/32")
+    })
+    .await;
+    let different = token_calls_with(
+        &app,
+        &[
+            &[("X-Forwarded-For", "203.0.113.1")],
+            &[("X-Forwarded-For", "203.0.113.2")],
+            &[("X-Forwarded-For", "203.0.113.3")],
+            &[("Forwarded", "for=198.51.100.1")],
+            &[("Forwarded", r#"for="[2001:db8::1]:4711";proto=https"#)],
+        ],
+    )
+    .await;
+    assert_eq!(different, [401; 5], "different clients are counted apart");
+    let same = token_calls_with(
+        &app,
+        &[
+            &[("X-Forwarded-For", "203.0.113.9")],
+            &[("X-Forwarded-For", "203.0.113.9:5555")],
+            &[("Forwarded", "for=203.0.113.9")],
+        ],
+    )
+    .await;
+    assert_eq!(same, [401, 401, 429], "one client is counted once");
+    // Without forwarded headers the client is the proxy itself.
+    let proxy = token_calls_with(&app, &[&[], &[], &[]]).await;
+    assert_eq!(proxy, [401, 401, 429]);
+}
+
+/// Forwarded chains are walked from the right (docs/security.md, line 19): entries a client
+/// forges stay to the left of its real address and are never reached; trusted proxies in
+/// the chain are skipped; garbage falls back to the peer; and a peer that is not a proxy
+/// cannot borrow a proxy's address to be believed.
+async fn forwarded_chains_resolve_to_the_right_most_untrusted_address(b: Backend) {
+    let app = OAuthApp::start_with(b, |l| {
+        l.set("rate_limit_token", "2")
+            .set("trusted_proxies", "127.0.0.1/32, 10.0.0.0/8")
+    })
+    .await;
+    // The client 198.51.100.7 forges different left-hand entries: one key.
+    let forged_left = token_calls_with(
+        &app,
+        &[
+            &[("X-Forwarded-For", "1.2.3.4, 198.51.100.7")],
+            &[("X-Forwarded-For", "5.6.7.8, 10.0.0.9, 198.51.100.7")],
+            &[("Forwarded", "for=9.9.9.9, for=198.51.100.7")],
+        ],
+    )
+    .await;
+    assert_eq!(forged_left, [401, 401, 429]);
+    // Trusted proxies in the chain are skipped: all three are 1.2.3.4.
+    let through_proxies = token_calls_with(
+        &app,
+        &[
+            &[("X-Forwarded-For", "1.2.3.4, 127.0.0.1")],
+            &[("X-Forwarded-For", "1.2.3.4, 10.1.2.3, 127.0.0.1")],
+            &[("X-Forwarded-For", "1.2.3.4")],
+        ],
+    )
+    .await;
+    assert_eq!(through_proxies, [401, 401, 429]);
+    // Unusable entries: the peer (127.0.0.1), whatever stands further left.
+    let garbage = token_calls_with(
+        &app,
+        &[
+            &[("X-Forwarded-For", "203.0.113.50, garbage")],
+            &[("X-Forwarded-For", "203.0.113.51, unknown")],
+            &[("Forwarded", "for=203.0.113.52, for=_hidden")],
+        ],
+    )
+    .await;
+    assert_eq!(garbage, [401, 401, 429]);
+
+    // A peer that is not a proxy gains nothing by naming one.
+    let untrusted = OAuthApp::start_with(b, |l| {
+        l.set("rate_limit_token", "2")
+            .set("trusted_proxies", "10.0.0.1")
+    })
+    .await;
+    let spoofed = token_calls_with(
+        &untrusted,
+        &[
+            &[("X-Forwarded-For", "203.0.113.60, 10.0.0.1")],
+            &[("X-Forwarded-For", "203.0.113.61, 10.0.0.1")],
+            &[("Forwarded", "for=203.0.113.62, for=10.0.0.1")],
+        ],
+    )
+    .await;
+    assert_eq!(spoofed, [401, 401, 429]);
 }

@@ -5,9 +5,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use diesel::prelude::*;
 use medialib_domain::permission::check_admin_change;
 use medialib_domain::{
-    AccessView, AfterRemoval, MediaObject, ObjectId, ObjectPatch, ObjectType, PermissionLevel,
-    ShortCode, Since, Timestamp, UserId, check_add_member, object::after_membership_removed,
+    AccessView, AfterRemoval, Lifecycle, MediaObject, MembershipError, ObjectId, ObjectPatch,
+    ObjectType, PermissionLevel, ShortCode, Since, Timestamp, UserId, check_add_member,
+    object::after_membership_removed, object::purge_due,
 };
+use medialib_ports::repos::{RestoreObjectError, RestoredObject};
 use medialib_ports::{
     AddMemberError, AddOutcome, CatalogItem, CreateObjectError, MediaRepository,
     PermissionChangeError, PermissionEntry, RemoveMemberError, StoreError, UpdateObjectError,
@@ -342,6 +344,7 @@ impl MediaRepository for DieselStore {
                     .filter(objects::deleted_at.is_null())
                     .set((
                         objects::deleted_at.eq(Some(now.epoch_seconds())),
+                        objects::deleted_from.eq(Some(&c)),
                         objects::modified_at.eq(now.epoch_seconds()),
                     ))
                     .execute(conn)?;
@@ -526,6 +529,92 @@ impl MediaRepository for DieselStore {
             })
         })()?;
         with_properties(rows, props)
+    }
+
+    fn restore_object(
+        &self,
+        id: ObjectId,
+        into: Option<ObjectId>,
+        now: Timestamp,
+    ) -> Result<RestoredObject, RestoreObjectError> {
+        let key = id.to_string();
+        let r: Result<Result<RestoredObject, RestoreObjectError>, DbError> = with_tx!(self.db, conn => {
+            conn.lock_graph()?;
+            let Some((row, props)) = load_object!(conn, &key) else {
+                return Ok(Err(RestoreObjectError::NotFound));
+            };
+            if row.deleted_at.is_none() {
+                return Ok(Err(RestoreObjectError::NotDeleted));
+            }
+            let object = match row.into_domain(props) {
+                Ok(o) => o,
+                Err(e) => return Ok(Err(e.into())),
+            };
+            if let Lifecycle::SoftDeleted { at } = object.lifecycle() {
+                if purge_due(object.lifecycle(), now) {
+                    return Ok(Err(RestoreObjectError::Expired { deleted_at: at }));
+                }
+            }
+            let target = match into {
+                Some(c) => c,
+                None => {
+                    let recorded: Option<String> = objects::table
+                        .find(&key)
+                        .select(objects::deleted_from)
+                        .first(conn)?;
+                    let Some(recorded) = recorded else {
+                        return Ok(Err(RestoreObjectError::NoKnownCollection));
+                    };
+                    match object_id(&recorded) {
+                        Ok(c) => c,
+                        Err(e) => return Ok(Err(e.into())),
+                    }
+                }
+            };
+            if target == id {
+                return Ok(Err(RestoreObjectError::Rule(MembershipError::Cycle)));
+            }
+            let c = target.to_string();
+            let Some(ctype) = live_type!(conn, &c) else {
+                return Ok(Err(RestoreObjectError::CollectionGone(target)));
+            };
+            let ctype = match ObjectType::parse(&ctype) {
+                Ok(t) => t,
+                Err(e) => return Ok(Err(StoreError::Corrupt(format!("type: {e}")).into())),
+            };
+            let (ancestor_ids, _) = ancestors!(conn, &c);
+            let mut ancestors = BTreeSet::new();
+            for a in &ancestor_ids {
+                match object_id(a) {
+                    Ok(a) => ancestors.insert(a),
+                    Err(e) => return Ok(Err(e.into())),
+                };
+            }
+            if let Err(e) = check_add_member(target, ctype, id, &ancestors) {
+                return Ok(Err(RestoreObjectError::Rule(e)));
+            }
+            let restored = object.restored(now);
+            diesel::insert_into(memberships::table)
+                .values((
+                    memberships::collection_id.eq(&c),
+                    memberships::member_id.eq(&key),
+                    memberships::added_at.eq(now.epoch_seconds()),
+                ))
+                .on_conflict_do_nothing()
+                .execute(conn)?;
+            diesel::update(objects::table.find(&key))
+                .set((
+                    objects::deleted_at.eq(None::<i64>),
+                    objects::deleted_from.eq(None::<String>),
+                    objects::modified_at.eq(restored.modified().epoch_seconds()),
+                ))
+                .execute(conn)?;
+            Ok(Ok(RestoredObject {
+                object: restored,
+                collection: target,
+            }))
+        });
+        flatten(r)
     }
 }
 

@@ -3,6 +3,7 @@
 mod clients;
 mod grants;
 mod media;
+mod pending;
 mod rows;
 mod sessions;
 mod users;

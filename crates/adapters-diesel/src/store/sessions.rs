@@ -14,7 +14,8 @@ use crate::error::DbError;
 use crate::macros::{with_conn, with_tx};
 use crate::schema::{
     browser_sessions as sessions, local_credentials as creds, oauth_access_tokens as access,
-    oauth_codes as codes, oauth_grants as grants, oauth_refresh_tokens as refresh, users,
+    oauth_codes as codes, oauth_grants as grants, oauth_refresh_tokens as refresh,
+    pending_sign_ins as pending, users,
 };
 
 fn count(n: usize) -> u64 {
@@ -243,12 +244,26 @@ impl Housekeeping for DieselStore {
                     )
                 })
             })?;
+            let pending_sign_ins = in_batches(|| {
+                with_tx!(self.db, conn => {
+                    let expired = diesel::alias!(pending as expired_pending);
+                    let batch = expired
+                        .filter(expired.field(pending::expires_at).le(now))
+                        .select(expired.field(pending::state_digest))
+                        .limit(PURGE_BATCH);
+                    Ok::<_, DbError>(
+                        diesel::delete(pending::table.filter(pending::state_digest.eq_any(batch)))
+                            .execute(conn)?,
+                    )
+                })
+            })?;
             Ok(PurgeReport {
                 codes,
                 access_tokens,
                 refresh_tokens,
                 grants,
                 sessions,
+                pending_sign_ins,
             })
         })();
         r.map_err(StoreError::from)

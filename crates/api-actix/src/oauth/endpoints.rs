@@ -223,6 +223,7 @@ pub async fn access_token(
     };
     let grant_type =
         param(&form, "grant_type").ok_or_else(|| invalid_request("grant_type is required"))?;
+    crate::metrics::note_grant_type(&req, grant_type);
     let tokens = match grant_type {
         "authorization_code" => {
             let code = required(&form, "code")?;

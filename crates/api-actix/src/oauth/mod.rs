@@ -1,6 +1,6 @@
 //! The OAuth 2.0 authorization server's HTTP surface (DECISIONS.md §5):
-//! the browser pages of the authorization endpoint ([`pages`]) and the
-//! client-facing JSON endpoints ([`endpoints`]).
+//! the browser pages of the authorization endpoint ([`pages`], with the OpenID Connect
+//! return at `/api/sso/oidc/callback`) and the client-facing JSON endpoints ([`endpoints`]).
 
 mod endpoints;
 mod pages;
@@ -18,6 +18,7 @@ pub const LOGIN_FORM_COOKIE: &str = "medialib_login";
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/api/oauth/authorize").to(authorize))
         .service(web::resource("/api/oauth/login").to(pages::login))
+        .service(web::resource("/api/sso/oidc/callback").to(pages::sso_callback::callback))
         .service(web::resource("/api/oauth/access_token").to(endpoints::access_token))
         .service(web::resource("/api/oauth/revoke").to(endpoints::revoke))
         .service(web::resource("/api/oauth/introspect").to(endpoints::introspect))

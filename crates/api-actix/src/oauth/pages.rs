@@ -5,7 +5,8 @@
 //!   as absent). An untrusted client or redirect URI gets a 400 page and never a redirect;
 //!   other errors go back to the client (302). A valid request shows the sign-in page (with a
 //!   fresh `medialib_login` cookie binding its CSRF token) or, with a live session, the
-//!   consent page.
+//!   consent page. With `sso = oidc` a browser without a session goes to the identity
+//!   provider instead and comes back through `/api/sso/oidc/callback` (`sso_callback`).
 //! - `POST /api/oauth/login` (the sign-in form): rate-limited per address, CSRF-checked against
 //!   the `medialib_login` cookie, the authorize parameters re-validated; success starts a
 //!   session (new `medialib_session` cookie every time: no fixation) and answers 303 back to
@@ -24,9 +25,9 @@ use medialib_domain::oauth::{
     AuthorizationRequest, AuthorizeParams, AuthorizeRejection, ErrorPage as Untrusted,
     OAuthErrorCode, OAuthState, Scope, ScopeSet,
 };
-use medialib_domain::{Secret, TokenKind, csrf_matches, csrf_token};
-use medialib_ports::Credentials;
-use medialib_ports::services::SignInError;
+use medialib_domain::{Secret, TokenKind, User, csrf_matches, csrf_token};
+use medialib_ports::services::{SignInError, StartedSession};
+use medialib_ports::{Credentials, SignInMethod};
 
 use super::{LOGIN_FORM_COOKIE, SESSION_COOKIE};
 use crate::api::options;
@@ -36,6 +37,15 @@ use crate::input::parse_urlencoded;
 use crate::pages::ErrorPage;
 use crate::ratelimit::remote_addr;
 use crate::state::AppState;
+
+/// The `header` sign-in mode (its own file, a submodule so it shares the page helpers).
+#[path = "header_sign_in.rs"]
+mod header_sign_in;
+
+/// The `oidc` sign-in mode's return from the identity provider (its own file, a submodule so
+/// it shares the page helpers).
+#[path = "sso_callback.rs"]
+pub(super) mod sso_callback;
 
 /// The methods of `/api/oauth/authorize`.
 const AUTHORIZE_ALLOW: &str = "GET, HEAD, POST, OPTIONS";
@@ -91,23 +101,30 @@ async fn show(req: &HttpRequest, state: &AppState) -> Result<HttpResponse, Probl
         Err(location) => return Ok(redirect(HttpResponse::Found(), &location)),
     };
     let params = parsed.params;
+    // Behind an authenticating proxy, a request that carries the proxy's header signs in
+    // whoever it names: a session left in a shared browser by someone else must not stand in
+    // for the person now signed in at the proxy.
+    let by_header = state.services()?.sign_in_method() == SignInMethod::ProxyHeader;
+    if by_header && header_sign_in::carries_header(req, state) {
+        return header_sign_in::sign_in(req, state, &request, &params).await;
+    }
     if let Some(cookie) = cookie(req, SESSION_COOKIE) {
         let presented = cookie.clone();
         if let Some(user) = run(state, move |s| s.session_user(&presented)).await? {
-            let user_name = format!("{} {}", user.first_name.as_str(), user.last_name.as_str());
-            let page = ConsentPage {
-                client: request.client().name().as_str(),
-                user_name: &user_name,
-                unique_id: user.unique_id.as_str(),
-                scopes: scope_words(request.scope()),
-                offline: request.offline_requested(),
-                destination: origin(request.redirect_uri().as_str()),
-                csrf_token: &csrf_token(&Secret::new(cookie)),
-                params: params.hidden(),
-            };
-            let action = consent_form_action(request.redirect_uri().as_str());
-            return Ok(render(HttpResponse::Ok(), &page, action));
+            return Ok(consent(
+                HttpResponse::Ok(),
+                &request,
+                &params,
+                &user,
+                &cookie,
+            ));
         }
+    }
+    if by_header {
+        return header_sign_in::sign_in(req, state, &request, &params).await;
+    }
+    if state.services()?.sign_in_method() == SignInMethod::Redirect {
+        return sso_callback::to_identity_provider(req, state, request, &params).await;
     }
     let login_cookie = state.services()?.new_login_form_cookie();
     let mut builder = HttpResponse::Ok();
@@ -137,6 +154,9 @@ async fn sign_in(
     payload: web::Payload,
     state: &AppState,
 ) -> Result<HttpResponse, Problem> {
+    if state.services()?.sign_in_method() == SignInMethod::ProxyHeader {
+        return Err(header_sign_in::no_password_form());
+    }
     state.limits()?.login_per_addr.hit(&remote_addr(req))?;
     let form = read_form(req, payload).await?;
     let login_cookie = cookie(req, LOGIN_FORM_COOKIE)
@@ -181,21 +201,12 @@ async fn sign_in(
         }))
     })
     .await?;
+    crate::metrics::count_sign_in(state, &outcome);
     match outcome {
         Ok(started) => {
-            let max_age = state.services()?.settings().session_ttl.seconds();
             let mut builder = HttpResponse::SeeOther();
             builder
-                .append_header((
-                    header::SET_COOKIE,
-                    set_cookie(
-                        state,
-                        SESSION_COOKIE,
-                        started.cookie.expose(),
-                        "/",
-                        Some(max_age),
-                    ),
-                ))
+                .append_header((header::SET_COOKIE, session_cookie(state, &started)?))
                 .append_header((
                     header::SET_COOKIE,
                     set_cookie(state, LOGIN_FORM_COOKIE, "", LOGIN_COOKIE_PATH, Some(0)),
@@ -224,6 +235,61 @@ async fn sign_in(
             error: e.into(),
         }),
         Err(e @ SignInError::Store(_)) => Err(ApiError::from(e).into()),
+    }
+}
+
+/// The consent page for `user`, signed in with the session cookie `session_cookie` (its CSRF
+/// token is bound to it). Users without names are shown by their uniqueId.
+fn consent(
+    builder: HttpResponseBuilder,
+    request: &AuthorizationRequest,
+    params: &Params,
+    user: &User,
+    session_cookie: &str,
+) -> HttpResponse {
+    let names = format!("{} {}", user.first_name.as_str(), user.last_name.as_str());
+    let user_name = match names.trim() {
+        "" => user.unique_id.as_str(),
+        names => names,
+    };
+    let page = ConsentPage {
+        client: request.client().name().as_str(),
+        user_name,
+        unique_id: user.unique_id.as_str(),
+        scopes: scope_words(request.scope()),
+        offline: request.offline_requested(),
+        destination: origin(request.redirect_uri().as_str()),
+        csrf_token: &csrf_token(&Secret::new(session_cookie)),
+        params: params.hidden(),
+    };
+    let action = consent_form_action(request.redirect_uri().as_str());
+    render(builder, &page, action)
+}
+
+/// The `Set-Cookie` value that starts the browser session `started` (path `/`, for the
+/// session's lifetime).
+fn session_cookie(state: &AppState, started: &StartedSession) -> Result<String, ApiError> {
+    let max_age = state.services()?.settings().session_ttl.seconds();
+    Ok(set_cookie(
+        state,
+        SESSION_COOKIE,
+        started.cookie.expose(),
+        "/",
+        Some(max_age),
+    ))
+}
+
+/// The authorization request an authorize query string (`return_to`) still makes, if it is
+/// valid now (a client deleted or changed meanwhile makes it invalid).
+async fn resumable(state: &AppState, return_to: &str) -> Option<AuthorizationRequest> {
+    let parsed = Parsed::from_fields(&fields(return_to.as_bytes()).ok()?);
+    if parsed.repeated.is_some() {
+        return None;
+    }
+    let params = parsed.params;
+    match run(state, move |s| s.start_authorization(&params.authorize())).await {
+        Ok(Ok(request)) => Some(request),
+        Ok(Err(_)) | Err(_) => None,
     }
 }
 
@@ -736,6 +802,12 @@ impl From<ApiError> for Problem {
                     "Too many sign-in attempts came from your address. Wait {retry_after} \
                      seconds, then go back and try again."
                 ),
+            ),
+            ApiError::IdentityProviderUnavailable => (
+                "Sign-in is not available",
+                "The organization's sign-in service cannot be reached right now. Try again in \
+                 a few moments; if it keeps failing, contact your administrator."
+                    .to_owned(),
             ),
             ApiError::DatabaseUnavailable => (
                 "Service unavailable",

@@ -339,6 +339,24 @@ impl AuthorizationRequest {
             issuer,
         )
     }
+
+    /// The request cannot go on (the sign-in failed or was cancelled, or the identity
+    /// provider is down): the browser goes back with `code` (`access_denied`, `server_error`,
+    /// ...), `error_description`, `state` and `iss`.
+    pub fn fail(
+        self,
+        code: OAuthErrorCode,
+        description: &str,
+        issuer: &Issuer,
+    ) -> AuthorizationResponse {
+        AuthorizationResponse::error(
+            self.redirect_uri,
+            code,
+            description,
+            Some(&self.state),
+            issuer,
+        )
+    }
 }
 
 impl fmt::Display for OAuthState {

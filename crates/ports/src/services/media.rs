@@ -12,7 +12,7 @@ use super::Services;
 use crate::error::StoreError;
 use crate::repos::{
     AddMemberError, AddOutcome, CatalogItem, CreateObjectError, PermissionChangeError,
-    PermissionEntry, RemoveMemberError, UpdateObjectError,
+    PermissionEntry, RemoveMemberError, RestoreObjectError, RestoredObject, UpdateObjectError,
 };
 use crate::world::RandomExt as _;
 
@@ -408,6 +408,20 @@ impl Services {
     ) -> Result<Vec<PermissionEntry>, PermissionFailed> {
         self.permission_target(caller, collection)?;
         Ok(self.store.permission_entries(collection)?)
+    }
+}
+
+impl Services {
+    /// Brings back an object soft-deleted less than 30 days ago (`medialib restore`, an
+    /// operator command: no caller, no permission check). It goes back into `into`, or when
+    /// `None` into the collection whose removal deleted it.
+    #[tracing::instrument(skip(self))]
+    pub fn restore_object(
+        &self,
+        object: ObjectId,
+        into: Option<ObjectId>,
+    ) -> Result<RestoredObject, RestoreObjectError> {
+        self.store.restore_object(object, into, self.clock.now())
     }
 }
 

@@ -23,7 +23,10 @@ pub use media::{
     PermissionFailed, Placement, UpdateObjectFailed,
 };
 pub use oauth::{AuthenticatedCaller, BearerError, ClientCredentials, TokenError, TokenResponse};
-pub use sessions::{Introspection, SignInError, StartedSession};
+pub use sessions::{
+    FinishSignInError, Introspection, PENDING_SIGN_IN_SECONDS, RedirectSignIn, SignInError,
+    StartedSession,
+};
 pub use users::NewUserInput;
 
 /// Settings the services need.

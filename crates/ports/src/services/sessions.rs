@@ -6,13 +6,16 @@ use std::sync::Mutex;
 
 use medialib_domain::oauth::{ClientId, RefreshTokenState, ScopeSet};
 use medialib_domain::{
-    BrowserSession, DurationSecs, FailedLogins, Secret, Timestamp, TokenKind, User,
+    BrowserSession, DurationSecs, FailedLogins, Lifetime, Secret, Timestamp, TokenDigest,
+    TokenKind, User,
 };
 
 use super::{ClientCredentials, Services, TokenError};
 use crate::error::StoreError;
-use crate::repos::{CreateUserError, PurgeReport};
-use crate::sso::{Credentials, SsoError};
+use crate::repos::{CreateUserError, PurgeReport, StoredPendingSignIn};
+use crate::sso::{
+    Credentials, PendingSignIn, RedirectCallback, SignInMethod, SsoError, SsoIdentity,
+};
 use crate::world::RandomExt as _;
 
 /// Why a browser sign-in failed.
@@ -33,6 +36,53 @@ pub enum SignInError {
     /// Storage failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+impl From<SsoError> for SignInError {
+    fn from(e: SsoError) -> Self {
+        match e {
+            SsoError::InvalidCredentials => Self::InvalidCredentials,
+            SsoError::Unsupported => Self::Unsupported,
+            SsoError::Unavailable(why) => Self::Unavailable(why),
+        }
+    }
+}
+
+/// How long a redirect-based sign-in may stay at the identity provider (seconds).
+pub const PENDING_SIGN_IN_SECONDS: u32 = 600;
+
+/// The longest `state` a callback may present (longer ones are never ours).
+const MAX_STATE_BYTES: usize = 512;
+
+/// Why a redirect-based sign-in (OpenID Connect) could not be finished.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FinishSignInError {
+    /// No sign-in is pending under this `state`: unknown, expired, or already finished
+    /// (callbacks are single use).
+    #[error("no sign-in is pending under this state: it is unknown, expired or already used")]
+    UnknownState,
+    /// Storage failed before the pending sign-in was found.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The sign-in failed (refused or cancelled at the provider, an invalid ID token, the
+    /// provider unreachable, storage) after its pending record was taken.
+    #[error("{error}")]
+    Failed {
+        /// Why.
+        error: SignInError,
+        /// The authorization request the sign-in was for (the authorize query string), so
+        /// the client can be told.
+        return_to: String,
+    },
+}
+
+/// A finished redirect-based sign-in.
+#[derive(Debug, Clone)]
+pub struct RedirectSignIn {
+    /// The new browser session.
+    pub session: StartedSession,
+    /// The authorization request to resume (the authorize query string).
+    pub return_to: String,
 }
 
 /// A started browser session: the cookie value (shown once, to the browser) and the user.
@@ -123,16 +173,99 @@ impl Services {
                     self.login_throttle.failed(a, now);
                     tracing::info!("failed sign-in");
                 }
-                return Err(match e {
-                    SsoError::InvalidCredentials => SignInError::InvalidCredentials,
-                    SsoError::Unsupported => SignInError::Unsupported,
-                    SsoError::Unavailable(why) => SignInError::Unavailable(why),
-                });
+                return Err(e.into());
             }
         };
         if let Some(a) = account {
             self.login_throttle.succeeded(a);
         }
+        self.start_session_for(identity, now)
+    }
+
+    /// How the configured SSO signs browsers in.
+    pub fn sign_in_method(&self) -> SignInMethod {
+        self.sso.method()
+    }
+
+    /// Starts a redirect-based sign-in (OpenID Connect) for the authorization request
+    /// `return_to` (its authorize query string): keeps the nonce and PKCE verifier for
+    /// [`PENDING_SIGN_IN_SECONDS`] under the digest of a fresh `state`, and returns the
+    /// identity provider's URL to send the browser to.
+    #[tracing::instrument(skip_all)]
+    pub fn begin_redirect_sign_in(&self, return_to: &str) -> Result<String, SignInError> {
+        let now = self.clock.now();
+        let start = self.sso.begin_redirect(now)?;
+        let pending = StoredPendingSignIn {
+            nonce: start.pending.nonce,
+            pkce_verifier: start.pending.pkce_verifier,
+            return_to: return_to.to_owned(),
+        };
+        let ttl = Lifetime::from_nonzero(
+            std::num::NonZeroU32::new(PENDING_SIGN_IN_SECONDS).unwrap_or(std::num::NonZeroU32::MIN),
+        );
+        self.store.put_pending_sign_in(
+            &TokenDigest::of(&start.pending.state),
+            &pending,
+            now.plus(ttl),
+        )?;
+        Ok(start.url)
+    }
+
+    /// Finishes a redirect-based sign-in when the browser comes back from the identity
+    /// provider with `state` and `callback`: takes the pending sign-in (single use), lets the
+    /// provider check the answer, provisions the user on first sign-in, updates the names
+    /// the provider sends, and starts a server-side session.
+    #[tracing::instrument(skip_all)]
+    pub fn finish_redirect_sign_in(
+        &self,
+        state: &str,
+        callback: RedirectCallback<'_>,
+    ) -> Result<RedirectSignIn, FinishSignInError> {
+        let now = self.clock.now();
+        if state.is_empty() || state.len() > MAX_STATE_BYTES {
+            return Err(FinishSignInError::UnknownState);
+        }
+        let state = Secret::new(state);
+        let Some(stored) = self
+            .store
+            .take_pending_sign_in(&TokenDigest::of(&state), now)?
+        else {
+            tracing::info!("identity provider callback with an unknown, expired or used state");
+            return Err(FinishSignInError::UnknownState);
+        };
+        let StoredPendingSignIn {
+            nonce,
+            pkce_verifier,
+            return_to,
+        } = stored;
+        let pending = PendingSignIn {
+            state,
+            nonce,
+            pkce_verifier,
+        };
+        let identity = match self.sso.finish_redirect(callback, &pending, now) {
+            Ok(identity) => identity,
+            Err(e) => {
+                tracing::info!(error = %e, "redirect sign-in failed");
+                return Err(FinishSignInError::Failed {
+                    error: e.into(),
+                    return_to,
+                });
+            }
+        };
+        match self.start_session_for(identity, now) {
+            Ok(session) => Ok(RedirectSignIn { session, return_to }),
+            Err(error) => Err(FinishSignInError::Failed { error, return_to }),
+        }
+    }
+
+    /// After a successful authentication: provisions the user on first sign-in, updates the
+    /// names the SSO sends (each one it sends), and starts a server-side session.
+    fn start_session_for(
+        &self,
+        identity: SsoIdentity,
+        now: Timestamp,
+    ) -> Result<StartedSession, SignInError> {
         let mut user = self
             .provision_user(&identity.unique_id)
             .map_err(|e| match e {
@@ -141,7 +274,11 @@ impl Services {
                     "user vanished while provisioning".into(),
                 )),
             })?;
-        if let (Some(first), Some(last)) = (identity.first_name, identity.last_name) {
+        if identity.first_name.is_some() || identity.last_name.is_some() {
+            let first = identity
+                .first_name
+                .unwrap_or_else(|| user.first_name.clone());
+            let last = identity.last_name.unwrap_or_else(|| user.last_name.clone());
             if first != user.first_name || last != user.last_name {
                 self.store.update_user_names(user.id, &first, &last, now)?;
                 user.first_name = first;

@@ -1,0 +1,459 @@
+//! `GET /metrics`: the service's counters in the Prometheus text exposition format
+//! (version 0.0.4), and the middleware that counts requests.
+//!
+//! The series (see `docs/metrics.md`):
+//!
+//! - `medialib_http_requests_total{route,method,status}` and
+//!   `medialib_http_request_duration_seconds{route,method}` (a histogram of the time to the
+//!   response head). `route` is the matched route pattern (`/api/describe/c/{c}/o/{o}`),
+//!   `other` when no route matched, so a scanner cannot blow up the number of series;
+//!   `method` is one of the standard methods or `other`. `/metrics` counts itself.
+//! - `medialib_db_pool_connections{state="idle|in_use"}` and
+//!   `medialib_db_pool_max_connections`, read from the [`PoolMetrics`] the composition
+//!   root supplies (this crate never sees the storage adapter).
+//! - `medialib_oauth_token_requests_total{grant_type,outcome}`: every POST to the token
+//!   endpoint; `outcome` is `issued` or the RFC 6749 error code, or `rate_limited`.
+//! - `medialib_sign_ins_total{outcome}`: sign-in attempts that reached the SSO provider.
+//!
+//! The registry is a few maps behind mutexes: one short lock per request, no dependency.
+
+use std::collections::BTreeMap;
+use std::fmt::{self, Write as _};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::{Method, header};
+use actix_web::middleware::Next;
+use actix_web::{HttpMessage as _, HttpRequest, HttpResponse, web};
+use medialib_ports::services::SignInError;
+
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// The path of the exposition.
+pub const METRICS_PATH: &str = "/metrics";
+
+/// The `Content-Type` of the Prometheus text format.
+const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// The token endpoint's route pattern (its requests also feed the token counter).
+const TOKEN_ROUTE: &str = "/api/oauth/access_token";
+
+/// Upper bounds of the latency histogram's buckets, in seconds (Prometheus' defaults:
+/// from 5 ms, where a cached answer lands, to 10 s, beyond any sane request).
+const BUCKETS: [f64; 11] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+/// The database pool as `/metrics` reports it; implemented by the composition root.
+///
+/// Called on every scrape from an async handler: it must answer from memory, without I/O.
+pub trait PoolMetrics: Send + Sync + 'static {
+    /// The pool's connections right now.
+    fn usage(&self) -> PoolUsage;
+}
+
+/// A snapshot of the database pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PoolUsage {
+    /// Open connections waiting in the pool.
+    pub idle: u32,
+    /// Connections checked out by a request or a background task.
+    pub in_use: u32,
+    /// The most connections the pool opens.
+    pub max: u32,
+}
+
+/// The counters of one application (shared by all its workers).
+#[derive(Default)]
+pub(crate) struct Metrics {
+    pool: Option<Arc<dyn PoolMetrics>>,
+    http: Mutex<HttpSeries>,
+    tokens: Mutex<BTreeMap<(&'static str, &'static str), u64>>,
+    sign_ins: Mutex<BTreeMap<&'static str, u64>>,
+}
+
+#[derive(Default)]
+struct HttpSeries {
+    requests: BTreeMap<(String, &'static str, u16), u64>,
+    durations: BTreeMap<(String, &'static str), Histogram>,
+}
+
+/// Observations per bucket (not cumulative; the exposition adds them up), with sum and count.
+#[derive(Default)]
+struct Histogram {
+    buckets: [u64; BUCKETS.len()],
+    sum: f64,
+    count: u64,
+}
+
+impl Histogram {
+    fn observe(&mut self, seconds: f64) {
+        if let Some(i) = BUCKETS.iter().position(|bound| seconds <= *bound) {
+            self.buckets[i] += 1;
+        }
+        self.sum += seconds;
+        self.count += 1;
+    }
+}
+
+/// Locks a series map; a panic elsewhere while it was held leaves counts that are still
+/// worth reporting.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Metrics {
+    fn observe_request(&self, route: String, method: &'static str, status: u16, took: Duration) {
+        let mut http = lock(&self.http);
+        *http
+            .requests
+            .entry((route.clone(), method, status))
+            .or_default() += 1;
+        http.durations
+            .entry((route, method))
+            .or_default()
+            .observe(took.as_secs_f64());
+    }
+
+    fn count_token_request(&self, grant_type: &'static str, outcome: &'static str) {
+        *lock(&self.tokens).entry((grant_type, outcome)).or_default() += 1;
+    }
+
+    fn count_sign_in(&self, outcome: &'static str) {
+        *lock(&self.sign_ins).entry(outcome).or_default() += 1;
+    }
+
+    /// The exposition text.
+    fn render(&self) -> String {
+        let mut out = String::new();
+        // Writing to a String cannot fail.
+        let _ = self.write_to(&mut out);
+        out
+    }
+
+    fn write_to(&self, out: &mut String) -> fmt::Result {
+        {
+            let http = lock(&self.http);
+            header(
+                out,
+                "medialib_http_requests_total",
+                "counter",
+                "HTTP requests answered, by route pattern, method and status.",
+            )?;
+            for ((route, method, status), count) in &http.requests {
+                writeln!(
+                    out,
+                    "medialib_http_requests_total{{route=\"{}\",method=\"{method}\",status=\"{status}\"}} {count}",
+                    Escaped(route)
+                )?;
+            }
+            header(
+                out,
+                "medialib_http_request_duration_seconds",
+                "histogram",
+                "Time from receiving a request to its response head, by route pattern and method.",
+            )?;
+            for ((route, method), histogram) in &http.durations {
+                let labels = format!("route=\"{}\",method=\"{method}\"", Escaped(route));
+                let mut cumulative = 0;
+                for (bound, count) in BUCKETS.iter().zip(histogram.buckets) {
+                    cumulative += count;
+                    writeln!(
+                        out,
+                        "medialib_http_request_duration_seconds_bucket{{{labels},le=\"{bound}\"}} {cumulative}"
+                    )?;
+                }
+                writeln!(
+                    out,
+                    "medialib_http_request_duration_seconds_bucket{{{labels},le=\"+Inf\"}} {}",
+                    histogram.count
+                )?;
+                writeln!(
+                    out,
+                    "medialib_http_request_duration_seconds_sum{{{labels}}} {}",
+                    histogram.sum
+                )?;
+                writeln!(
+                    out,
+                    "medialib_http_request_duration_seconds_count{{{labels}}} {}",
+                    histogram.count
+                )?;
+            }
+        }
+        if let Some(pool) = &self.pool {
+            let usage = pool.usage();
+            header(
+                out,
+                "medialib_db_pool_connections",
+                "gauge",
+                "Database connections in the pool, by state.",
+            )?;
+            writeln!(
+                out,
+                "medialib_db_pool_connections{{state=\"idle\"}} {}",
+                usage.idle
+            )?;
+            writeln!(
+                out,
+                "medialib_db_pool_connections{{state=\"in_use\"}} {}",
+                usage.in_use
+            )?;
+            header(
+                out,
+                "medialib_db_pool_max_connections",
+                "gauge",
+                "The most connections the database pool opens.",
+            )?;
+            writeln!(out, "medialib_db_pool_max_connections {}", usage.max)?;
+        }
+        header(
+            out,
+            "medialib_oauth_token_requests_total",
+            "counter",
+            "Token endpoint requests, by grant type and outcome (issued, or the RFC 6749 error code).",
+        )?;
+        for ((grant_type, outcome), count) in lock(&self.tokens).iter() {
+            writeln!(
+                out,
+                "medialib_oauth_token_requests_total{{grant_type=\"{grant_type}\",outcome=\"{outcome}\"}} {count}"
+            )?;
+        }
+        header(
+            out,
+            "medialib_sign_ins_total",
+            "counter",
+            "Browser sign-in attempts that reached the sign-in provider, by outcome.",
+        )?;
+        for (outcome, count) in lock(&self.sign_ins).iter() {
+            writeln!(
+                out,
+                "medialib_sign_ins_total{{outcome=\"{outcome}\"}} {count}"
+            )?;
+        }
+        Ok(())
+    }
+}
+
+fn header(out: &mut String, name: &str, kind: &str, help: &str) -> fmt::Result {
+    writeln!(out, "# HELP {name} {help}")?;
+    writeln!(out, "# TYPE {name} {kind}")
+}
+
+/// A label value escaped for the text format (backslash, double quote, line feed).
+struct Escaped<'a>(&'a str);
+
+impl fmt::Display for Escaped<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for c in self.0.chars() {
+            match c {
+                '\\' => f.write_str("\\\\")?,
+                '"' => f.write_str("\\\"")?,
+                '\n' => f.write_str("\\n")?,
+                c => f.write_char(c)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Metrics")
+            .field("pool", &self.pool.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl AppState {
+    /// Reports the database pool's usage on `/metrics`.
+    pub fn with_pool_metrics(mut self, pool: Arc<dyn PoolMetrics>) -> Self {
+        self.metrics = Arc::new(Metrics {
+            pool: Some(pool),
+            ..Metrics::default()
+        });
+        self
+    }
+}
+
+/// Registers `GET /metrics`.
+pub(crate) fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource(METRICS_PATH)
+            .route(web::get().to(exposition))
+            .route(web::head().to(exposition))
+            .default_service(web::to(crate::health::get_only)),
+    );
+}
+
+/// `GET /metrics`.
+async fn exposition(state: web::Data<AppState>) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type(CONTENT_TYPE)
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .body(state.metrics.render())
+}
+
+/// Middleware (for `middleware::from_fn`), inside path normalisation so that the route
+/// pattern is found for `/path/` too: counts and times every request.
+pub async fn track(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let metrics = req
+        .app_data::<web::Data<AppState>>()
+        .map(|state| Arc::clone(&state.metrics));
+    let route = req.match_pattern().unwrap_or_else(|| "other".to_owned());
+    let method = method_label(req.method());
+    let started = Instant::now();
+    let result = next.call(req).await;
+    let Some(metrics) = metrics else {
+        return result;
+    };
+    let took = started.elapsed();
+    let (status, error) = match &result {
+        Ok(res) => (res.status(), res.response().error()),
+        Err(error) => (error.as_response_error().status_code(), Some(error)),
+    };
+    if route == TOKEN_ROUTE && method == "POST" {
+        let grant_type = result.as_ref().ok().map_or(NO_GRANT_TYPE, |res| {
+            res.request()
+                .extensions()
+                .get::<GrantType>()
+                .map_or(NO_GRANT_TYPE, |g| g.0)
+        });
+        metrics.count_token_request(grant_type, token_outcome(status.is_success(), error));
+    }
+    metrics.observe_request(route, method, status.as_u16(), took);
+    result
+}
+
+/// A bounded method label.
+fn method_label(method: &Method) -> &'static str {
+    match *method {
+        Method::GET => "GET",
+        Method::HEAD => "HEAD",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::DELETE => "DELETE",
+        Method::OPTIONS => "OPTIONS",
+        Method::PATCH => "PATCH",
+        _ => "other",
+    }
+}
+
+/// The `grant_type` label when the request was refused before its grant type was read.
+const NO_GRANT_TYPE: &str = "none";
+
+/// The token request's grant type, as a bounded label (request extension).
+#[derive(Debug, Clone, Copy)]
+struct GrantType(&'static str);
+
+/// Notes the token request's `grant_type` for the token counter (called by the token
+/// endpoint once it has read the parameter).
+pub(crate) fn note_grant_type(req: &HttpRequest, grant_type: &str) {
+    let label = match grant_type {
+        "authorization_code" => "authorization_code",
+        "refresh_token" => "refresh_token",
+        _ => "unsupported",
+    };
+    req.extensions_mut().insert(GrantType(label));
+}
+
+/// `issued`, or why the token endpoint refused.
+fn token_outcome(success: bool, error: Option<&actix_web::Error>) -> &'static str {
+    if success {
+        return "issued";
+    }
+    match error.and_then(|e| e.as_error::<ApiError>()) {
+        Some(ApiError::OAuth { code, .. }) => code.as_str(),
+        Some(ApiError::TooManyRequests { .. }) => "rate_limited",
+        Some(ApiError::DatabaseUnavailable) => "temporarily_unavailable",
+        Some(ApiError::Internal) | None => "server_error",
+        Some(_) => "invalid_request",
+    }
+}
+
+/// Counts a sign-in attempt's outcome (called by the sign-in handlers).
+pub(crate) fn count_sign_in<T>(state: &AppState, outcome: &Result<T, SignInError>) {
+    let label = match outcome {
+        Ok(_) => "success",
+        Err(SignInError::InvalidCredentials) => "invalid_credentials",
+        Err(SignInError::SlowDown(_)) => "slowed_down",
+        Err(SignInError::Unsupported) => "unsupported",
+        Err(SignInError::Unavailable(_)) => "unavailable",
+        Err(SignInError::Store(_)) => "error",
+    };
+    state.metrics.count_sign_in(label);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_histogram_is_cumulative_and_ends_in_inf() {
+        let metrics = Metrics::default();
+        for ms in [1, 7, 7, 300, 20_000] {
+            metrics.observe_request("/x".into(), "GET", 200, Duration::from_millis(ms));
+        }
+        let text = metrics.render();
+        let bucket = |le: &str| {
+            let prefix = format!(
+                "medialib_http_request_duration_seconds_bucket{{route=\"/x\",method=\"GET\",le=\"{le}\"}} "
+            );
+            text.lines()
+                .find_map(|l| l.strip_prefix(&prefix))
+                .unwrap_or_else(|| panic!("no bucket {le} in\n{text}"))
+                .to_owned()
+        };
+        assert_eq!(bucket("0.005"), "1");
+        assert_eq!(bucket("0.01"), "3");
+        assert_eq!(bucket("0.25"), "3");
+        assert_eq!(bucket("0.5"), "4");
+        assert_eq!(bucket("10"), "4");
+        assert_eq!(bucket("+Inf"), "5");
+        assert!(text.contains(
+            "medialib_http_request_duration_seconds_count{route=\"/x\",method=\"GET\"} 5\n"
+        ));
+        assert!(text.contains(
+            "medialib_http_requests_total{route=\"/x\",method=\"GET\",status=\"200\"} 5\n"
+        ));
+    }
+
+    #[test]
+    fn label_values_are_escaped() {
+        assert_eq!(Escaped("a\"b\\c\nd").to_string(), "a\\\"b\\\\c\\nd");
+    }
+
+    #[test]
+    fn pool_gauges_appear_only_with_a_pool() {
+        struct Fixed;
+        impl PoolMetrics for Fixed {
+            fn usage(&self) -> PoolUsage {
+                PoolUsage {
+                    idle: 2,
+                    in_use: 1,
+                    max: 8,
+                }
+            }
+        }
+        assert!(!Metrics::default().render().contains("medialib_db_pool"));
+        let metrics = Metrics {
+            pool: Some(Arc::new(Fixed)),
+            ..Metrics::default()
+        };
+        let text = metrics.render();
+        assert!(text.contains("medialib_db_pool_connections{state=\"idle\"} 2\n"));
+        assert!(text.contains("medialib_db_pool_connections{state=\"in_use\"} 1\n"));
+        assert!(text.contains("medialib_db_pool_max_connections 8\n"));
+    }
+
+    #[test]
+    fn unknown_methods_share_one_label() {
+        assert_eq!(method_label(&Method::GET), "GET");
+        assert_eq!(method_label(&Method::from_bytes(b"BREW").unwrap()), "other");
+    }
+}

@@ -1,0 +1,2 @@
+-- Reverts up.sql.
+ALTER TABLE objects DROP COLUMN deleted_from;
