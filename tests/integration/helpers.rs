@@ -1,7 +1,10 @@
 //! Shared helpers: the real application on port 0 with a fresh SQLite file
 //! (zero2prod's `spawn_app`), and an HTTP client to talk to it.
 
+use std::io::BufRead as _;
+use std::process::{Child, Command, Stdio};
 use std::sync::LazyLock;
+use std::time::{Duration, Instant};
 
 use medialib::configuration::{LogFormat, SettingsLoader};
 use medialib::startup::Application;
@@ -110,5 +113,73 @@ pub async fn spawn_app_on(
         db_url,
         client,
         _guard: guard,
+    }
+}
+
+/// `medialib serve` as a child process on `db_url`, bound to a free loopback port, with JSON
+/// logs; killed and reaped when dropped.
+pub struct ServeProcess {
+    /// The process.
+    pub child: Child,
+    /// Its base URL, `http://127.0.0.1:PORT`.
+    pub address: String,
+}
+
+impl ServeProcess {
+    /// Starts it and waits until it listens.
+    pub fn start(db_url: &str) -> Self {
+        let mut cmd = Command::new(crate::cli::medialib_bin());
+        cmd.args(["serve", "--bind", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        for (name, _) in std::env::vars_os() {
+            if name.to_string_lossy().starts_with("MEDIALIB_") {
+                cmd.env_remove(name);
+            }
+        }
+        cmd.envs([
+            ("MEDIALIB_DATABASE_URL", db_url),
+            ("MEDIALIB_LOG", "info"),
+            ("MEDIALIB_LOG_FORMAT", "json"),
+        ]);
+        let child = cmd.spawn().expect("cannot start medialib serve");
+        // Owned by `Self` from here on, so that `Drop` kills and reaps it on every path.
+        let mut this = Self {
+            child,
+            address: String::new(),
+        };
+        let out = this.child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel::<String>();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut seen = Vec::new();
+        while this.address.is_empty() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let Ok(line) = rx.recv_timeout(left) else {
+                panic!(
+                    "the second server did not listen in 30 s:\n{}",
+                    seen.join("\n")
+                );
+            };
+            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line)
+                && v["message"] == "listening"
+            {
+                this.address = v["base_url"].as_str().unwrap().to_owned();
+            }
+            seen.push(line);
+        }
+        this
+    }
+}
+
+impl Drop for ServeProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }

@@ -14,6 +14,7 @@ mod cli;
 mod http_health;
 mod metrics;
 mod readme;
+mod shutdown;
 mod tls;
 
 mod api;

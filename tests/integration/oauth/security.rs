@@ -3,9 +3,7 @@
 //! nothing secret is stored in plain text, and forwarded headers from an untrusted
 //! peer do not change who a rate limit counts.
 
-use std::io::BufRead as _;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use medialib_domain::oauth::AuthorizeParams;
 use medialib_domain::{Secret, TokenDigest};
@@ -16,7 +14,7 @@ use serde_json::Value;
 use super::{Backend, OAuthApp, PASSWORD};
 use crate::api::REDIRECT;
 use crate::both_backends;
-use crate::cli::medialib_bin;
+use crate::helpers::ServeProcess;
 
 both_backends!(
     refresh_race_across_two_server_processes_has_one_winner,
@@ -25,70 +23,6 @@ both_backends!(
     forwarded_headers_from_a_trusted_proxy_change_the_rate_limit_key,
     forwarded_chains_resolve_to_the_right_most_untrusted_address,
 );
-
-/// A second server: `medialib serve` as a child process on the same database.
-struct OtherProcess {
-    child: Child,
-    address: String,
-}
-
-impl OtherProcess {
-    fn start(db_url: &str) -> Self {
-        let mut cmd = Command::new(medialib_bin());
-        cmd.args(["serve", "--bind", "127.0.0.1:0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        for (name, _) in std::env::vars_os() {
-            if name.to_string_lossy().starts_with("MEDIALIB_") {
-                cmd.env_remove(name);
-            }
-        }
-        cmd.envs([
-            ("MEDIALIB_DATABASE_URL", db_url),
-            ("MEDIALIB_LOG", "info"),
-            ("MEDIALIB_LOG_FORMAT", "json"),
-        ]);
-        let child = cmd.spawn().expect("cannot start medialib serve");
-        // Owned by `Self` from here on, so that `Drop` kills and reaps it on every path.
-        let mut this = Self {
-            child,
-            address: String::new(),
-        };
-        let out = this.child.stdout.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel::<String>();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let mut seen = Vec::new();
-        while this.address.is_empty() {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let Ok(line) = rx.recv_timeout(left) else {
-                panic!(
-                    "the second server did not listen in 30 s:\n{}",
-                    seen.join("\n")
-                );
-            };
-            if let Ok(v) = serde_json::from_str::<Value>(&line)
-                && v["message"] == "listening"
-            {
-                this.address = v["base_url"].as_str().unwrap().to_owned();
-            }
-            seen.push(line);
-        }
-        this
-    }
-}
-
-impl Drop for OtherProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// A code approved for `user_id` with offline access, exchanged through the use cases.
 fn offline_tokens(
@@ -125,7 +59,7 @@ fn offline_tokens(
 /// token at once: exactly one wins, the rest are `invalid_grant`.
 async fn refresh_race_across_two_server_processes_has_one_winner(b: Backend) {
     let app = OAuthApp::start(b).await;
-    let other = OtherProcess::start(&app.api.app.db_url);
+    let other = ServeProcess::start(&app.api.app.db_url);
     let client = app.register("Race LMS", &[REDIRECT], false);
     let user = app.user_with_password("racer", PASSWORD);
     for round in 0..3 {
