@@ -27,7 +27,7 @@ fn start_request(addr: &str) -> TcpStream {
 /// Sends the rest of the body and reads the whole answer.
 fn finish_request(mut s: TcpStream) -> String {
     let body = "title=in-flight&type=catalog";
-    s.write_all(body[10..].as_bytes()).unwrap();
+    s.write_all(&body.as_bytes()[10..]).unwrap();
     let mut answer = String::new();
     let mut buf = [0u8; 4096];
     loop {
