@@ -445,17 +445,6 @@ struct LogoutBody {
     signed_out: &'static str,
 }
 
-/// The value of cookie `name` in the request's `Cookie` headers.
-fn cookie_value(req: &HttpRequest, name: &str) -> Option<String> {
-    req.headers()
-        .get_all(header::COOKIE)
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(k, _)| *k == name)
-        .map(|(_, v)| v.trim_matches('"').to_owned())
-}
-
 /// `Set-Cookie` values that delete the session cookie ([`SESSION_COOKIE`]), without and with TLS.
 const CLEAR_SESSION_COOKIE: &str = "medialib_session=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax";
 const CLEAR_SESSION_COOKIE_SECURE: &str =
@@ -498,7 +487,7 @@ pub async fn logout(
             SigningOut::Bearer(caller.user)
         }
         None => {
-            let cookie = cookie_value(&req, SESSION_COOKIE);
+            let cookie = super::cookie(&req, SESSION_COOKIE);
             let had_cookie = cookie.is_some();
             let user = match cookie {
                 Some(c) => run(&state, move |s| s.session_user(&c)).await?,
@@ -615,8 +604,11 @@ mod tests {
         let req = TestRequest::default()
             .insert_header((header::COOKIE, "a=1; medialib_session=mlb_x; b=2"))
             .to_http_request();
-        assert_eq!(cookie_value(&req, SESSION_COOKIE).as_deref(), Some("mlb_x"));
-        assert_eq!(cookie_value(&req, "c"), None);
+        assert_eq!(
+            crate::oauth::cookie(&req, SESSION_COOKIE).as_deref(),
+            Some("mlb_x")
+        );
+        assert_eq!(crate::oauth::cookie(&req, "c"), None);
         for clear in [CLEAR_SESSION_COOKIE, CLEAR_SESSION_COOKIE_SECURE] {
             assert!(clear.starts_with(&format!("{SESSION_COOKIE}=;")), "{clear}");
         }

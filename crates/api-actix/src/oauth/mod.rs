@@ -44,3 +44,14 @@ async fn authorize(
         pages::authorize(req, payload, state).await
     }
 }
+
+/// The first value of cookie `name` in the request's `Cookie` headers (values are never logged).
+fn cookie(req: &HttpRequest, name: &str) -> Option<String> {
+    req.headers()
+        .get_all(actix_web::http::header::COOKIE)
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.trim_matches('"').to_owned())
+}

@@ -29,7 +29,7 @@ use medialib_domain::{Secret, TokenKind, User, csrf_matches, csrf_token};
 use medialib_ports::services::{SignInError, StartedSession};
 use medialib_ports::{Credentials, SignInMethod};
 
-use super::{LOGIN_FORM_COOKIE, SESSION_COOKIE};
+use super::{LOGIN_FORM_COOKIE, SESSION_COOKIE, cookie};
 use crate::api::options;
 use crate::blocking::run;
 use crate::error::ApiError;
@@ -557,17 +557,6 @@ async fn read_form(
             "cannot read the request body: {e}"
         ))),
     }
-}
-
-/// The first value of cookie `name` (values are never logged).
-fn cookie(req: &HttpRequest, name: &str) -> Option<String> {
-    req.headers()
-        .get_all(header::COOKIE)
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(k, _)| *k == name)
-        .map(|(_, v)| v.trim_matches('"').to_owned())
 }
 
 /// A `Set-Cookie` value: HttpOnly, SameSite=Lax, Secure when the service is reached over https.
