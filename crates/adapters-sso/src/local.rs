@@ -107,6 +107,9 @@ fn hash_unchecked(password: &[u8]) -> Result<PasswordHash, PasswordError> {
 pub struct LocalDirectory {
     store: Arc<dyn CredentialRepository>,
     hasher: Argon2<'static>,
+    /// At most one verification per CPU at a time: each takes 19 MiB, and a burst of sign-ins
+    /// on the blocking pool would otherwise run dozens at once (memory, not speed, is the limit).
+    permits: HashPermits,
     /// Verified against when there is no usable stored hash, so that costs the same.
     dummy: PasswordHash,
 }
@@ -129,9 +132,11 @@ impl LocalDirectory {
             tracing::error!(%error, "the argon2 parameters are invalid; using argon2's defaults");
             Argon2::default()
         });
+        let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
         Self {
             store,
             hasher,
+            permits: HashPermits::new(cpus),
             dummy,
         }
     }
@@ -145,7 +150,10 @@ impl LocalDirectory {
             Ok(parsed)
         });
         match parsed {
-            Ok(parsed) => match self.hasher.verify_password(password, &parsed) {
+            Ok(parsed) => match self
+                .permits
+                .run(|| self.hasher.verify_password(password, &parsed))
+            {
                 Ok(()) => true,
                 Err(password_hash::Error::Password) => false,
                 Err(error) => {
@@ -169,8 +177,41 @@ impl LocalDirectory {
     fn dummy_verification(&self, password: &[u8]) {
         if let Ok(parsed) = password_hash::PasswordHash::new(self.dummy.as_str()) {
             // The dummy's password is random and forgotten: this never matches.
-            let _ = self.hasher.verify_password(password, &parsed);
+            let _ = self
+                .permits
+                .run(|| self.hasher.verify_password(password, &parsed));
         }
+    }
+}
+
+/// A counting semaphore for the blocking threads that verify passwords.
+#[derive(Debug)]
+struct HashPermits {
+    free: std::sync::Mutex<usize>,
+    released: std::sync::Condvar,
+}
+
+impl HashPermits {
+    fn new(permits: usize) -> Self {
+        Self {
+            free: std::sync::Mutex::new(permits.max(1)),
+            released: std::sync::Condvar::new(),
+        }
+    }
+
+    /// Runs `f` once a permit is free, and gives the permit back afterwards.
+    fn run<T>(&self, f: impl FnOnce() -> T) -> T {
+        {
+            let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
+            while *free == 0 {
+                free = self.released.wait(free).unwrap_or_else(|p| p.into_inner());
+            }
+            *free -= 1;
+        }
+        let out = f();
+        *self.free.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        self.released.notify_one();
+        out
     }
 }
 
@@ -525,5 +566,30 @@ mod tests {
                 "one verification took {known:?}"
             );
         }
+    }
+
+    #[test]
+    fn at_most_the_permitted_number_of_verifications_run_at_once() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let permits = Arc::new(HashPermits::new(2));
+        let running = Arc::new(AtomicUsize::new(0));
+        let peak = Arc::new(AtomicUsize::new(0));
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let (permits, running, peak) = (permits.clone(), running.clone(), peak.clone());
+                std::thread::spawn(move || {
+                    permits.run(|| {
+                        let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                        peak.fetch_max(now, Ordering::SeqCst);
+                        std::thread::sleep(std::time::Duration::from_millis(20));
+                        running.fetch_sub(1, Ordering::SeqCst);
+                    })
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(peak.load(Ordering::SeqCst), 2);
     }
 }

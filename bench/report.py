@@ -1,0 +1,221 @@
+"""Turns bench/run.sh's raw results into bench/results.json and docs/performance.md.
+
+Usage: report.py RESULTS_DIR OUT_JSON OUT_MD [--command ...] [--duration ...] ...
+
+RESULTS_DIR holds NAME.jsonl (one wrk run a line, run 0 is the warm-up) and
+ceiling_NAME.json. For each scenario the measured runs' median (by req/s) gives req/s, p50
+and p99; the ratio is medialib's figure divided by the scenario's ceiling measured in the
+same run. The analysis section of docs/performance.md is kept between the markers
+<!-- analysis --> and <!-- /analysis --> (written by hand, preserved on every run).
+"""
+
+import argparse
+import datetime
+import glob
+import json
+import os
+import platform
+import statistics
+import subprocess
+
+MIB = 1024.0
+
+
+def load(results):
+    runs, ceilings = {}, {}
+    for path in glob.glob(os.path.join(results, "*.jsonl")):
+        name = os.path.basename(path)[: -len(".jsonl")]
+        rows = [json.loads(line) for line in open(path) if line.strip()]
+        measured = [r for r in rows if r["run"] > 0] or rows
+        ordered = sorted(measured, key=lambda r: r["rps"])
+        median = ordered[len(ordered) // 2]
+        runs[name] = {
+            "rps": median["rps"],
+            "p50_ms": median["p50_us"] / 1000,
+            "p99_ms": median["p99_us"] / 1000,
+            "rps_runs": [round(r["rps"], 1) for r in measured],
+            "connections": median["connections"],
+            "rss_peak_mib": max(r["rss_peak_kib"] for r in measured) / MIB,
+            "vmhwm_mib": max(r["vmhwm_kib"] for r in measured) / MIB,
+            "bytes_per_response": median["bytes"] / max(median["requests"], 1),
+            "pool_exhausted": any(r["exhausted"] for r in measured),
+        }
+    for path in glob.glob(os.path.join(results, "ceiling_*.json")):
+        name = os.path.basename(path)[len("ceiling_") : -len(".json")]
+        ceilings[name] = json.load(open(path))
+    return runs, ceilings
+
+
+def scenarios(runs, ceilings, small, large, rss_conns):
+    """(key, label, measured value, unit, ceiling value, ceiling label, target, kind)."""
+    out = []
+    hello = runs.get("ceiling_hello", {}).get("rps")
+    argon2 = ceilings.get("argon2", {}).get("hashes_per_second")
+    pg_select = ceilings.get("pg_select", {}).get("tps")
+    pg_write = ceilings.get("pg_token_write", {}).get("tps")
+    for b in ("sqlite", "postgres"):
+        if f"describe_public_{b}" not in runs:
+            continue
+        pub = runs[f"describe_public_{b}"]["rps"]
+        describe_ceiling = (hello, "hello-JSON") if b == "sqlite" else (pg_select, "pgbench -S")
+        out += [
+            (f"describe_public_{b}", f"describe GET, public object, {b}", pub, "req/s",
+             *describe_ceiling, 0.30, "ratio"),
+            (f"describe_bearer_{b}", f"describe GET with a bearer token, {b}",
+             runs[f"describe_bearer_{b}"]["rps"], "req/s", pub, "public describe", 0.80, "ratio"),
+        ]
+        c = runs[f"catalog_small_{b}"]
+        scan = ceilings.get(f"scan_small_{b}", {}).get("rows_per_second")
+        out.append((f"catalog_small_{b}", f"catalog GET, {small} objects, {b} (rows/s)",
+                    c["rps"] * small, "rows/s", scan,
+                    "SQLite scan (diesel, 1 thread)" if b == "sqlite" else "PG scan (pgbench, 8 clients)",
+                    0.25, "ratio"))
+        out.append((f"catalog_large_{b}", f"catalog GET, {large} objects, {b}",
+                     runs[f"catalog_large_{b}"]["rps"], "req/s", None, "—", 250.0, "p99"))
+        write = (pg_write, "pgbench write script") if b == "postgres" else (None, "— (PostgreSQL only)")
+        out.append((f"token_refresh_{b}", f"token endpoint, refresh_token grant, {b}",
+                     runs[f"token_refresh_{b}"]["rps"], "req/s", *write, 0.50, "ratio"))
+        out.append((f"token_code_{b}", f"token endpoint, authorization_code grant, {b}",
+                     runs[f"token_code_{b}"]["rps"], "req/s", *write, 0.40, "ratio"))
+        out.append((f"login_{b}", f"local SSO login (argon2id), {b}", runs[f"login_{b}"]["rps"],
+                     "req/s", argon2, "argon2id hashes/s × cores", 0.90, "ratio"))
+        out.append((f"rss_{rss_conns}_{b}", f"server RSS, {rss_conns} connections, {b}",
+                     runs[f"rss_{rss_conns}_{b}"]["rps"], "req/s", None, "—", 64.0, "rss"))
+    return out
+
+
+def fmt(x, digits=0):
+    if x is None:
+        return "—"
+    return f"{x:,.{digits}f}"
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("results")
+    p.add_argument("out_json")
+    p.add_argument("out_md")
+    for opt in ("command", "duration", "warmup", "reps", "connections", "catalog-connections",
+                "threads", "small", "large", "smoke"):
+        p.add_argument(f"--{opt}", default="")
+    a = p.parse_args()
+    runs, ceilings = load(a.results)
+    rss_conns = next((k.split("_")[1] for k in runs if k.startswith("rss_")), "256")
+    rows = []
+    for key, label, value, unit, ceiling, clabel, target, kind in scenarios(
+        runs, ceilings, int(a.small), int(a.large), rss_conns
+    ):
+        r = runs.get(key, {})
+        ratio = value / ceiling if ceiling and kind == "ratio" else None
+        if kind == "ratio":
+            met = None if ratio is None else ratio >= target
+            target_text = f"≥ {target:.2f}"
+        elif kind == "p99":
+            met = r["p99_ms"] < target
+            target_text = f"p99 < {target:.0f} ms"
+        else:
+            met = r["rss_peak_mib"] < target
+            target_text = f"RSS < {target:.0f} MiB"
+        rows.append({
+            "scenario": key, "label": label, "value": value, "unit": unit,
+            "rps": r.get("rps"), "p50_ms": r.get("p50_ms"), "p99_ms": r.get("p99_ms"),
+            "rps_runs": r.get("rps_runs"), "connections": r.get("connections"),
+            "rss_peak_mib": r.get("rss_peak_mib"), "vmhwm_mib": r.get("vmhwm_mib"),
+            "bytes_per_response": r.get("bytes_per_response"),
+            "pool_exhausted": r.get("pool_exhausted"),
+            "ceiling": ceiling, "ceiling_label": clabel, "ratio": ratio,
+            "target": target_text, "met": met,
+        })
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, check=False).stdout.strip()
+    except OSError:
+        commit = ""
+    cpu = ""
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    machine = {"cpu": cpu, "cpus": os.cpu_count(), "kernel": platform.release()}
+    settings = {k: getattr(a, k.replace("-", "_")) for k in (
+        "duration", "warmup", "reps", "connections", "catalog-connections", "threads",
+        "small", "large")}
+    doc = {"date": now, "command": a.command.strip(), "commit": commit, "machine": machine,
+           "settings": settings, "scenarios": rows, "ceilings": ceilings,
+           "ceiling_hello": runs.get("ceiling_hello"),
+           "server_vmhwm_kib": {k: v for k, v in ceilings.items() if k.startswith("server_")}}
+    with open(a.out_json, "w") as f:
+        json.dump(doc, f, indent=2)
+        f.write("\n")
+
+    analysis = "<!-- analysis -->\n_No analysis written yet._\n<!-- /analysis -->\n"
+    if os.path.exists(a.out_md):
+        old = open(a.out_md).read()
+        start, end = old.find("<!-- analysis -->"), old.find("<!-- /analysis -->")
+        if start >= 0 and end > start:
+            analysis = old[start : end + len("<!-- /analysis -->")] + "\n"
+
+    md = []
+    md.append("# Performance\n")
+    md.append(
+        "Measured by the benchmark harness, `bench/run.sh` (issue 7). Absolute figures on a "
+        "shared 2-core machine are noise; the **ratio** to a ceiling measured in the same run "
+        "is what the targets are about. Regenerate this page (the table, the settings and "
+        "`bench/results.json`) with `bench/run.sh all`; the analysis section is kept.\n"
+    )
+    md.append(f"- **Date:** {now}; **command:** `{a.command.strip()}`; **commit:** `{commit}` "
+              "(plus the working tree)")
+    md.append(f"- **Machine:** {cpu}, {os.cpu_count()} CPUs, Linux {platform.release()}; wrk, "
+              "the server and the ceilings share these CPUs")
+    md.append(f"- **Runs:** wrk -t{a.threads}, keep-alive, {a.connections} connections "
+              f"({a.catalog_connections} for the catalog, {rss_conns} for the RSS scenario), "
+              f"{a.warmup} s warm-up then {a.reps} × {a.duration} s; the median run by req/s "
+              "gives req/s, p50 and p99. Any answer outside 2xx (303 for the sign-in form) fails "
+              "the run.")
+    md.append("- **medialib:** release build, `medialib serve` with its defaults (actix-web "
+              "workers = CPUs, r2d2 pool of 8), `MEDIALIB_CODE_TTL=3600`, rate limits off; "
+              "seeded through the CLI and the HTTP API (`bench/seed.py`).\n")
+    md.append("## Results\n")
+    md.append("| scenario | req/s | p50 ms | p99 ms | measured | ceiling | ratio | target | met? |")
+    md.append("|---|---:|---:|---:|---:|---|---:|---|---|")
+    for r in rows:
+        measured = f"{fmt(r['value'])} {r['unit']}"
+        if r["target"].startswith("RSS"):
+            measured = f"peak RSS {r['rss_peak_mib']:.1f} MiB"
+        elif r["target"].startswith("p99"):
+            measured = f"peak RSS {r['rss_peak_mib']:.1f} MiB"
+        ceiling = "—" if r["ceiling"] is None else f"{fmt(r['ceiling'])} ({r['ceiling_label']})"
+        if r["ceiling"] is None and r["ceiling_label"] != "—":
+            ceiling = r["ceiling_label"]
+        met = {True: "yes", False: "**no**", None: "—"}[r["met"]]
+        if r["pool_exhausted"]:
+            met += " (pool ran dry: lower bound)"
+        md.append(f"| {r['label']} | {fmt(r['rps'])} | {fmt(r['p50_ms'], 2)} | "
+                  f"{fmt(r['p99_ms'], 1)} | {measured} | {ceiling} | "
+                  f"{fmt(r['ratio'], 2)} | {r['target']} | {met} |")
+    md.append("")
+    md.append("## Ceilings\n")
+    hello = runs.get("ceiling_hello")
+    if hello:
+        md.append(f"- hello-JSON actix-web (`bench/hello`, same worker count): "
+                  f"{fmt(hello['rps'])} req/s, p50 {hello['p50_ms']:.2f} ms, "
+                  f"p99 {hello['p99_ms']:.1f} ms")
+    for name, c in sorted(ceilings.items()):
+        if name.startswith("server_"):
+            md.append(f"- medialib peak RSS over the whole {name[7:]} run (VmHWM): "
+                      f"{c['vmhwm_kib'] / MIB:.1f} MiB")
+        else:
+            md.append(f"- {name}: `{json.dumps(c)}`")
+    md.append("")
+    md.append("## Analysis\n")
+    md.append(analysis)
+    with open(a.out_md, "w") as f:
+        f.write("\n".join(md))
+
+
+if __name__ == "__main__":
+    main()

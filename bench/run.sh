@@ -1,0 +1,422 @@
+#!/usr/bin/env bash
+# medialib's benchmark harness (issue 7). One command:
+#
+#   bench/run.sh [sqlite|postgres|all] [--smoke]       (default: all)
+#
+# For each backend: builds the release binary, starts `medialib serve` on a fresh database
+# (SQLite in a temporary directory; PostgreSQL a throwaway database on 127.0.0.1:5432, user
+# postgres, dropped at the end), seeds it through the CLI and the real HTTP API (bench/seed.py:
+# a local-directory user, an OAuth client, a token from the sign-in/consent/token flow,
+# libraries of BENCH_SMALL and BENCH_LARGE objects, pools of codes and refresh tokens), then
+# drives every scenario with wrk (keep-alive, fixed connections): one warm-up run, then
+# BENCH_REPS measured runs; the median run (by req/s) gives req/s, p50 and p99. Any answer
+# outside 2xx (303 for the sign-in form) or any socket error fails the run.
+#
+# In the same run it measures the machine's ceilings: a hello-JSON actix-web server with
+# the same worker count (bench/hello), `pgbench -S -M prepared` and a pgbench script with
+# the token endpoint's write transaction (bench/pgbench/), SQLite point reads and the
+# catalog's row scan in process, argon2id hashes/s with the `local` directory's parameters.
+# bench/report.py writes bench/results.json and docs/performance.md.
+#
+# --smoke: CI's check that the harness does not rot. SQLite only, small libraries, 2-second
+# runs, one repetition, the hello ceiling only; uses the debug binary (BENCH_BINARY or
+# $CARGO_TARGET_DIR/debug/medialib, built if missing) and writes its report to a temporary
+# directory, never to docs/.
+#
+# Environment: BENCH_DURATION (s, default 5), BENCH_WARMUP (s, 2), BENCH_REPS (3),
+# BENCH_CONNECTIONS (64), BENCH_CATALOG_CONNECTIONS (8), BENCH_RSS_CONNECTIONS (256),
+# BENCH_THREADS (wrk threads, 2), BENCH_SMALL (1000), BENCH_LARGE (10000), BENCH_BINARY,
+# BENCH_PG_URL (admin URL, default postgres://postgres@127.0.0.1:5432/postgres),
+# CARGO_TARGET_DIR (default $HOME/.cache/medialib-target), MEDIALIB_BUILD_JOBS (2).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+bench=$root/bench
+
+backends=all
+smoke=0
+for arg in "$@"; do
+    case "$arg" in
+    sqlite | postgres | all) backends=$arg ;;
+    --smoke) smoke=1 ;;
+    -h | --help)
+        sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+        exit 0
+        ;;
+    *)
+        echo "unknown argument: $arg (expected sqlite, postgres, all or --smoke)" >&2
+        exit 2
+        ;;
+    esac
+done
+
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/medialib-target}
+jobs=${MEDIALIB_BUILD_JOBS:-2}
+duration=${BENCH_DURATION:-5}
+warmup=${BENCH_WARMUP:-2}
+reps=${BENCH_REPS:-3}
+conns=${BENCH_CONNECTIONS:-64}
+catalog_conns=${BENCH_CATALOG_CONNECTIONS:-8}
+rss_conns=${BENCH_RSS_CONNECTIONS:-256}
+threads=${BENCH_THREADS:-2}
+small=${BENCH_SMALL:-1000}
+large=${BENCH_LARGE:-10000}
+pg_admin=${BENCH_PG_URL:-postgres://postgres@127.0.0.1:5432/postgres}
+if [ "$smoke" = 1 ]; then
+    backends=sqlite
+    duration=${BENCH_DURATION:-2}
+    warmup=${BENCH_WARMUP:-1}
+    reps=${BENCH_REPS:-1}
+    small=${BENCH_SMALL:-50}
+    large=${BENCH_LARGE:-200}
+fi
+case "$backends" in
+all) backend_list="sqlite postgres" ;;
+*) backend_list=$backends ;;
+esac
+
+step() {
+    printf '\n== %s\n' "$*"
+}
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/medialib-bench.XXXXXX")
+results=$work/results
+mkdir -p "$results"
+pids=()
+pg_dbs=()
+server_pid=
+
+stop_pid() {
+    local pid=$1
+    if kill -0 "$pid" 2>/dev/null; then
+        kill -TERM "$pid" 2>/dev/null || true
+        for _ in $(seq 1 50); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
+    wait "$pid" 2>/dev/null || true
+}
+cleanup() {
+    local status=$?
+    set +e
+    for pid in "${pids[@]}"; do
+        stop_pid "$pid"
+    done
+    for db in "${pg_dbs[@]}"; do
+        psql "$pg_admin" -qtAc "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" >/dev/null 2>&1
+    done
+    if [ "$status" != 0 ]; then
+        for log in "$work"/*.log; do
+            [ -s "$log" ] || continue
+            echo "-- last lines of $log:" >&2
+            tail -n 20 "$log" >&2
+        done
+    fi
+    rm -rf "$work"
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+step "tools"
+if ! command -v wrk >/dev/null; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        echo "installing wrk from Debian"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get install -y -qq --no-install-recommends wrk >/dev/null 2>&1 ||
+            { apt-get update -qq && apt-get install -y -qq --no-install-recommends wrk; }
+    else
+        echo "wrk is missing: install it (Debian: apt-get install wrk)" >&2
+        exit 1
+    fi
+fi
+python=$(command -v python3)
+if [ "$backends" != sqlite ]; then
+    for tool in psql pgbench; do
+        command -v "$tool" >/dev/null || {
+            echo "$tool is missing (Debian: postgresql-client)" >&2
+            exit 1
+        }
+    done
+fi
+echo "wrk: $(wrk --version 2>&1 | head -n 1 | cut -c1-40); python: $($python --version)"
+
+if [ -n "${BENCH_BINARY:-}" ]; then
+    binary=$BENCH_BINARY
+elif [ "$smoke" = 1 ]; then
+    binary=$CARGO_TARGET_DIR/debug/medialib
+    if [ ! -x "$binary" ]; then
+        step "cargo build -p medialib (debug, for the smoke)"
+        cargo build -p medialib -j "$jobs"
+    fi
+else
+    step "cargo build --release -p medialib"
+    cargo build --release -p medialib -j "$jobs"
+    binary=$CARGO_TARGET_DIR/release/medialib
+fi
+step "cargo build --release (bench/hello, the ceilings)"
+hello_target=${BENCH_HELLO_TARGET_DIR:-$HOME/.cache/medialib-bench-target}
+CARGO_TARGET_DIR=$hello_target cargo build --release -j "$jobs" \
+    --manifest-path "$bench/hello/Cargo.toml"
+hello=$hello_target/release/medialib-bench-hello
+
+free_port() {
+    "$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+wait_ready() { # URL PID
+    for _ in $(seq 1 200); do
+        kill -0 "$2" 2>/dev/null || {
+            echo "the server exited before it was ready" >&2
+            return 1
+        }
+        "$python" -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=2)' "$1" \
+            2>/dev/null && return 0
+        sleep 0.2
+    done
+    echo "$1 did not answer within 40 seconds" >&2
+    return 1
+}
+json_field() { # FILE EXPR (python expression on `d`)
+    "$python" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+rss_kib() { # PID FIELD
+    awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0
+}
+
+# One scenario: a warm-up, then $reps runs; one JSON line per run in results/NAME.jsonl.
+# wrk_scenario NAME CONNECTIONS SCRIPT URL [VAR=VALUE ...] (the variables are for the script)
+wrk_scenario() {
+    local name=$1 c=$2 script=$3 url=$4
+    shift 4
+    local out=$results/$name.jsonl
+    : >"$out"
+    local run d line
+    for run in $(seq 0 "$reps"); do
+        d=$duration
+        [ "$run" = 0 ] && d=$warmup
+        if [ -n "${pool_hook:-}" ]; then
+            "$pool_hook" "$run"
+        fi
+        local peak_file=$work/peak.$name
+        echo 0 >"$peak_file"
+        (
+            peak=0
+            while kill -0 "$server_pid" 2>/dev/null; do
+                now=$(rss_kib "$server_pid" VmRSS)
+                [ "${now:-0}" -gt "$peak" ] && peak=$now && echo "$peak" >"$peak_file"
+                sleep 0.1
+            done
+        ) &
+        local sampler=$!
+        line=$(env BENCH_DIR="$bench" BENCH_THREADS="$threads" "$@" \
+            wrk -t "$threads" -c "$c" -d "${d}s" --timeout 10s --latency \
+            -s "$bench/wrk/$script" "$url" | tee -a "$work/wrk.log" | sed -n 's/^BENCH_JSON //p')
+        kill "$sampler" 2>/dev/null || true
+        wait "$sampler" 2>/dev/null || true
+        if [ -z "$line" ]; then
+            echo "$name: wrk printed no result" >&2
+            return 1
+        fi
+        local rss hwm
+        rss=$(cat "$peak_file")
+        hwm=$(rss_kib "$server_pid" VmHWM)
+        "$python" - "$line" "$run" "$c" "$rss" "$hwm" "$out" "$name" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1])
+r |= {"run": int(sys.argv[2]), "connections": int(sys.argv[3]),
+      "rss_peak_kib": int(sys.argv[4]), "vmhwm_kib": int(sys.argv[5])}
+name = sys.argv[7]
+kind = "warm-up" if r["run"] == 0 else f"run {r['run']}"
+print(f"{name:28} {kind:8} {r['rps']:10.1f} req/s  p50 {r['p50_us']/1000:8.2f} ms  "
+      f"p99 {r['p99_us']/1000:8.2f} ms  rss {r['rss_peak_kib']/1024:6.1f} MiB"
+      + ("  POOL EXHAUSTED" if r["exhausted"] else ""))
+if r["non2xx"] or r["socket_errors"]:
+    sys.exit(f"{name}: {r['non2xx']} unexpected answers, {r['socket_errors']} socket errors "
+             f"(first: {r['sample']})")
+if r["requests"] == 0:
+    sys.exit(f"{name}: no request completed")
+with open(sys.argv[6], "a") as f:
+    f.write(json.dumps(r) + "\n")
+PY
+    done
+}
+
+# A JSON result of a ceiling measured outside wrk: results/ceiling_NAME.json.
+save_ceiling() { # NAME JSON
+    printf '%s\n' "$2" >"$results/ceiling_$1.json"
+    echo "ceiling $1: $2"
+}
+
+pgbench_tps() { # pgbench output on stdin -> tps
+    sed -n 's/^tps = \([0-9.]*\).*/\1/p' | head -n 1
+}
+
+step "ceiling: hello-JSON actix-web (bench/hello)"
+hello_port=$(free_port)
+"$hello" serve "127.0.0.1:$hello_port" >"$work/hello.log" 2>&1 &
+hello_pid=$!
+pids+=("$hello_pid")
+wait_ready "http://127.0.0.1:$hello_port/" "$hello_pid"
+server_pid=$hello_pid
+wrk_scenario ceiling_hello "$conns" get.lua "http://127.0.0.1:$hello_port/"
+stop_pid "$hello_pid"
+
+if [ "$smoke" = 0 ]; then
+    step "ceiling: argon2id hashes/s (the local directory's parameters)"
+    local_rs=$root/crates/adapters-sso/src/local.rs
+    m_kib=$(sed -n 's/^pub const MEMORY_KIB: u32 = \([0-9_]*\);.*/\1/p' "$local_rs" | tr -d _)
+    t_cost=$(sed -n 's/^pub const ITERATIONS: u32 = \([0-9_]*\);.*/\1/p' "$local_rs" | tr -d _)
+    p_cost=$(sed -n 's/^pub const LANES: u32 = \([0-9_]*\);.*/\1/p' "$local_rs" | tr -d _)
+    save_ceiling argon2 "$("$hello" argon2 "$duration" "$m_kib" "$t_cost" "$p_cost")"
+    step "ceiling: SQLite prepared point reads, in process"
+    save_ceiling sqlite_point "$("$hello" sqlite-point "$duration")"
+fi
+
+for backend in $backend_list; do
+    step "$backend: a fresh database"
+    case "$backend" in
+    sqlite)
+        db_url="sqlite://$work/medialib.db"
+        ;;
+    postgres)
+        db="medialib_bench_$$"
+        psql "$pg_admin" -qtAc "CREATE DATABASE \"$db\"" >/dev/null
+        pg_dbs+=("$db")
+        db_url="${pg_admin%/*}/$db"
+        ;;
+    esac
+    "$binary" migrate --database-url "$db_url" >/dev/null
+    printf '%s\n' 'benchmark password' |
+        "$binary" user add --database-url "$db_url" --unique-id bench \
+            --first-name Bench --last-name Mark --password-stdin >/dev/null
+    client_json=$("$binary" client add --database-url "$db_url" --json \
+        --name bench --redirect-uri http://127.0.0.1/callback)
+    printf '%s' "$client_json" >"$work/client.json"
+    client_id=$(json_field "$work/client.json" 'd["client_id"]')
+    client_secret=$(json_field "$work/client.json" 'd["client_secret"]')
+
+    port=$(free_port)
+    base="http://127.0.0.1:$port"
+    MEDIALIB_LOG=warn MEDIALIB_CODE_TTL=3600 MEDIALIB_RATE_LIMIT_LOGIN=0 \
+        MEDIALIB_RATE_LIMIT_TOKEN=0 MEDIALIB_PURGE_INTERVAL=86400 \
+        "$binary" serve --bind "127.0.0.1:$port" --database-url "$db_url" \
+        >"$work/server-$backend.log" 2>&1 &
+    server_pid=$!
+    pids+=("$server_pid")
+    wait_ready "$base/readyz" "$server_pid"
+    echo "medialib serve on $base (pid $server_pid, $(rss_kib "$server_pid" VmRSS) KiB)"
+
+    step "$backend: seeding through the API (libraries of $small and $large objects)"
+    seed_dir=$work/seed-$backend
+    mkdir -p "$seed_dir"
+    started=$(date +%s)
+    "$python" "$bench/seed.py" setup "$base" "$seed_dir" "$client_id" "$client_secret" \
+        bench 'benchmark password' "$small" "$large"
+    echo "seeded in $(($(date +%s) - started))s"
+    state=$seed_dir/state.json
+    token=$(json_field "$state" 'd["access_token"]')
+    pub_lib=$(json_field "$state" 'd["public_library"]')
+    pub_video=$(json_field "$state" 'd["public_video"]')
+    lib_small=$(json_field "$state" "d['libraries']['$small']")
+    lib_large=$(json_field "$state" "d['libraries']['$large']")
+    basic="Basic $(printf '%s:%s' "$client_id" "$client_secret" | base64 -w0)"
+    export BENCH_BASE=$base
+
+    step "$backend: scenarios"
+    b=$backend
+    wrk_scenario "describe_public_$b" "$conns" get.lua "$base/api/describe/c/$pub_lib/o/$pub_video"
+    wrk_scenario "describe_bearer_$b" "$conns" get.lua "$base/api/describe/c/$pub_lib/o/$pub_video" \
+        BENCH_BEARER="$token"
+    wrk_scenario "rss_${rss_conns}_$b" "$rss_conns" get.lua "$base/api/describe/c/$pub_lib/o/$pub_video" \
+        BENCH_BEARER="$token"
+    wrk_scenario "catalog_small_$b" "$catalog_conns" get.lua "$base/api/catalog/c/$lib_small/o/0" \
+        BENCH_BEARER="$token"
+    wrk_scenario "catalog_large_$b" "$catalog_conns" get.lua "$base/api/catalog/c/$lib_large/o/0" \
+        BENCH_BEARER="$token"
+    wrk_scenario "login_$b" "$conns" login.lua "$base/" \
+        BENCH_LOGIN_BODY="$seed_dir/login.body" BENCH_LOGIN_COOKIE="$seed_dir/login.cookie"
+
+    # Refresh tokens are single use; each run chains its own pool (2 per connection).
+    refresh_pool() {
+        "$python" "$bench/seed.py" refresh "$seed_dir" $((conns * 2)) "$seed_dir/refresh.txt"
+    }
+    pool_hook=refresh_pool
+    wrk_scenario "token_refresh_$b" "$conns" token_refresh.lua "$base/" \
+        BENCH_BASIC="$basic" BENCH_POOL="$seed_dir/refresh.txt"
+    # Codes too, and they do not chain: each run gets a pool sized from the refresh rate.
+    refresh_rps=$("$python" -c 'import json, sys; print(max(json.loads(l)["rps"] for l in open(sys.argv[1])))' \
+        "$results/token_refresh_$b.jsonl")
+    code_pool() {
+        local secs=$duration
+        [ "$1" = 0 ] && secs=$warmup
+        local n
+        n=$("$python" -c 'import sys; print(int(float(sys.argv[1]) * (int(sys.argv[2]) + 1) * 1.5) + int(sys.argv[3]) * 2)' \
+            "$refresh_rps" "$secs" "$conns")
+        started=$(date +%s)
+        "$python" "$bench/seed.py" codes "$seed_dir" "$n" "$seed_dir/codes.txt"
+        echo "minted $n codes in $(($(date +%s) - started))s"
+    }
+    pool_hook=code_pool
+    wrk_scenario "token_code_$b" "$conns" token_code.lua "$base/" \
+        BENCH_BASIC="$basic" BENCH_POOL="$seed_dir/codes.txt"
+    pool_hook=
+
+    if [ "$smoke" = 0 ]; then
+        step "$backend: ceilings on the same database"
+        case "$backend" in
+        sqlite)
+            save_ceiling "scan_small_$b" "$("$hello" sqlite-scan "$work/medialib.db" "$lib_small" "$duration")"
+            ;;
+        postgres)
+            grant=$(psql "$db_url" -qtAc "SELECT id FROM oauth_grants LIMIT 1")
+            psql "$db_url" -qtAc "INSERT INTO oauth_refresh_tokens (digest, grant_id, created_at, expires_at)
+                SELECT 'bench-' || n, '$grant', 1, 4000000000 FROM generate_series(1, 200000) n" >/dev/null
+            for script in token_write scan; do
+                out=$(pgbench -n -M prepared -c 8 -j "$threads" -T "$duration" \
+                    -D grant="$grant" -D lib="$lib_small" -f "$bench/pgbench/$script.sql" "$db_url" 2>&1)
+                printf '%s\n' "$out" >>"$work/pgbench.log"
+                tps=$(printf '%s\n' "$out" | pgbench_tps)
+                case "$script" in
+                token_write) save_ceiling pg_token_write "{\"tps\": $tps, \"clients\": 8}" ;;
+                scan)
+                    rows=$("$python" -c 'import sys; print(float(sys.argv[1]) * int(sys.argv[2]))' "$tps" "$small")
+                    save_ceiling "scan_small_$b" "{\"rows_per_second\": $rows, \"scans_per_second\": $tps, \"clients\": 8}"
+                    ;;
+                esac
+            done
+            pgdb="medialib_bench_pgbench_$$"
+            psql "$pg_admin" -qtAc "CREATE DATABASE \"$pgdb\"" >/dev/null
+            pg_dbs+=("$pgdb")
+            pg_url="${pg_admin%/*}/$pgdb"
+            pgbench -i -q -s 10 "$pg_url" >>"$work/pgbench.log" 2>&1
+            out=$(pgbench -n -S -M prepared -c 8 -j "$threads" -T "$duration" "$pg_url" 2>&1)
+            printf '%s\n' "$out" >>"$work/pgbench.log"
+            save_ceiling pg_select "{\"tps\": $(printf '%s\n' "$out" | pgbench_tps), \"clients\": 8, \"scale\": 10}"
+            ;;
+        esac
+    fi
+    echo "$backend: server peak RSS (VmHWM) $(rss_kib "$server_pid" VmHWM) KiB"
+    save_ceiling "server_$b" "{\"vmhwm_kib\": $(rss_kib "$server_pid" VmHWM)}"
+    stop_pid "$server_pid"
+    server_pid=
+done
+
+step "report"
+if [ "$smoke" = 1 ]; then
+    out_json=$work/results.json
+    out_md=$work/performance.md
+else
+    out_json=$bench/results.json
+    out_md=$root/docs/performance.md
+fi
+"$python" "$bench/report.py" "$results" "$out_json" "$out_md" \
+    --command "bench/run.sh $* " --duration "$duration" --warmup "$warmup" --reps "$reps" \
+    --connections "$conns" --catalog-connections "$catalog_conns" --threads "$threads" \
+    --small "$small" --large "$large" --smoke "$smoke"
+if [ "$smoke" = 1 ]; then
+    echo "smoke passed (report not kept: $out_md)"
+else
+    echo "wrote $out_json and $out_md"
+fi

@@ -1,0 +1,62 @@
+-- Shared by every wrk script of bench/run.sh (loaded with dofile; BENCH_DIR names bench/).
+-- Counts every answer outside 2xx (and outside the scenario's `allowed` statuses) and prints
+-- one line `BENCH_JSON {...}` at the end: requests, req/s, p50/p99/max latency (µs),
+-- the unexpected answers, socket errors, and whether a token pool ran dry.
+local threads = {}
+local count = 0
+allowed = allowed or {}
+bad = 0
+exhausted = 0
+last_bad = ""
+
+function setup(thread)
+   count = count + 1
+   thread:set("thread_index", count)
+   table.insert(threads, thread)
+end
+
+function response(status, headers, body)
+   if (status < 200 or status > 299) and not allowed[status] then
+      bad = bad + 1
+      if last_bad == "" then
+         last_bad = status .. " " .. string.sub(body or "", 1, 160)
+      end
+   end
+   if on_response then
+      on_response(status, headers, body)
+   end
+end
+
+-- The lines of `path` that belong to this thread (every n-th, from its index).
+function my_lines(path)
+   local n = tonumber(os.getenv("BENCH_THREADS") or "1")
+   local lines, i = {}, 0
+   for line in io.lines(path) do
+      if line ~= "" then
+         if i % n == thread_index - 1 then
+            table.insert(lines, line)
+         end
+         i = i + 1
+      end
+   end
+   return lines
+end
+
+function done(summary, latency, requests)
+   local b, ex, sample = 0, 0, ""
+   for _, t in ipairs(threads) do
+      b = b + (t:get("bad") or 0)
+      ex = ex + (t:get("exhausted") or 0)
+      local s = t:get("last_bad")
+      if s and s ~= "" then sample = s end
+   end
+   local e = summary.errors
+   sample = string.gsub(sample, '[^%w %-%._:/=,]', '?')
+   io.write(string.format(
+      'BENCH_JSON {"requests": %d, "duration_us": %d, "rps": %.2f, "p50_us": %d, ' ..
+      '"p99_us": %d, "max_us": %d, "non2xx": %d, "socket_errors": %d, "exhausted": %d, ' ..
+      '"bytes": %d, "sample": "%s"}\n',
+      summary.requests, summary.duration, summary.requests / (summary.duration / 1e6),
+      latency:percentile(50), latency:percentile(99), latency.max, b,
+      e.connect + e.read + e.write + e.timeout, ex, summary.bytes, sample))
+end
