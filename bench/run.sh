@@ -205,7 +205,9 @@ wrk_scenario() {
             peak=0
             while kill -0 "$server_pid" 2>/dev/null; do
                 now=$(rss_kib "$server_pid" VmRSS)
-                [ "${now:-0}" -gt "$peak" ] && peak=$now && echo "$peak" >"$peak_file"
+                # Written to a side file and renamed, so a reader never sees it half-written.
+                [ "${now:-0}" -gt "$peak" ] && peak=$now &&
+                    echo "$peak" >"$peak_file.tmp" && mv -f "$peak_file.tmp" "$peak_file"
                 sleep 0.1
             done
         ) &
@@ -220,8 +222,10 @@ wrk_scenario() {
             return 1
         fi
         local rss hwm
-        rss=$(cat "$peak_file")
+        rss=$(cat "$peak_file" 2>/dev/null || true)
+        rss=${rss:-0}
         hwm=$(rss_kib "$server_pid" VmHWM)
+        hwm=${hwm:-0}
         "$python" - "$line" "$run" "$c" "$rss" "$hwm" "$out" "$name" <<'PY'
 import json, sys
 r = json.loads(sys.argv[1])
