@@ -12,8 +12,8 @@
 
 use std::sync::Arc;
 
-use argon2::password_hash::{self, PasswordHasher, PasswordVerifier, SaltString};
-use argon2::{Algorithm, Argon2, Params, Version};
+use argon2::password_hash::{self, PasswordHasher, SaltString};
+use argon2::{Algorithm, Argon2, Block, Params, Version};
 use medialib_domain::{Secret, Timestamp, UniqueId};
 use medialib_ports::{
     CredentialRepository, Credentials, PasswordHash, SsoError, SsoIdentity, SsoProvider,
@@ -106,7 +106,6 @@ fn hash_unchecked(password: &[u8]) -> Result<PasswordHash, PasswordError> {
 /// argon2id hashes in the store.
 pub struct LocalDirectory {
     store: Arc<dyn CredentialRepository>,
-    hasher: Argon2<'static>,
     /// At most one verification per CPU at a time: each takes 19 MiB, and a burst of sign-ins
     /// on the blocking pool would otherwise run dozens at once (memory, not speed, is the limit).
     permits: HashPermits,
@@ -127,15 +126,9 @@ impl LocalDirectory {
             tracing::error!(%error, "cannot make the dummy password hash; using the built-in one");
             PasswordHash::new(FALLBACK_DUMMY_HASH)
         });
-        let hasher = hasher().unwrap_or_else(|error| {
-            // The parameters are constants that argon2 accepts (a unit test checks).
-            tracing::error!(%error, "the argon2 parameters are invalid; using argon2's defaults");
-            Argon2::default()
-        });
         let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
         Self {
             store,
-            hasher,
             permits: HashPermits::new(cpus),
             dummy,
         }
@@ -152,10 +145,9 @@ impl LocalDirectory {
         match parsed {
             Ok(parsed) => match self
                 .permits
-                .run(|| self.hasher.verify_password(password, &parsed))
+                .run(|blocks| verify_in(password, &parsed, blocks))
             {
-                Ok(()) => true,
-                Err(password_hash::Error::Password) => false,
+                Ok(matched) => matched,
                 Err(error) => {
                     tracing::error!(user = %unique_id.as_str(), %error, "verifying a stored password hash failed");
                     false
@@ -179,40 +171,80 @@ impl LocalDirectory {
             // The dummy's password is random and forgotten: this never matches.
             let _ = self
                 .permits
-                .run(|| self.hasher.verify_password(password, &parsed));
+                .run(|blocks| verify_in(password, &parsed, blocks));
         }
     }
 }
 
-/// A counting semaphore for the blocking threads that verify passwords.
+/// The argon2 working memory of the verifications that may run at once: one buffer per CPU,
+/// allocated once and reused. A verification waits for a free buffer, so at most that many run
+/// at a time, and the allocator never sees a 19 MiB block per blocking thread (glibc keeps such
+/// blocks in per-thread arenas, so memory grew with every new thread and never came back).
 #[derive(Debug)]
 struct HashPermits {
-    free: std::sync::Mutex<usize>,
+    free: std::sync::Mutex<Vec<Vec<Block>>>,
     released: std::sync::Condvar,
 }
 
 impl HashPermits {
     fn new(permits: usize) -> Self {
         Self {
-            free: std::sync::Mutex::new(permits.max(1)),
+            free: std::sync::Mutex::new(vec![Vec::new(); permits.max(1)]),
             released: std::sync::Condvar::new(),
         }
     }
 
-    /// Runs `f` once a permit is free, and gives the permit back afterwards.
-    fn run<T>(&self, f: impl FnOnce() -> T) -> T {
-        {
+    /// Runs `f` with a free buffer, and gives the buffer back afterwards.
+    fn run<T>(&self, f: impl FnOnce(&mut Vec<Block>) -> T) -> T {
+        let mut blocks = {
             let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
-            while *free == 0 {
+            loop {
+                if let Some(b) = free.pop() {
+                    break b;
+                }
                 free = self.released.wait(free).unwrap_or_else(|p| p.into_inner());
             }
-            *free -= 1;
-        }
-        let out = f();
-        *self.free.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        };
+        let out = f(&mut blocks);
+        self.free
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(blocks);
         self.released.notify_one();
         out
     }
+}
+
+/// Verifies `password` against a parsed PHC hash, in the caller's `blocks` (grown if the
+/// hash's parameters need more). The comparison is constant-time (`Output`'s equality).
+fn verify_in(
+    password: &[u8],
+    parsed: &password_hash::PasswordHash<'_>,
+    blocks: &mut Vec<Block>,
+) -> password_hash::Result<bool> {
+    let algorithm = Algorithm::try_from(parsed.algorithm)?;
+    let params = Params::try_from(parsed)?;
+    let version = match parsed.version {
+        Some(v) => Version::try_from(v)?,
+        None => Version::default(),
+    };
+    let (Some(salt), Some(expected)) = (parsed.salt, parsed.hash) else {
+        return Err(password_hash::Error::PhcStringField);
+    };
+    let mut salt_buf = [0u8; 64];
+    let salt = salt.decode_b64(&mut salt_buf)?;
+    let needed = params.block_count();
+    if blocks.len() < needed {
+        blocks.resize(needed, Block::default());
+    }
+    let mut out = vec![0u8; expected.len()];
+    Argon2::new(algorithm, version, params).hash_password_into_with_memory(
+        password,
+        salt,
+        &mut out,
+        &mut blocks[..needed],
+    )?;
+    Ok(password_hash::Output::new(&out)? == expected)
 }
 
 impl std::fmt::Debug for LocalDirectory {
@@ -578,7 +610,7 @@ mod tests {
             .map(|_| {
                 let (permits, running, peak) = (permits.clone(), running.clone(), peak.clone());
                 std::thread::spawn(move || {
-                    permits.run(|| {
+                    permits.run(|_| {
                         let now = running.fetch_add(1, Ordering::SeqCst) + 1;
                         peak.fetch_max(now, Ordering::SeqCst);
                         std::thread::sleep(std::time::Duration::from_millis(20));
