@@ -8,10 +8,20 @@ use std::time::{Duration, Instant};
 
 use crate::helpers::ServeProcess;
 
-/// Sends the head of a PUT and half of its body: the request is in flight until the rest comes.
+/// Opens a connection that a server worker has taken up (a first request answered on it, so
+/// it is not waiting in the listen backlog), then sends the head of a PUT and half of its body:
+/// that request is in flight until the rest comes.
 fn start_request(addr: &str) -> TcpStream {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    write!(s, "GET /healthz HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !String::from_utf8_lossy(&seen).contains("\"ok\"}") {
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "the server closed the first request's connection");
+        seen.extend_from_slice(&buf[..n]);
+    }
     let body = "title=in-flight&type=catalog";
     write!(
         s,
