@@ -8,28 +8,37 @@ use std::time::{Duration, Instant};
 
 use crate::helpers::ServeProcess;
 
-/// Opens a connection that a server worker has taken up (a first request answered on it, so
-/// it is not waiting in the listen backlog), then sends the head of a PUT and half of its body:
-/// that request is in flight until the rest comes.
+/// Starts a PUT whose body the server is waiting for: the head carries
+/// `Expect: 100-continue`, and the server's `100 Continue` proves it has read the head and is
+/// reading the body (a request still in a socket buffer is not in flight yet). Then half the
+/// body goes out: the request is in flight until the rest comes.
 fn start_request(addr: &str) -> TcpStream {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    write!(s, "GET /healthz HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 1024];
-    while !String::from_utf8_lossy(&seen).contains("\"ok\"}") {
-        let n = s.read(&mut buf).unwrap();
-        assert!(n > 0, "the server closed the first request's connection");
-        seen.extend_from_slice(&buf[..n]);
-    }
     let body = "title=in-flight&type=catalog";
     write!(
         s,
-        "PUT /api/describe/c/0/o/0 HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\r\n{}",
+        "PUT /api/describe/c/0/o/0 HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\nExpect: 100-continue\r\n\r\n",
         body.len(),
-        &body[..10]
     )
     .unwrap();
+    s.flush().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 1];
+    while !seen.ends_with(b"\r\n\r\n") {
+        let n = s.read(&mut buf).unwrap();
+        assert!(
+            n > 0,
+            "the server closed the connection before 100 Continue"
+        );
+        seen.push(buf[0]);
+    }
+    let interim = String::from_utf8_lossy(&seen);
+    assert!(
+        interim.starts_with("HTTP/1.1 100"),
+        "expected 100 Continue, got {interim:?}"
+    );
+    s.write_all(&body.as_bytes()[..10]).unwrap();
     s.flush().unwrap();
     s
 }
@@ -63,9 +72,8 @@ fn sigterm_finishes_requests_in_flight_and_refuses_new_connections() {
     let server = ServeProcess::start(&format!("sqlite://{}/m.db", dir.path().display()));
     let addr = server.address.trim_start_matches("http://").to_owned();
     let in_flight: Vec<TcpStream> = (0..3).map(|_| start_request(&addr)).collect();
-    // Let the server read the heads, so the requests are really in progress.
-    std::thread::sleep(Duration::from_millis(300));
 
+    let signalled = Instant::now();
     let pid = server.child.id().to_string();
     assert!(
         Command::new("kill")
@@ -109,4 +117,5 @@ fn sigterm_finishes_requests_in_flight_and_refuses_new_connections() {
         std::thread::sleep(Duration::from_millis(50));
     };
     assert!(status.success(), "exit status {status:?}");
+    println!("drained and exited {:?} after SIGTERM", signalled.elapsed());
 }
