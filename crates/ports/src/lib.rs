@@ -12,11 +12,12 @@ pub mod world;
 
 pub use error::StoreError;
 pub use repos::{
-    AddMemberError, AddOutcome, CatalogItem, ClientRepository, CodeExchange, CreateClientError,
-    CreateObjectError, CreateUserError, CredentialRepository, ExchangeError, GrantRepository,
-    Housekeeping, MediaRepository, OrgRepository, PendingSignInRepository, PermissionChangeError,
-    PermissionEntry, PurgeReport, RefreshExchange, RemoveMemberError, RevokeOutcome, RotateError,
-    SessionRepository, Store, StoredPendingSignIn, UpdateObjectError, UserRepository,
+    AddMemberError, AddOutcome, BearerRecord, CatalogItem, ClientRepository, CodeExchange,
+    CreateClientError, CreateObjectError, CreateUserError, CredentialRepository, ExchangeError,
+    GrantRepository, Housekeeping, MediaRepository, OrgRepository, PendingSignInRepository,
+    PermissionChangeError, PermissionEntry, PurgeReport, ReadFacts, Reader, RefreshExchange,
+    RemoveMemberError, RevokeOutcome, RotateError, SessionRepository, Store, StoredPendingSignIn,
+    UpdateObjectError, UserRepository,
 };
 pub use services::{ServiceSettings, Services};
 pub use sso::{

@@ -196,8 +196,54 @@ pub enum RestoreObjectError {
     Store(#[from] StoreError),
 }
 
+/// Whose permission entries a read fetches along with what it reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reader<'a> {
+    /// Nobody signed in: no entries are read.
+    Anonymous,
+    /// A known user.
+    User(UserId),
+    /// Whoever holds the access token with this digest: the token and its user are read
+    /// too, and the entries are that user's.
+    Bearer(&'a TokenDigest),
+}
+
+/// An access token and the user it acts for, read together.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BearerRecord {
+    /// The token (revocation of its grant included).
+    pub token: AccessTokenRecord,
+    /// Its user; `None` when that user no longer exists.
+    pub user: Option<User>,
+}
+
+/// What reading `object` through `collection` is decided on, read in one step
+/// ([`MediaRepository::read_facts`]). The services decide; these are only the facts.
+#[derive(Debug, Clone, Default)]
+pub struct ReadFacts {
+    /// For [`Reader::Bearer`]: the token and its user; `None` when no token has that digest.
+    pub bearer: Option<BearerRecord>,
+    /// Whether the collection exists and is live.
+    pub collection_live: bool,
+    /// Whether the object is a direct member of the collection.
+    pub member: bool,
+    /// The object, whatever its lifecycle; `None` when no object has that id.
+    pub object: Option<MediaObject>,
+    /// The reader's explicit entries on the collection and its ancestors, with the edges
+    /// between them (empty for [`Reader::Anonymous`] and for an unknown token).
+    pub access: AccessView,
+}
+
 /// Objects, the membership graph and permissions.
 pub trait MediaRepository: Send + Sync {
+    /// Everything reading `object` through `collection` is decided on, in one step (one
+    /// connection; one statement where the backend allows): see [`ReadFacts`].
+    fn read_facts(
+        &self,
+        reader: Reader<'_>,
+        collection: ObjectId,
+        object: ObjectId,
+    ) -> Result<ReadFacts, StoreError>;
     /// Stores a new top-level library and makes `admin` its admin, in one step.
     fn create_library(&self, library: &MediaObject, admin: UserId)
     -> Result<(), CreateObjectError>;
@@ -244,7 +290,19 @@ pub trait MediaRepository: Send + Sync {
         &self,
         collection: ObjectId,
         since: Option<Since>,
-    ) -> Result<Vec<CatalogItem>, StoreError>;
+    ) -> Result<Vec<CatalogItem>, StoreError> {
+        let mut items = Vec::new();
+        self.each_member(collection, since, &mut |item| items.push(item))?;
+        Ok(items)
+    }
+    /// The members [`list_members`](Self::list_members) lists, in the same order, handed to
+    /// `visit` one at a time as they are read: a large collection is never held whole.
+    fn each_member(
+        &self,
+        collection: ObjectId,
+        since: Option<Since>,
+        visit: &mut dyn FnMut(CatalogItem),
+    ) -> Result<(), StoreError>;
     /// `user`'s explicit entries on `collection` and its ancestors, with the edges between them.
     fn access_view(&self, user: UserId, collection: ObjectId) -> Result<AccessView, StoreError>;
     /// Sets `user`'s explicit level on `collection`, refusing to demote the last admin.
@@ -399,6 +457,8 @@ pub trait GrantRepository: Send + Sync {
     fn rotate_refresh_token(&self, req: RefreshExchange<'_>) -> Result<Rotation, RotateError>;
     /// An access token by digest (revocation of its grant included).
     fn access_token(&self, digest: &TokenDigest) -> Result<Option<AccessTokenRecord>, StoreError>;
+    /// An access token by digest with the user it acts for, in one step.
+    fn bearer(&self, digest: &TokenDigest) -> Result<Option<BearerRecord>, StoreError>;
     /// Revokes an access or refresh token of `client` (RFC 7009).
     fn revoke_token(
         &self,

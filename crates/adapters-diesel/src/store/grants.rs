@@ -14,12 +14,12 @@ use medialib_domain::oauth::{
 };
 use medialib_domain::{GrantId, Timestamp, TokenDigest, UserId};
 use medialib_ports::{
-    CodeExchange, ExchangeError, GrantRepository, RefreshExchange, RevokeOutcome, RotateError,
-    StoreError,
+    BearerRecord, CodeExchange, ExchangeError, GrantRepository, RefreshExchange, RevokeOutcome,
+    RotateError, StoreError,
 };
 
 use super::rows::{client_id, grant_id, scope, ts, user_id};
-use super::{DieselStore, flatten};
+use super::{DieselStore, facts, flatten};
 use crate::error::DbError;
 use crate::macros::{with_conn, with_tx};
 use crate::schema::{
@@ -319,6 +319,13 @@ impl GrantRepository for DieselStore {
             })
         })
         .transpose()
+    }
+
+    fn bearer(&self, digest: &TokenDigest) -> Result<Option<BearerRecord>, StoreError> {
+        let rows = (|| -> Result<_, DbError> {
+            with_conn!(self.db, conn => { Ok(facts::read_bearer(conn, digest)?) })
+        })()?;
+        Ok(facts::into_facts(rows)?.bearer)
     }
 
     fn revoke_token(

@@ -2,6 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use diesel::connection::DefaultLoadingMode;
 use diesel::prelude::*;
 use medialib_domain::permission::check_admin_change;
 use medialib_domain::{
@@ -12,11 +13,12 @@ use medialib_domain::{
 use medialib_ports::repos::{RestoreObjectError, RestoredObject};
 use medialib_ports::{
     AddMemberError, AddOutcome, CatalogItem, CreateObjectError, MediaRepository,
-    PermissionChangeError, PermissionEntry, RemoveMemberError, StoreError, UpdateObjectError,
+    PermissionChangeError, PermissionEntry, ReadFacts, Reader, RemoveMemberError, StoreError,
+    UpdateObjectError,
 };
 
 use super::rows::{ObjectRow, UserRow, object_id, ts, user_id};
-use super::{DieselStore, Locks as _, flatten};
+use super::{DieselStore, Locks as _, facts, flatten};
 use crate::error::DbError;
 use crate::macros::{with_conn, with_tx};
 use crate::schema::{memberships, object_properties, objects, permissions, users};
@@ -112,6 +114,19 @@ fn level(s: &str) -> Result<PermissionLevel, StoreError> {
 }
 
 impl MediaRepository for DieselStore {
+    fn read_facts(
+        &self,
+        reader: Reader<'_>,
+        collection: ObjectId,
+        object: ObjectId,
+    ) -> Result<ReadFacts, StoreError> {
+        let (c, o) = (collection.to_string(), object.to_string());
+        let rows = (|| -> Result<_, DbError> {
+            with_conn!(self.db, conn => { Ok(facts::read_facts(conn, reader, &c, &o)?) })
+        })()?;
+        facts::into_facts(rows)
+    }
+
     fn create_library(
         &self,
         library: &MediaObject,
@@ -354,49 +369,45 @@ impl MediaRepository for DieselStore {
         flatten(r)
     }
 
-    fn list_members(
+    fn each_member(
         &self,
         collection: ObjectId,
         since: Option<Since>,
-    ) -> Result<Vec<CatalogItem>, StoreError> {
+        visit: &mut dyn FnMut(CatalogItem),
+    ) -> Result<(), StoreError> {
         let c = collection.to_string();
         let since = since.map(|s| s.timestamp().epoch_seconds());
-        let (rows, props) = (|| -> Result<_, DbError> {
+        (|| -> Result<_, DbError> {
             with_conn!(self.db, conn => {
+                // One query, properties joined: a member comes as one row per property (or
+                // one row), and its rows are adjacent because the order ends with the id.
                 let mut q = memberships::table
                     .inner_join(objects::table.on(objects::id.eq(memberships::member_id)))
+                    .left_join(
+                        object_properties::table.on(object_properties::object_id.eq(objects::id)),
+                    )
                     .filter(memberships::collection_id.eq(&c))
                     .filter(objects::deleted_at.is_null())
-                    .select((ObjectRow::as_select(), memberships::added_at))
+                    .select((
+                        ObjectRow::as_select(),
+                        memberships::added_at,
+                        object_properties::key.nullable(),
+                        object_properties::value.nullable(),
+                    ))
                     .order((objects::modified_at.desc(), objects::id.asc()))
                     .into_boxed();
                 if let Some(s) = since {
                     q = q.filter(objects::modified_at.ge(s).or(memberships::added_at.ge(s)));
                 }
-                let rows: Vec<(ObjectRow, i64)> = q.load(conn)?;
-                let props: Vec<(String, String, String)> = object_properties::table
-                    .inner_join(
-                        memberships::table.on(memberships::member_id.eq(object_properties::object_id)),
-                    )
-                    .filter(memberships::collection_id.eq(&c))
-                    .select((object_properties::object_id, object_properties::key, object_properties::value))
-                    .load(conn)?;
-                Ok((rows, props))
+                let mut members = MemberRows::new(visit);
+                for row in q.load_iter::<MemberRow, DefaultLoadingMode>(conn)? {
+                    if let Err(e) = members.push(row?) {
+                        return Ok(Err(e));
+                    }
+                }
+                Ok(members.finish())
             })
-        })()?;
-        let mut by_object: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
-        for (id, k, v) in props {
-            by_object.entry(id).or_default().push((k, v));
-        }
-        rows.into_iter()
-            .map(|(row, added)| {
-                let p = by_object.remove(&row.id).unwrap_or_default();
-                Ok(CatalogItem {
-                    object: row.into_domain(p)?,
-                    added_at: ts(added),
-                })
-            })
-            .collect()
+        })()?
     }
 
     fn access_view(&self, user: UserId, collection: ObjectId) -> Result<AccessView, StoreError> {
@@ -615,6 +626,60 @@ impl MediaRepository for DieselStore {
             }))
         });
         flatten(r)
+    }
+}
+
+/// A member's row with its `added_at` and one of its properties (if it has any).
+type MemberRow = (ObjectRow, i64, Option<String>, Option<String>);
+
+/// Catalog items built while their rows are read and handed on one at a time.
+struct MemberRows<'v> {
+    visit: &'v mut dyn FnMut(CatalogItem),
+    current: Option<PendingMember>,
+}
+
+/// The member whose rows are being read: its row, when it was added, its properties so far.
+struct PendingMember {
+    row: ObjectRow,
+    added: i64,
+    properties: Vec<(String, String)>,
+}
+
+impl<'v> MemberRows<'v> {
+    fn new(visit: &'v mut dyn FnMut(CatalogItem)) -> Self {
+        Self {
+            visit,
+            current: None,
+        }
+    }
+
+    fn push(&mut self, (row, added, key, value): MemberRow) -> Result<(), StoreError> {
+        if self.current.as_ref().is_some_and(|m| m.row.id != row.id) {
+            self.flush()?;
+        }
+        let member = self.current.get_or_insert_with(|| PendingMember {
+            row,
+            added,
+            properties: Vec::new(),
+        });
+        if let (Some(k), Some(v)) = (key, value) {
+            member.properties.push((k, v));
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), StoreError> {
+        if let Some(m) = self.current.take() {
+            (self.visit)(CatalogItem {
+                object: m.row.into_domain(m.properties)?,
+                added_at: ts(m.added),
+            });
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<(), StoreError> {
+        self.flush()
     }
 }
 

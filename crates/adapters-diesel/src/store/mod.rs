@@ -1,6 +1,8 @@
 //! The repository ports of `medialib-ports`, implemented on [`Database`].
 
 mod clients;
+mod facts;
+mod fixed;
 mod grants;
 mod media;
 mod pending;

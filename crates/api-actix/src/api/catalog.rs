@@ -2,6 +2,7 @@
 //! (GET), add an existing object to a collection (PUT/POST), remove a membership (DELETE).
 
 use actix_web::http::Method;
+use actix_web::http::header::ContentType;
 use actix_web::{HttpRequest, HttpResponse, web};
 use medialib_domain::{IdOrZero, ObjectId, Since};
 
@@ -10,7 +11,7 @@ use crate::auth::{reader, writer};
 use crate::blocking::run;
 use crate::error::ApiError;
 use crate::input::{ApiCall, Form};
-use crate::records::{AnyRecord, CatalogResponse, DescribeRecord, LimitedRecord};
+use crate::records::CatalogWriter;
 use crate::state::AppState;
 
 const ALLOW: &str = "GET, HEAD, PUT, POST, DELETE, OPTIONS";
@@ -84,30 +85,34 @@ async fn list(
     let since = query.parse("ts", Since::parse)?;
     let complete = query.parse("completeRecords", parse_count)?;
     let caller = reader(state, req).await?;
-    let page = match o {
-        IdOrZero::Id(sub) if sub != c => {
-            run(state, move |s| s.list_sub_catalog(&caller, c, sub, since)).await?
-        }
-        _ => run(state, move |s| s.list_catalog(&caller, c, since)).await?,
-    };
-    let base = state.base_url();
+    let base = state.base_url().to_owned();
     let complete = complete.unwrap_or(usize::MAX);
-    let list = page
-        .items
-        .iter()
-        .enumerate()
-        .map(|(i, item)| {
-            if i < complete {
-                AnyRecord::Full(DescribeRecord::new(&item.object, base, true))
-            } else {
-                AnyRecord::Limited(LimitedRecord::new(&item.object, base, true))
+    // Listed and written to JSON on the blocking pool, member by member as the rows are
+    // read: a large listing never holds up the async worker, and only its bytes come back.
+    let body = run(state, move |s| -> Result<Vec<u8>, ApiError> {
+        let mut writer = CatalogWriter::new(&base, complete);
+        match o {
+            IdOrZero::Id(sub) if sub != c => {
+                s.list_sub_catalog_into(&caller, c, sub, since, &mut writer)?;
             }
-        })
-        .collect();
-    Ok(HttpResponse::Ok().json(CatalogResponse {
-        ts: page.ts.epoch_seconds(),
-        list,
-    }))
+            _ => s.list_catalog_into(&caller, c, since, &mut writer)?,
+        }
+        match writer.finish() {
+            Some(Ok(body)) => Ok(body),
+            Some(Err(e)) => {
+                tracing::error!(error = %e, "cannot write the catalog response");
+                Err(ApiError::Internal)
+            }
+            None => {
+                tracing::error!("a catalog listing succeeded without starting");
+                Err(ApiError::Internal)
+            }
+        }
+    })
+    .await?;
+    Ok(HttpResponse::Ok()
+        .insert_header(ContentType::json())
+        .body(body))
 }
 
 /// PUT/POST: adds an existing object to C; adding a member again is still a 201.

@@ -7,8 +7,10 @@ use medialib_domain::{
     Action, Caller, Forbidden, MediaObject, ObjectId, ObjectType, ShortCode, Since,
 };
 
-use super::{CatalogPage, Services};
+use super::media::reached_object;
+use super::{CatalogPage, CatalogSink, Services};
 use crate::error::StoreError;
+use crate::repos::Reader;
 
 /// Listing a sub-catalog `S` through its parent `C` (`catalog/c/{C}/o/{S}`) failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -107,6 +109,21 @@ impl Services {
         sub: ObjectId,
         since: Option<Since>,
     ) -> Result<CatalogPage, SubCatalogFailed> {
+        let mut page = CatalogPage::empty();
+        self.list_sub_catalog_into(caller, collection, sub, since, &mut page)?;
+        Ok(page)
+    }
+
+    /// [`list_sub_catalog`](Self::list_sub_catalog) into `sink`, each member as it is read.
+    /// Nothing reaches the sink when the listing is refused.
+    pub fn list_sub_catalog_into(
+        &self,
+        caller: &Caller,
+        collection: ObjectId,
+        sub: ObjectId,
+        since: Option<Since>,
+        sink: &mut dyn CatalogSink,
+    ) -> Result<(), SubCatalogFailed> {
         let ts = self.clock.now();
         if self.store.object(collection)?.is_none() || !self.store.is_member(collection, sub)? {
             return Err(SubCatalogFailed::NotFound);
@@ -118,8 +135,10 @@ impl Services {
         }
         let level = self.effective_level(caller, sub)?;
         authorize(level, Action::Read)?;
-        let items = self.store.list_members(sub, since)?;
-        Ok(CatalogPage { ts, level, items })
+        sink.start(ts, level);
+        self.store
+            .each_member(sub, since, &mut |item| sink.member(item))?;
+        Ok(())
     }
 
     /// An object reached through `collection` (a member, or the collection itself) that
@@ -131,15 +150,15 @@ impl Services {
         collection: ObjectId,
         object: ObjectId,
     ) -> Result<MediaObject, ViewObjectFailed> {
-        let reachable = collection == object || self.store.is_member(collection, object)?;
-        if self.store.object(collection)?.is_none() || !reachable {
-            return Err(ViewObjectFailed::NotFound);
-        }
-        let found = self
+        let mut facts = self
             .store
-            .object(object)?
-            .ok_or(ViewObjectFailed::NotFound)?;
-        authorize(self.effective_level(caller, collection)?, Action::Read)?;
+            .read_facts(Reader::User(caller.user()), collection, object)?;
+        let found =
+            reached_object(&mut facts, collection, object).ok_or(ViewObjectFailed::NotFound)?;
+        authorize(
+            facts.access.effective_level(caller, collection),
+            Action::Read,
+        )?;
         Ok(found)
     }
 

@@ -3,16 +3,17 @@
 use medialib_domain::permission::authorize;
 use medialib_domain::projection::describe_view;
 use medialib_domain::{
-    Action, AfterRemoval, Caller, DescribeRefused, DescribeView, Forbidden, MediaObject,
+    Action, AfterRemoval, Caller, DescribeRefused, DescribeView, Forbidden, Lifecycle, MediaObject,
     MembershipError, NewObject, ObjectId, ObjectPatch, ObjectType, PermissionLevel, ShortCode,
-    Since, Timestamp, UpdateError, UserId,
+    Since, Timestamp, TokenKind, UpdateError, UserId,
 };
 
-use super::Services;
+use super::{BearerError, Services};
 use crate::error::StoreError;
 use crate::repos::{
     AddMemberError, AddOutcome, CatalogItem, CreateObjectError, PermissionChangeError,
-    PermissionEntry, RemoveMemberError, RestoreObjectError, RestoredObject, UpdateObjectError,
+    PermissionEntry, ReadFacts, Reader, RemoveMemberError, RestoreObjectError, RestoredObject,
+    UpdateObjectError,
 };
 use crate::world::RandomExt as _;
 
@@ -57,6 +58,17 @@ pub enum DescribeFailed {
     /// Storage failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// Describe GET with a presented bearer token failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DescribeWithTokenFailed {
+    /// The token does not authenticate (401).
+    #[error(transparent)]
+    Bearer(#[from] BearerError),
+    /// The read was refused or found nothing, or storage failed.
+    #[error(transparent)]
+    Describe(#[from] DescribeFailed),
 }
 
 /// Updating an object failed.
@@ -144,6 +156,37 @@ pub struct CatalogPage {
     pub items: Vec<CatalogItem>,
 }
 
+/// Receives a catalog answer while it is read, so that a large one is written out member
+/// by member instead of being collected first ([`Services::list_catalog_into`]).
+pub trait CatalogSink {
+    /// Called once the listing is allowed, before any member: the answer's `ts` and the
+    /// caller's effective level on the listed collection.
+    fn start(&mut self, ts: Timestamp, level: PermissionLevel);
+    /// Each member, most recently modified first.
+    fn member(&mut self, item: CatalogItem);
+}
+
+impl CatalogSink for CatalogPage {
+    fn start(&mut self, ts: Timestamp, level: PermissionLevel) {
+        self.ts = ts;
+        self.level = level;
+    }
+    fn member(&mut self, item: CatalogItem) {
+        self.items.push(item);
+    }
+}
+
+impl CatalogPage {
+    /// An empty page, for [`CatalogSink`] to fill.
+    pub(super) fn empty() -> Self {
+        Self {
+            ts: Timestamp::from_epoch_seconds(0),
+            level: PermissionLevel::None,
+            items: Vec::new(),
+        }
+    }
+}
+
 impl Services {
     /// The caller's effective level on a collection.
     pub fn effective_level(
@@ -223,22 +266,40 @@ impl Services {
     }
 
     /// Reads an object through a collection (describe GET); `caller` is `None` when anonymous.
+    /// One store call.
     pub fn describe(
         &self,
         caller: Option<&Caller>,
         collection: ObjectId,
         object: ObjectId,
     ) -> Result<(MediaObject, DescribeView), DescribeFailed> {
-        if self.live_object(collection)?.is_none() || !self.reachable(collection, object)? {
-            return Err(DescribeFailed::NotFound);
-        }
-        let obj = self.live_object(object)?.ok_or(DescribeFailed::NotFound)?;
-        let level = match caller {
-            Some(c) => Some(self.effective_level(c, collection)?),
-            None => None,
+        let reader = caller.map_or(Reader::Anonymous, |c| Reader::User(c.user()));
+        let facts = self.store.read_facts(reader, collection, object)?;
+        decide_describe(facts, caller, collection, object)
+    }
+
+    /// Describe GET with the bearer token as presented (`None` when there is none): the
+    /// token is checked first (a bad one fails as [`BearerError`] whatever the object),
+    /// then the read is decided as [`describe`](Self::describe) does for its holder. The
+    /// token, its user, the object and the permission entries come from one store call.
+    pub fn describe_with_token(
+        &self,
+        token: Option<&str>,
+        collection: ObjectId,
+        object: ObjectId,
+    ) -> Result<(MediaObject, DescribeView), DescribeWithTokenFailed> {
+        let Some(token) = token else {
+            return Ok(self.describe(None, collection, object)?);
         };
-        let view = describe_view(level, obj.is_public())?;
-        Ok((obj, view))
+        let digest = TokenKind::Access
+            .digest_presented(token)
+            .ok_or(BearerError::Unknown)?;
+        let mut facts = self
+            .store
+            .read_facts(Reader::Bearer(&digest), collection, object)
+            .map_err(DescribeFailed::Store)?;
+        let caller = self.bearer_caller(facts.bearer.take())?.user.as_caller();
+        Ok(decide_describe(facts, Some(&caller), collection, object)?)
     }
 
     /// Changes an object (describe POST, info POST).
@@ -342,18 +403,35 @@ impl Services {
         collection: ObjectId,
         since: Option<Since>,
     ) -> Result<CatalogPage, MembershipChangeFailed> {
+        let mut page = CatalogPage::empty();
+        self.list_catalog_into(caller, collection, since, &mut page)?;
+        Ok(page)
+    }
+
+    /// [`list_catalog`](Self::list_catalog) into `sink`, each member as it is read. Nothing
+    /// reaches the sink when the listing is refused.
+    pub fn list_catalog_into(
+        &self,
+        caller: &Caller,
+        collection: ObjectId,
+        since: Option<Since>,
+        sink: &mut dyn CatalogSink,
+    ) -> Result<(), MembershipChangeFailed> {
         let ts = self.clock.now();
-        let target = self
-            .live_object(collection)?
+        let mut facts =
+            self.store
+                .read_facts(Reader::User(caller.user()), collection, collection)?;
+        let target = reached_object(&mut facts, collection, collection)
             .ok_or(MembershipChangeFailed::NotFound)?;
-        let level = self
-            .require(caller, collection, Action::Read)
-            .map_err(RequireError::into_membership)?;
+        let level = facts.access.effective_level(caller, collection);
+        authorize(level, Action::Read)?;
         if !target.object_type().is_collection() {
             return Err(MembershipChangeFailed::NotACollection);
         }
-        let items = self.store.list_members(collection, since)?;
-        Ok(CatalogPage { ts, level, items })
+        sink.start(ts, level);
+        self.store
+            .each_member(collection, since, &mut |item| sink.member(item))?;
+        Ok(())
     }
 
     fn permission_target(
@@ -423,6 +501,36 @@ impl Services {
     ) -> Result<RestoredObject, RestoreObjectError> {
         self.store.restore_object(object, into, self.clock.now())
     }
+}
+
+/// Decides describe GET on the facts read for `caller` (`None`: anonymous): the object must
+/// be reachable through a live collection (a direct member, or the collection itself) and
+/// live, and the caller's effective level on the collection picks the record.
+fn decide_describe(
+    mut facts: ReadFacts,
+    caller: Option<&Caller>,
+    collection: ObjectId,
+    object: ObjectId,
+) -> Result<(MediaObject, DescribeView), DescribeFailed> {
+    let obj = reached_object(&mut facts, collection, object).ok_or(DescribeFailed::NotFound)?;
+    let level = caller.map(|c| facts.access.effective_level(c, collection));
+    let view = describe_view(level, obj.is_public())?;
+    Ok((obj, view))
+}
+
+/// Takes the object out of `facts` if it is reached through a live collection (a direct
+/// member, or the collection itself) and is live itself.
+pub(super) fn reached_object(
+    facts: &mut ReadFacts,
+    collection: ObjectId,
+    object: ObjectId,
+) -> Option<MediaObject> {
+    let reachable = collection == object || facts.member;
+    let live = facts.collection_live;
+    facts
+        .object
+        .take()
+        .filter(|o| live && reachable && o.lifecycle() == Lifecycle::Live)
 }
 
 /// A failed level check, before it is folded into the operation's own error.

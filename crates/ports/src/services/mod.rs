@@ -19,8 +19,9 @@ use crate::sso::{NoSso, SsoProvider};
 use crate::world::{Clock, RandomSource};
 
 pub use media::{
-    AddMemberFailed, CatalogPage, CreateObjectFailed, DescribeFailed, MembershipChangeFailed,
-    PermissionFailed, Placement, UpdateObjectFailed,
+    AddMemberFailed, CatalogPage, CatalogSink, CreateObjectFailed, DescribeFailed,
+    DescribeWithTokenFailed, MembershipChangeFailed, PermissionFailed, Placement,
+    UpdateObjectFailed,
 };
 pub use oauth::{AuthenticatedCaller, BearerError, ClientCredentials, TokenError, TokenResponse};
 pub use sessions::{

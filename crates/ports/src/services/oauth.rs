@@ -9,7 +9,9 @@ use medialib_domain::{GrantId, Secret, TokenKind, User, UserId};
 
 use super::Services;
 use crate::error::StoreError;
-use crate::repos::{CodeExchange, ExchangeError, RefreshExchange, RevokeOutcome, RotateError};
+use crate::repos::{
+    BearerRecord, CodeExchange, ExchangeError, RefreshExchange, RevokeOutcome, RotateError,
+};
 use crate::world::RandomExt as _;
 
 /// How a client authenticated at the token endpoint (body fields or HTTP Basic).
@@ -259,12 +261,22 @@ impl Services {
         let digest = TokenKind::Access
             .digest_presented(token)
             .ok_or(BearerError::Unknown)?;
-        let record = self
-            .store
-            .access_token(&digest)?
+        let record = self.store.bearer(&digest)?;
+        self.bearer_caller(record)
+    }
+
+    /// Decides on a token looked up by digest (`None`: no such token): the caller behind it,
+    /// or why it does not authenticate.
+    pub(super) fn bearer_caller(
+        &self,
+        record: Option<BearerRecord>,
+    ) -> Result<AuthenticatedCaller, BearerError> {
+        let record = record.ok_or(BearerError::Unknown)?;
+        let active = record.token.check(self.clock.now())?;
+        let user = record
+            .user
+            .filter(|u| u.id == active.user)
             .ok_or(BearerError::Unknown)?;
-        let active = record.check(self.clock.now())?;
-        let user = self.store.user(active.user)?.ok_or(BearerError::Unknown)?;
         Ok(AuthenticatedCaller {
             user,
             scope: active.scope,
