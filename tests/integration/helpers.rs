@@ -128,6 +128,13 @@ pub struct ServeProcess {
 impl ServeProcess {
     /// Starts it and waits until it listens.
     pub fn start(db_url: &str) -> Self {
+        Self::start_with_env(db_url, &[])
+    }
+
+    /// Starts it with extra `MEDIALIB_*` settings (e.g. `("MEDIALIB_RATE_LIMIT_TOKEN", "0")`) and
+    /// waits until it listens. Calling it again on the same `db_url` restarts the service on
+    /// that database (on a new port).
+    pub fn start_with_env(db_url: &str, env: &[(&str, &str)]) -> Self {
         let mut cmd = Command::new(crate::cli::medialib_bin());
         cmd.args(["serve", "--bind", "127.0.0.1:0"])
             .stdin(Stdio::null())
@@ -143,6 +150,7 @@ impl ServeProcess {
             ("MEDIALIB_LOG", "info"),
             ("MEDIALIB_LOG_FORMAT", "json"),
         ]);
+        cmd.envs(env.iter().copied());
         let child = cmd.spawn().expect("cannot start medialib serve");
         // Owned by `Self` from here on, so that `Drop` kills and reaps it on every path.
         let mut this = Self {
@@ -174,6 +182,19 @@ impl ServeProcess {
             seen.push(line);
         }
         this
+    }
+
+    /// `kill -9`: SIGKILL, no chance to finish a request or a transaction; reaps the process
+    /// and checks that the signal is what ended it.
+    pub fn kill_hard(&mut self) {
+        use std::os::unix::process::ExitStatusExt as _;
+        self.child.kill().expect("cannot send SIGKILL");
+        let status = self.child.wait().expect("cannot reap the killed server");
+        assert_eq!(
+            status.signal(),
+            Some(9),
+            "the server ended otherwise: {status}"
+        );
     }
 }
 

@@ -18,5 +18,8 @@ mod shutdown;
 mod tls;
 
 mod api;
+mod authz_matrix;
 mod contract;
+mod hostile;
 mod oauth;
+mod reliability;

@@ -23,10 +23,10 @@ const POSTGRES_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrati
 /// (the ASCII bytes of "medialib").
 const PG_MIGRATION_LOCK: i64 = 0x6d65_6469_616c_6962;
 
-/// Statements run on every new pooled SQLite connection. `busy_timeout` comes first so that even
-/// the switch to WAL waits for a concurrent opener instead of failing with `SQLITE_BUSY`.
-const SQLITE_PRAGMAS: &str = "PRAGMA busy_timeout = 5000; \
-                              PRAGMA journal_mode = WAL; \
+/// Statements run on every new pooled SQLite connection, after `PRAGMA busy_timeout` (set to the
+/// pool's `connection_timeout` and run first, so that even the switch to WAL waits for a
+/// concurrent opener instead of failing with `SQLITE_BUSY`).
+const SQLITE_PRAGMAS: &str = "PRAGMA journal_mode = WAL; \
                               PRAGMA foreign_keys = ON; \
                               PRAGMA synchronous = NORMAL;";
 
@@ -277,13 +277,18 @@ pub(crate) fn read_namespace(db: &Database) -> Result<Option<String>, DbError> {
     })
 }
 
-/// Applies [`SQLITE_PRAGMAS`] to every new SQLite connection.
+/// Applies `busy_timeout` and [`SQLITE_PRAGMAS`] to every new SQLite connection: a writer
+/// waits for the write lock as long as a request waits for a connection, then gets
+/// `database is locked` (a 503).
 #[derive(Debug, Clone, Copy)]
-struct SqlitePragmas;
+struct SqlitePragmas {
+    busy_timeout: Duration,
+}
 
 impl CustomizeConnection<SqliteConnection, diesel::r2d2::Error> for SqlitePragmas {
     fn on_acquire(&self, conn: &mut SqliteConnection) -> Result<(), diesel::r2d2::Error> {
-        conn.batch_execute(SQLITE_PRAGMAS)
+        let millis = self.busy_timeout.as_millis().clamp(1, u128::from(u32::MAX));
+        conn.batch_execute(&format!("PRAGMA busy_timeout = {millis}; {SQLITE_PRAGMAS}"))
             .map_err(diesel::r2d2::Error::QueryError)
     }
 }
@@ -318,14 +323,17 @@ fn sqlite_pool(path: &str, opts: &PoolOptions, memory: bool) -> Result<SqlitePoo
     // at once instead of after `connection_timeout` of retries inside r2d2.
     let mut probe = SqliteConnection::establish(path)
         .map_err(|e| ConnectError::Pool(format!("cannot open SQLite database {path}: {e}")))?;
-    SqlitePragmas
+    let pragmas = SqlitePragmas {
+        busy_timeout: opts.connection_timeout,
+    };
+    pragmas
         .on_acquire(&mut probe)
         .map_err(|e| ConnectError::Pool(format!("cannot configure SQLite database {path}: {e}")))?;
     drop(probe);
 
     let builder = Pool::builder()
         .connection_timeout(opts.connection_timeout)
-        .connection_customizer(Box::new(SqlitePragmas))
+        .connection_customizer(Box::new(pragmas))
         .error_handler(Box::new(TracingErrorHandler {
             url: path.to_owned(),
         }));

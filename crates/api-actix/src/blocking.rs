@@ -6,7 +6,8 @@ use medialib_ports::Services;
 use crate::error::ApiError;
 use crate::state::AppState;
 
-/// Runs `f` with the services on the blocking thread pool and maps its error.
+/// Runs `f` with the services on the blocking thread pool and maps its error; a 503
+/// ([`ApiError::Overloaded`]) at once when `max_in_flight` requests are already at it.
 pub async fn run<T, E, F>(state: &AppState, f: F) -> Result<T, ApiError>
 where
     T: Send + 'static,
@@ -14,6 +15,8 @@ where
     F: FnOnce(&Services) -> Result<T, E> + Send + 'static,
 {
     let services = state.services()?.clone();
+    // Held until the work is done: queued and running requests both count.
+    let _slot = state.admission.try_enter().ok_or(ApiError::Overloaded)?;
     let span = tracing::Span::current();
     match web::block(move || span.in_scope(|| f(&services))).await {
         Ok(result) => result.map_err(Into::into),

@@ -77,6 +77,12 @@ pub enum ApiError {
     /// The database cannot be reached (or its pool is exhausted).
     #[error("database unavailable")]
     DatabaseUnavailable,
+    /// The request body did not arrive in time (408; the connection is closed).
+    #[error("the request body did not arrive in time")]
+    RequestTimeout,
+    /// `max_in_flight` requests are already doing blocking work: shed at once (503).
+    #[error("the server is busy; try again shortly")]
+    Overloaded,
     /// The organization's identity provider cannot be reached or answers nonsense (503).
     #[error("the identity provider is unavailable")]
     IdentityProviderUnavailable,
@@ -109,6 +115,7 @@ impl ResponseError for ApiError {
             Self::ApiMethodNotFound | Self::NotFound | Self::Missing(_) => StatusCode::NOT_FOUND,
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             Self::MethodNotImplemented { .. } | Self::NotImplemented(_) => {
                 StatusCode::NOT_IMPLEMENTED
             }
@@ -119,7 +126,7 @@ impl ResponseError for ApiError {
                 OAuthErrorCode::ServerError => StatusCode::INTERNAL_SERVER_ERROR,
                 _ => StatusCode::BAD_REQUEST,
             },
-            Self::DatabaseUnavailable | Self::IdentityProviderUnavailable => {
+            Self::DatabaseUnavailable | Self::IdentityProviderUnavailable | Self::Overloaded => {
                 StatusCode::SERVICE_UNAVAILABLE
             }
             Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
@@ -135,10 +142,14 @@ impl ResponseError for ApiError {
             Self::DatabaseUnavailable | Self::IdentityProviderUnavailable => {
                 builder.insert_header((header::RETRY_AFTER, RETRY_AFTER_SECONDS));
             }
+            Self::Overloaded => {
+                // Work in flight ends within milliseconds: come back soon.
+                builder.insert_header((header::RETRY_AFTER, "1"));
+            }
             Self::AuthenticationRequired => {
                 builder.insert_header((header::WWW_AUTHENTICATE, "Bearer"));
             }
-            Self::PayloadTooLarge { .. } => {
+            Self::PayloadTooLarge { .. } | Self::RequestTimeout => {
                 // The rest of the body is never read: tell the client not to reuse the
                 // connection (RFC 9110 §15.5.14) rather than let it fail on the next request.
                 builder.force_close();

@@ -1,20 +1,21 @@
 //! Reading an API call: the effective method (with `_METHOD` / `X-HTTP-Method-Override`),
 //! the query, and the body as form fields (urlencoded, multipart or JSON), UTF-8 only,
-//! at most [`BODY_LIMIT`] bytes.
+//! at most [`BODY_LIMIT`] bytes. A field may appear once in the query and once in the body:
+//! a repeat (JSON keys and `properties[KEY]` included) is a 400, and so is a method override
+//! given twice or two overrides that disagree.
 
 use actix_web::http::{Method, header};
 use actix_web::{HttpRequest, web};
+
+use medialib_domain::form::{self, MAX_FIELDS};
 
 use crate::error::ApiError;
 
 /// Largest accepted API request body (DECISIONS.md §4).
 pub const BODY_LIMIT: usize = 1 << 20;
 
-/// Most fields a form may carry.
-const MAX_FIELDS: usize = 1000;
-
-/// Form fields in arrival order; a repeated name keeps every value, and [`Form::get`]
-/// returns the last one.
+/// Form fields in arrival order; a repeated name keeps every value (so that
+/// [`Form::repeated_name`] can refuse it), and [`Form::get`] returns the last one.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Form(Vec<(String, String)>);
 
@@ -39,15 +40,9 @@ impl Form {
             .transpose()
     }
 
-    /// The `properties[KEY]=VALUE` fields, as `(KEY, VALUE)`.
-    pub fn properties(&self) -> Vec<(&str, &str)> {
-        self.0
-            .iter()
-            .filter_map(|(k, v)| {
-                let key = k.strip_prefix("properties[")?.strip_suffix(']')?;
-                Some((key, v.as_str()))
-            })
-            .collect()
+    /// Every field, in arrival order.
+    pub fn pairs(&self) -> &[(String, String)] {
+        &self.0
     }
 
     /// The first field name that occurs more than once (RFC 6749 §3.1 forbids repeats).
@@ -57,11 +52,6 @@ impl Form {
             .iter()
             .map(|(k, _)| k.as_str())
             .find(|k| !seen.insert(*k))
-    }
-
-    /// Whether any `properties[...]` field is present.
-    pub fn has_properties(&self) -> bool {
-        self.0.iter().any(|(k, _)| k.starts_with("properties["))
     }
 
     fn push(&mut self, k: String, v: String) -> Result<(), ApiError> {
@@ -89,24 +79,29 @@ pub struct ApiCall {
 impl ApiCall {
     /// Reads the request; only PUT/POST/DELETE bodies are parsed.
     pub async fn read(req: &HttpRequest, payload: web::Payload) -> Result<Self, ApiError> {
-        let query = parse_urlencoded(req.query_string().as_bytes())?;
         let mut method = req.method().clone();
         let has_body = matches!(method, Method::POST | Method::PUT | Method::DELETE);
-        let form = if has_body {
-            let body = read_body(req, payload).await?;
-            parse_body(req, &body)?
+        // The body is read (bounded) before anything can be refused, so that a client still
+        // sending it gets the answer rather than a reset connection.
+        let body = if has_body {
+            Some(read_body(req, payload).await?)
         } else {
-            Form::default()
+            None
         };
-        if method == Method::POST {
-            let header_override = req
-                .headers()
-                .get("x-http-method-override")
-                .map(|v| v.to_str().map_err(|_| bad_override()))
-                .transpose()?;
-            if let Some(m) = header_override.or(form.get("_METHOD")) {
-                method = parse_override(m)?;
-            }
+        let query = parse_urlencoded(req.query_string().as_bytes())?;
+        let form = match body {
+            Some(body) => parse_body(req, &body)?,
+            None => Form::default(),
+        };
+        if let Some(name) = query.repeated_name().or_else(|| form.repeated_name()) {
+            return Err(ApiError::BadRequest(format!(
+                "{name} is given more than once"
+            )));
+        }
+        if method == Method::POST
+            && let Some(m) = method_override(req, &form)?
+        {
+            method = m;
         }
         Ok(Self {
             method,
@@ -123,6 +118,30 @@ impl ApiCall {
 
 fn bad_override() -> ApiError {
     ApiError::BadRequest("_METHOD / X-HTTP-Method-Override must be PUT, POST or DELETE".into())
+}
+
+/// The method a POST asks for with `X-HTTP-Method-Override` or `_METHOD`: each at most
+/// once, and the same method when both are given.
+fn method_override(req: &HttpRequest, form: &Form) -> Result<Option<Method>, ApiError> {
+    let mut headers = req.headers().get_all("x-http-method-override");
+    let header = headers.next();
+    if headers.next().is_some() {
+        return Err(ApiError::BadRequest(
+            "X-HTTP-Method-Override is given more than once".into(),
+        ));
+    }
+    let header = header
+        .map(|v| v.to_str().map_err(|_| bad_override()))
+        .transpose()?
+        .map(parse_override)
+        .transpose()?;
+    let field = form.get("_METHOD").map(parse_override).transpose()?;
+    match (header, field) {
+        (Some(h), Some(f)) if h != f => Err(ApiError::BadRequest(
+            "_METHOD and X-HTTP-Method-Override name different methods".into(),
+        )),
+        (h, f) => Ok(h.or(f)),
+    }
 }
 
 fn parse_override(m: &str) -> Result<Method, ApiError> {
@@ -144,12 +163,28 @@ async fn read_body(req: &HttpRequest, payload: web::Payload) -> Result<web::Byte
     if declared.is_some_and(|n| n > BODY_LIMIT as u64) {
         return Err(too_large);
     }
-    match payload.to_bytes_limited(BODY_LIMIT).await {
-        Ok(Ok(bytes)) => Ok(bytes),
-        Ok(Err(_)) => Err(too_large),
-        Err(e) => Err(ApiError::BadRequest(format!(
+    body_within(payload, BODY_LIMIT).await
+}
+
+/// How long a client may take to send a request body once its head has arrived (actix's
+/// `client_request_timeout` covers only the head).
+const BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The whole body, at most `limit` bytes (else 413; a chunked body has no declared length to
+/// check first), arriving within [`BODY_TIMEOUT`] (else 408, so a client that announces a body
+/// and never sends it cannot hold a connection and a worker's attention for ever); a body
+/// that cannot be read (a malformed chunk, a client gone) is a 400.
+pub(crate) async fn body_within(
+    payload: web::Payload,
+    limit: usize,
+) -> Result<web::Bytes, ApiError> {
+    match actix_web::rt::time::timeout(BODY_TIMEOUT, payload.to_bytes_limited(limit)).await {
+        Ok(Ok(Ok(bytes))) => Ok(bytes),
+        Ok(Ok(Err(e))) => Err(ApiError::BadRequest(format!(
             "cannot read the request body: {e}"
         ))),
+        Ok(Err(_)) => Err(ApiError::PayloadTooLarge { limit }),
+        Err(_) => Err(ApiError::RequestTimeout),
     }
 }
 
@@ -182,73 +217,114 @@ fn not_utf8() -> ApiError {
     ApiError::BadRequest("input must be UTF-8".into())
 }
 
-/// Decodes one `application/x-www-form-urlencoded` component (`+` is a space).
-pub(crate) fn percent_decode(input: &[u8]) -> Result<String, ApiError> {
-    let mut out = Vec::with_capacity(input.len());
-    let mut i = 0;
-    while i < input.len() {
-        match input[i] {
-            b'+' => out.push(b' '),
-            b'%' => {
-                let hex = input
-                    .get(i + 1..i + 3)
-                    .and_then(|h| std::str::from_utf8(h).ok())
-                    .and_then(|h| u8::from_str_radix(h, 16).ok())
-                    .ok_or_else(|| ApiError::BadRequest("malformed percent-encoding".into()))?;
-                out.push(hex);
-                i += 2;
-            }
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8(out).map_err(|_| not_utf8())
-}
-
-/// Parses `a=1&b=2` strictly: malformed escapes and non-UTF-8 are errors.
+/// Parses `a=1&b=2` strictly (the domain's decoder): malformed escapes, non-UTF-8 and
+/// more than [`MAX_FIELDS`] fields are errors.
 pub fn parse_urlencoded(input: &[u8]) -> Result<Form, ApiError> {
-    let mut form = Form::default();
-    for pair in input.split(|b| *b == b'&').filter(|p| !p.is_empty()) {
-        let (k, v) = match pair.iter().position(|b| *b == b'=') {
-            Some(i) => (&pair[..i], &pair[i + 1..]),
-            None => (pair, &b""[..]),
-        };
-        form.push(percent_decode(k)?, percent_decode(v)?)?;
-    }
-    Ok(form)
+    form::parse_urlencoded(input)
+        .map(Form)
+        .map_err(|e| ApiError::BadRequest(e.to_string()))
 }
 
 fn parse_json(body: &[u8]) -> Result<Form, ApiError> {
     let text = std::str::from_utf8(body).map_err(|_| not_utf8())?;
-    let value: serde_json::Value = serde_json::from_str(text)
+    let value: Json = serde_json::from_str(text)
         .map_err(|e| ApiError::BadRequest(format!("malformed JSON: {e}")))?;
-    let serde_json::Value::Object(map) = value else {
+    let Json::Object(members) = value else {
         return Err(ApiError::BadRequest("a JSON body must be an object".into()));
     };
-    let scalar = |key: &str, v: &serde_json::Value| -> Result<String, ApiError> {
+    let scalar = |key: &str, v: Json| -> Result<String, ApiError> {
         match v {
-            serde_json::Value::String(s) => Ok(s.clone()),
-            serde_json::Value::Number(n) => Ok(n.to_string()),
-            serde_json::Value::Bool(b) => Ok(b.to_string()),
-            _ => Err(ApiError::BadRequest(format!(
+            Json::Scalar(s) => Ok(s),
+            Json::Object(_) | Json::Other => Err(ApiError::BadRequest(format!(
                 "field {key} must be a string, number or boolean"
             ))),
         }
     };
     let mut form = Form::default();
-    for (k, v) in &map {
+    for (k, v) in members {
         if k == "properties" {
-            let serde_json::Value::Object(props) = v else {
+            let Json::Object(props) = v else {
                 return Err(ApiError::BadRequest("properties must be an object".into()));
             };
             for (pk, pv) in props {
-                form.push(format!("properties[{pk}]"), scalar(pk, pv)?)?;
+                let value = scalar(&pk, pv)?;
+                form.push(format!("properties[{pk}]"), value)?;
             }
         } else {
-            form.push(k.clone(), scalar(k, v)?)?;
+            let value = scalar(&k, v)?;
+            form.push(k, value)?;
         }
     }
     Ok(form)
+}
+
+/// A JSON value as a form field sees it. Objects keep every member in order, repeated keys
+/// included (a map would silently keep only the last), so that a repeat can be refused.
+enum Json {
+    /// A string, number or boolean, as text.
+    Scalar(String),
+    /// An object's members, in order.
+    Object(Vec<(String, Json)>),
+    /// `null` or an array (skipped without building it).
+    Other,
+}
+
+impl<'de> serde::Deserialize<'de> for Json {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(JsonVisitor)
+    }
+}
+
+struct JsonVisitor;
+
+impl<'de> serde::de::Visitor<'de> for JsonVisitor {
+    type Value = Json;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Json, E> {
+        Ok(Json::Scalar(v.to_string()))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Json, E> {
+        Ok(Json::Scalar(v.to_string()))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Json, E> {
+        Ok(Json::Scalar(v.to_string()))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Json, E> {
+        // serde_json's own spelling of the number (`1.0`, `1e300`).
+        Ok(serde_json::Number::from_f64(v).map_or(Json::Other, |n| Json::Scalar(n.to_string())))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Json, E> {
+        Ok(Json::Scalar(v.to_owned()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Json, E> {
+        Ok(Json::Scalar(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Json, E> {
+        Ok(Json::Other)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Json, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(Json::Other)
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
+        let mut members = Vec::new();
+        while let Some(member) = map.next_entry::<String, Json>()? {
+            members.push(member);
+        }
+        Ok(Json::Object(members))
+    }
 }
 
 fn parse_multipart(ctype: &str, body: &[u8]) -> Result<Form, ApiError> {
@@ -308,21 +384,36 @@ mod tests {
     fn urlencoded_is_strict() {
         let f = parse_urlencoded(b"title=a+b%C3%A9&properties%5Bk%5D=v&x").unwrap();
         assert_eq!(f.get("title"), Some("a bé"));
-        assert_eq!(f.properties(), vec![("k", "v")]);
+        assert_eq!(f.get("properties[k]"), Some("v"));
         assert_eq!(f.get("x"), Some(""));
         assert!(parse_urlencoded(b"title=%ff").is_err(), "non-UTF-8");
         assert!(parse_urlencoded(b"title=%f").is_err(), "short escape");
         assert!(parse_urlencoded(b"title=%zz").is_err());
+        assert!(
+            parse_urlencoded(b"title=%+A").is_err(),
+            "a sign is no hex digit"
+        );
         let many = "a=1&".repeat(1001);
         assert!(parse_urlencoded(many.as_bytes()).is_err());
     }
 
     #[test]
-    fn duplicate_fields_keep_the_last() {
+    fn duplicate_fields_are_kept_for_refusal() {
         let f = parse_urlencoded(b"a=1&a=2").unwrap();
         assert_eq!(f.get("a"), Some("2"));
         assert_eq!(f.repeated_name(), Some("a"));
         assert_eq!(parse_urlencoded(b"a=1&b=1").unwrap().repeated_name(), None);
+        let json = |b: &[u8]| parse_json(b).unwrap().repeated_name().map(str::to_owned);
+        assert_eq!(json(br#"{"a":1,"a":2}"#).as_deref(), Some("a"));
+        assert_eq!(
+            json(br#"{"properties":{"k":"1","k":"2"}}"#).as_deref(),
+            Some("properties[k]")
+        );
+        assert_eq!(
+            json(br#"{"properties[k]":"1","properties":{"k":"2"}}"#).as_deref(),
+            Some("properties[k]")
+        );
+        assert_eq!(json(br#"{"a":1,"b":2}"#), None);
     }
 
     #[test]
@@ -331,15 +422,26 @@ mod tests {
             .unwrap();
         assert_eq!(f.get("public"), Some("true"));
         assert_eq!(f.get("duration"), Some("5"));
-        assert_eq!(f.properties(), vec![("k", "v")]);
+        assert_eq!(f.get("properties[k]"), Some("v"));
         assert!(parse_json(b"[1]").is_err());
         assert!(parse_json(br#"{"a":{"b":1}}"#).is_err());
         assert!(parse_json(b"{").is_err());
-        let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
-        assert!(
-            parse_json(deep.as_bytes()).is_err(),
-            "deep nesting is refused, not a crash"
+        assert!(parse_json(br#"{"a":null}"#).is_err());
+        assert!(parse_json(br#"{"a":[1]}"#).is_err());
+        assert_eq!(
+            parse_json(br#"{"a":1.5,"b":-2,"c":1e2}"#).unwrap(),
+            parse_urlencoded(b"a=1.5&b=-2&c=100.0").unwrap()
         );
+        for deep in [
+            format!("{}{}", "[".repeat(10_000), "]".repeat(10_000)),
+            format!("{{\"a\":{}{}}}", "[".repeat(10_000), "]".repeat(10_000)),
+            format!("{}1{}", "{\"a\":".repeat(10_000), "}".repeat(10_000)),
+        ] {
+            assert!(
+                parse_json(deep.as_bytes()).is_err(),
+                "deep nesting is refused, not a crash"
+            );
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! composition root (`crates/medialib`) hands it trait objects such as
 //! [`Readiness`] inside an [`AppState`].
 
+mod admission;
 mod api;
 mod auth;
 mod blocking;

@@ -237,6 +237,37 @@ impl Metrics {
     }
 }
 
+/// The load-shedding series (see `admission.rs`).
+fn admission_series(admission: &crate::admission::Admission) -> String {
+    let mut out = String::new();
+    let _ = (|| -> fmt::Result {
+        header(
+            &mut out,
+            "medialib_requests_in_flight",
+            "gauge",
+            "Requests doing database or password work now, queued ones included.",
+        )?;
+        writeln!(out, "medialib_requests_in_flight {}", admission.in_flight())?;
+        if admission.limit() != usize::MAX {
+            header(
+                &mut out,
+                "medialib_requests_in_flight_max",
+                "gauge",
+                "The most requests admitted to database or password work at once (max_in_flight).",
+            )?;
+            writeln!(out, "medialib_requests_in_flight_max {}", admission.limit())?;
+        }
+        header(
+            &mut out,
+            "medialib_requests_shed_total",
+            "counter",
+            "Requests answered 503 at once because max_in_flight requests were in flight.",
+        )?;
+        writeln!(out, "medialib_requests_shed_total {}", admission.shed())
+    })();
+    out
+}
+
 fn header(out: &mut String, name: &str, kind: &str, help: &str) -> fmt::Result {
     writeln!(out, "# HELP {name} {help}")?;
     writeln!(out, "# TYPE {name} {kind}")
@@ -293,7 +324,7 @@ async fn exposition(state: web::Data<AppState>) -> HttpResponse {
     HttpResponse::Ok()
         .content_type(CONTENT_TYPE)
         .insert_header((header::CACHE_CONTROL, "no-store"))
-        .body(state.metrics.render())
+        .body(state.metrics.render() + &admission_series(&state.admission))
 }
 
 /// Middleware (for `middleware::from_fn`), inside path normalisation so that the route

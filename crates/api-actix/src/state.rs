@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use medialib_ports::Services;
 
+use crate::admission::Admission;
 use crate::proxy::TrustedProxies;
 use crate::ratelimit::{RateLimitConfig, RateLimits};
 
@@ -32,6 +33,9 @@ pub struct HttpConfig {
     /// In the `header` sign-in mode, the request header in which a trusted proxy names the
     /// signed-in user (`sso_header`, e.g. `Remote-User`); `None` in the other modes.
     pub sso_header: Option<String>,
+    /// Requests doing blocking work (database, password hashing) at once, queued ones
+    /// included; past it new ones get a 503 at once (`max_in_flight`; `None`: no limit).
+    pub max_in_flight: Option<usize>,
 }
 
 /// The application state every handler can reach.
@@ -41,6 +45,8 @@ pub struct AppState {
     api: Option<Arc<Api>>,
     /// The `/metrics` counters, shared by every worker (see `metrics.rs`).
     pub(crate) metrics: Arc<crate::metrics::Metrics>,
+    /// The load-shedding bound, shared by every worker (see `admission.rs`).
+    pub(crate) admission: Arc<Admission>,
 }
 
 struct Api {
@@ -56,6 +62,7 @@ impl AppState {
             readiness,
             api: None,
             metrics: Arc::default(),
+            admission: Arc::new(Admission::new(None)),
         }
     }
 
@@ -63,6 +70,7 @@ impl AppState {
     pub fn with_api(mut self, services: Services, mut config: HttpConfig) -> Self {
         config.base_url = config.base_url.trim_end_matches('/').to_owned();
         let limits = RateLimits::new(config.rate_limits);
+        self.admission = Arc::new(Admission::new(config.max_in_flight));
         self.api = Some(Arc::new(Api {
             services,
             config,

@@ -5,6 +5,7 @@
 //! codes, access and refresh tokens) as state machines. No I/O, no clock, no
 //! randomness: time and random bytes are arguments.
 
+pub mod form;
 pub mod graph;
 pub mod ids;
 pub mod oauth;

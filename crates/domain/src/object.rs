@@ -3,8 +3,8 @@
 use std::fmt;
 
 use crate::ids::{ObjectId, UserId};
-use crate::text::{Description, Properties, Title};
-use crate::time::{DurationSecs, Timestamp};
+use crate::text::{Description, InvalidProperties, InvalidText, Properties, Title};
+use crate::time::{DurationSecs, InvalidDuration, Timestamp};
 
 /// The kind of a media object, fixed at creation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -232,6 +232,66 @@ pub struct ObjectPatch {
     pub duration: Option<DurationSecs>,
     /// Properties to set (merged over the stored ones).
     pub properties: Option<Properties>,
+}
+
+/// A field of an object form that does not parse; the message is the field's own.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InvalidField {
+    /// `type`.
+    #[error(transparent)]
+    Type(#[from] UnknownObjectType),
+    /// `title` or `description`.
+    #[error(transparent)]
+    Text(#[from] InvalidText),
+    /// `public`.
+    #[error(transparent)]
+    Public(#[from] InvalidBool),
+    /// `duration`.
+    #[error(transparent)]
+    Duration(#[from] InvalidDuration),
+    /// `properties[KEY]`.
+    #[error(transparent)]
+    Properties(#[from] InvalidProperties),
+}
+
+impl ObjectPatch {
+    /// Reads an object form (describe PUT/POST), given as `(name, value)` pairs in arrival
+    /// order: `type`, `title`, `description`, `public` and `duration`, the last value of a
+    /// repeated name winning, and `properties[KEY]`. Other names are ignored; absent fields
+    /// stay `None`, and `properties` is `Some` once any name starts with `properties[`.
+    /// Errors are checked in the order properties, type, title, description, public, duration.
+    pub fn from_fields<K: AsRef<str>, V: AsRef<str>>(
+        fields: &[(K, V)],
+    ) -> Result<Self, InvalidField> {
+        let last = |name: &str| {
+            fields
+                .iter()
+                .rev()
+                .find(|(k, _)| k.as_ref() == name)
+                .map(|(_, v)| v.as_ref())
+        };
+        let properties = if fields
+            .iter()
+            .any(|(k, _)| k.as_ref().starts_with("properties["))
+        {
+            Some(Properties::parse(fields.iter().filter_map(|(k, v)| {
+                let key = k.as_ref().strip_prefix("properties[")?.strip_suffix(']')?;
+                Some((key, v.as_ref()))
+            }))?)
+        } else {
+            None
+        };
+        Ok(Self {
+            object_type: last("type").map(ObjectType::parse).transpose()?,
+            title: last("title").map(Title::parse).transpose()?,
+            description: last("description").map(Description::parse).transpose()?,
+            public: last("public")
+                .map(|v| parse_bool(v, "public"))
+                .transpose()?,
+            duration: last("duration").map(DurationSecs::parse).transpose()?,
+            properties,
+        })
+    }
 }
 
 /// Why an update is refused.
@@ -498,6 +558,51 @@ mod tests {
         assert!(o.is_public());
         assert_eq!(o.fields().title.as_str(), "t");
         assert_eq!(o.fields().properties.len(), 2);
+    }
+
+    #[test]
+    fn forms_become_patches() {
+        let f = |pairs: &[(&str, &str)]| ObjectPatch::from_fields(pairs);
+        let p = f(&[
+            ("type", "video"),
+            ("title", "a"),
+            ("title", "b"),
+            ("public", "TRUE"),
+            ("duration", "7"),
+            ("properties[k]", "1"),
+            ("properties[k]", "2"),
+            ("unknown", "x"),
+        ])
+        .unwrap();
+        assert_eq!(p.object_type, Some(ObjectType::Video));
+        assert_eq!(p.title.unwrap().as_str(), "b", "the last value wins");
+        assert_eq!(p.public, Some(true));
+        assert_eq!(p.duration.map(DurationSecs::seconds), Some(7));
+        let props = p.properties.unwrap();
+        assert_eq!(props.iter().collect::<Vec<_>>(), vec![("k", "2")]);
+        assert!(p.description.is_none());
+        let none = f(&[]).unwrap();
+        assert!(none.properties.is_none() && none.title.is_none());
+        // A name that opens `properties[` without closing it names no key, yet counts.
+        assert_eq!(
+            f(&[("properties[k", "v")]).unwrap().properties,
+            Some(Properties::empty())
+        );
+    }
+
+    #[test]
+    fn form_errors_name_the_field_in_a_fixed_order() {
+        let f = |pairs: &[(&str, &str)]| ObjectPatch::from_fields(pairs).unwrap_err().to_string();
+        assert_eq!(f(&[("public", "yes")]), "public must be true or false");
+        assert_eq!(
+            f(&[("title", &"é".repeat(256)), ("type", "folder")]),
+            "type must be one of catalog, video, audio, image, file"
+        );
+        assert_eq!(
+            f(&[("type", "folder"), ("properties[]", "v")]),
+            "property key \"\" must be 1 to 64 characters without control characters"
+        );
+        assert!(f(&[("duration", "-1")]).starts_with("duration must be"));
     }
 
     #[test]

@@ -26,12 +26,26 @@ pub enum InvalidText {
         /// Input name.
         field: &'static str,
     },
+    /// Holds U+0000, which PostgreSQL cannot store in text (refused on every backend alike).
+    #[error("{field} must not contain NUL characters")]
+    Nul {
+        /// Input name.
+        field: &'static str,
+    },
 }
 
 fn check_len(s: &str, field: &'static str, max: usize) -> Result<(), InvalidText> {
     // Count scalar values lazily, stopping as soon as the limit is passed.
     if s.len() > max && s.chars().nth(max).is_some() {
         Err(InvalidText::TooLong { field, max })
+    } else {
+        Ok(())
+    }
+}
+
+fn check_no_nul(s: &str, field: &'static str) -> Result<(), InvalidText> {
+    if s.contains('\0') {
+        Err(InvalidText::Nul { field })
     } else {
         Ok(())
     }
@@ -72,11 +86,11 @@ macro_rules! text_newtype {
 }
 
 text_newtype!(
-    /// An object's title: at most 255 Unicode scalar values, may be blank.
+    /// An object's title: at most 255 Unicode scalar values, no NUL, may be blank.
     Title
 );
 text_newtype!(
-    /// An object's description: may be blank, at most 65 536 characters.
+    /// An object's description: may be blank, at most 65 536 characters, no NUL.
     Description
 );
 text_newtype!(
@@ -95,6 +109,7 @@ impl Title {
     /// Parses a title.
     pub fn parse(input: &str) -> Result<Self, InvalidText> {
         check_len(input, "title", Self::MAX_CHARS)?;
+        check_no_nul(input, "title")?;
         Ok(Self(input.to_owned()))
     }
 }
@@ -106,6 +121,7 @@ impl Description {
     /// Parses a description.
     pub fn parse(input: &str) -> Result<Self, InvalidText> {
         check_len(input, "description", Self::MAX_CHARS)?;
+        check_no_nul(input, "description")?;
         Ok(Self(input.to_owned()))
     }
 }
@@ -145,7 +161,7 @@ impl PersonName {
 /// Client-defined string properties of an object (`properties[KEY]=VALUE`).
 ///
 /// At most 64 keys; a key is 1..=64 characters without control characters,
-/// a value at most 4 096 characters.
+/// a value at most 4 096 characters without NUL.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Properties(BTreeMap<String, String>);
 
@@ -167,6 +183,12 @@ pub enum InvalidProperties {
     /// A value is too long.
     #[error("property {key:?} is longer than 4096 characters")]
     ValueTooLong {
+        /// The key.
+        key: String,
+    },
+    /// A value holds U+0000 (PostgreSQL cannot store it).
+    #[error("property {key:?} must not contain NUL characters")]
+    ValueNul {
         /// The key.
         key: String,
     },
@@ -205,6 +227,9 @@ impl Properties {
             }
             if check_len(v, "value", Self::MAX_VALUE_CHARS).is_err() {
                 return Err(InvalidProperties::ValueTooLong { key: k.to_owned() });
+            }
+            if v.contains('\0') {
+                return Err(InvalidProperties::ValueNul { key: k.to_owned() });
             }
             map.insert(k.to_owned(), v.to_owned());
             if map.len() > Self::MAX_KEYS {
@@ -263,6 +288,15 @@ mod tests {
         assert!(Title::parse(&"a".repeat(256)).is_err());
         assert!(Title::parse("").is_ok(), "blank is allowed");
         assert_eq!(
+            Title::parse("a\0b"),
+            Err(InvalidText::Nul { field: "title" })
+        );
+        assert!(Title::parse("tab\tand\nnewline").is_ok());
+        assert_eq!(
+            Description::parse("\0").unwrap_err().to_string(),
+            "description must not contain NUL characters"
+        );
+        assert_eq!(
             Title::parse(&"x".repeat(300)).unwrap_err().to_string(),
             "title is longer than 255 characters"
         );
@@ -291,6 +325,10 @@ mod tests {
         assert!(Properties::parse([("", "v")]).is_err());
         assert!(Properties::parse([("k".repeat(65), "v".to_owned())]).is_err());
         assert!(Properties::parse([("k".to_owned(), "v".repeat(4097))]).is_err());
+        assert_eq!(
+            Properties::parse([("k", "a\0")]),
+            Err(InvalidProperties::ValueNul { key: "k".into() })
+        );
         let many: Vec<(String, String)> =
             (0..65).map(|i| (format!("k{i}"), String::new())).collect();
         assert_eq!(

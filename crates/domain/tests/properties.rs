@@ -748,9 +748,14 @@ proptest! {
         match Title::parse(&s) {
             Ok(t) => {
                 prop_assert!(chars.len() <= 255, "{} chars accepted", chars.len());
+                prop_assert!(!chars.contains(&'\0'), "a NUL was accepted");
                 prop_assert_eq!(t.as_str(), s.as_str());
             }
-            Err(_) => prop_assert!(chars.len() > 255, "{} chars refused", chars.len()),
+            Err(_) => prop_assert!(
+                chars.len() > 255 || chars.contains(&'\0'),
+                "{} chars without NUL refused",
+                chars.len()
+            ),
         }
     }
 

@@ -47,7 +47,7 @@ impl From<medialib_ports::StoreError> for AdminError {
 
 /// Opens (and migrates) the database and wires the use cases.
 pub fn services(settings: &Settings) -> Result<Services, AdminError> {
-    let db = database::prepare(&settings.database_url)?;
+    let db = database::prepare(&settings.database_url, &database::pool_options(settings))?;
     let base = settings.base_url_for(settings.bind);
     Ok(crate::startup::services(settings, &base, db))
 }

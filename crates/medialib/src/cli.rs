@@ -424,7 +424,7 @@ fn admin_failure(e: admin::AdminError) -> Failure {
 /// `medialib migrate`.
 fn migrate(settings: &Settings, json: bool) -> Result<(), Failure> {
     init_command_logging(settings)?;
-    let database = database::connect(&settings.database_url)?;
+    let database = database::connect(&settings.database_url, &database::pool_options(settings))?;
     let mut write_error = None;
     let applied = database::migrate(&database, &mut |version| {
         // With --json, standard output carries only the JSON document.

@@ -39,10 +39,13 @@ enum Setting {
     OidcClockSkew,
     SsoHeader,
     TrustedProxies,
+    DbPoolSize,
+    DbTimeout,
+    MaxInFlight,
 }
 
 impl Setting {
-    const ALL: [Setting; 23] = [
+    const ALL: [Setting; 26] = [
         Setting::DatabaseUrl,
         Setting::Bind,
         Setting::BaseUrl,
@@ -66,6 +69,9 @@ impl Setting {
         Setting::OidcClockSkew,
         Setting::SsoHeader,
         Setting::TrustedProxies,
+        Setting::DbPoolSize,
+        Setting::DbTimeout,
+        Setting::MaxInFlight,
     ];
 
     fn name(self) -> &'static str {
@@ -93,6 +99,9 @@ impl Setting {
             Setting::OidcClockSkew => "oidc_clock_skew",
             Setting::SsoHeader => "sso_header",
             Setting::TrustedProxies => "trusted_proxies",
+            Setting::DbPoolSize => "db_pool_size",
+            Setting::DbTimeout => "db_timeout",
+            Setting::MaxInFlight => "max_in_flight",
         }
     }
 
@@ -114,6 +123,13 @@ impl Setting {
 pub const DEFAULT_OIDC_CLOCK_SKEW_SECONDS: u32 = 60;
 /// The largest `oidc_clock_skew` accepted: more would make expired ID tokens useful for long.
 const MAX_OIDC_CLOCK_SKEW_SECONDS: u32 = 600;
+
+/// The largest `db_pool_size` accepted.
+const MAX_DB_POOL_SIZE: u32 = 1_000;
+/// The largest `db_timeout` accepted, in seconds.
+const MAX_DB_TIMEOUT_SECONDS: u32 = 300;
+/// The largest `max_in_flight` accepted.
+const MAX_IN_FLIGHT: u32 = 100_000;
 
 /// The prefix of every environment variable the settings read.
 pub const ENV_PREFIX: &str = "MEDIALIB_";
@@ -409,6 +425,25 @@ impl Ttl {
     }
 }
 
+/// A positive count with an upper bound (pool sizes, concurrency limits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Count(u32);
+
+impl Count {
+    /// Parses an integer in `1..=max`.
+    pub fn parse(text: &str, max: u32) -> Result<Self, String> {
+        match text.trim().parse::<u32>() {
+            Ok(n) if (1..=max).contains(&n) => Ok(Self(n)),
+            _ => Err(format!("`{text}` is not an integer from 1 to {max}")),
+        }
+    }
+
+    /// The count.
+    pub fn get(self) -> u32 {
+        self.0
+    }
+}
+
 /// A rate limit: requests per minute per key; 0 turns the limit off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PerMinute(u32);
@@ -616,6 +651,13 @@ pub struct Settings {
     pub log_format: LogFormat,
     /// Proxies trusted for `X-Forwarded-*` and header SSO (`trusted_proxies`).
     pub trusted_proxies: Vec<TrustedProxy>,
+    /// Database connections per process (`db_pool_size`).
+    pub db_pool_size: Count,
+    /// Seconds a request waits for a database connection before it gets a 503 (`db_timeout`).
+    pub db_timeout: Ttl,
+    /// Requests doing database or password work at once, queued ones included, beyond which
+    /// new ones get a 503 at once (`max_in_flight`).
+    pub max_in_flight: Count,
 }
 
 impl Settings {
@@ -639,6 +681,9 @@ impl Settings {
             log: None,
             log_format: LogFormat::Auto,
             trusted_proxies: Vec::new(),
+            db_pool_size: Count(8),
+            db_timeout: Ttl(5),
+            max_in_flight: Count(256),
         }
     }
 
@@ -808,6 +853,23 @@ impl Parser<'_> {
             _ => Err(format!("`{text}` is not one of auto, json, text")),
         });
         let trusted_proxies = self.list(Setting::TrustedProxies, TrustedProxy::parse);
+        let db_pool_size = self.parsed(Setting::DbPoolSize, defaults.db_pool_size, |text| {
+            Count::parse(text, MAX_DB_POOL_SIZE)
+        });
+        let db_timeout = self.parsed(Setting::DbTimeout, defaults.db_timeout, |text| {
+            Ttl::parse(text).and_then(|t| {
+                if t.seconds() <= MAX_DB_TIMEOUT_SECONDS {
+                    Ok(t)
+                } else {
+                    Err(format!(
+                        "`{text}` seconds is more than {MAX_DB_TIMEOUT_SECONDS}: clients would wait that long for a 503"
+                    ))
+                }
+            })
+        });
+        let max_in_flight = self.parsed(Setting::MaxInFlight, defaults.max_in_flight, |text| {
+            Count::parse(text, MAX_IN_FLIGHT)
+        });
         let sso = self.sso(&trusted_proxies);
         Some(Settings {
             database_url,
@@ -826,6 +888,9 @@ impl Parser<'_> {
             log,
             log_format,
             trusted_proxies,
+            db_pool_size,
+            db_timeout,
+            max_in_flight,
         })
     }
 
@@ -1130,6 +1195,51 @@ mod tests {
                 "purge_interval (from MEDIALIB_PURGE_INTERVAL): `0` is not a positive integer number of seconds",
                 "rate_limit_token (from MEDIALIB_RATE_LIMIT_TOKEN): `-1` is not a number of requests per minute (a non-negative integer; 0 turns the limit off)",
                 "rate_limit_login (from MEDIALIB_RATE_LIMIT_LOGIN): `2000000` is more than 1000000 requests per minute (0 turns the limit off)",
+            ]
+        );
+    }
+
+    #[test]
+    fn database_waits_and_load_shedding_are_configurable() {
+        let d = Settings::defaults();
+        assert_eq!(
+            (
+                d.db_pool_size.get(),
+                d.db_timeout.seconds(),
+                d.max_in_flight.get()
+            ),
+            (8, 5, 256)
+        );
+        let s = SettingsLoader::new()
+            .file(toml_file("db_pool_size = 16\n").path())
+            .env_vars(env(&[
+                ("MEDIALIB_DB_TIMEOUT", "2"),
+                ("MEDIALIB_MAX_IN_FLIGHT", "64"),
+            ]))
+            .load()
+            .unwrap();
+        assert_eq!(
+            (
+                s.db_pool_size.get(),
+                s.db_timeout.seconds(),
+                s.max_in_flight.get()
+            ),
+            (16, 2, 64)
+        );
+        let err = SettingsLoader::new()
+            .env_vars(env(&[
+                ("MEDIALIB_DB_POOL_SIZE", "0"),
+                ("MEDIALIB_DB_TIMEOUT", "301"),
+                ("MEDIALIB_MAX_IN_FLIGHT", "lots"),
+            ]))
+            .load()
+            .unwrap_err();
+        assert_eq!(
+            err.problems(),
+            [
+                "db_pool_size (from MEDIALIB_DB_POOL_SIZE): `0` is not an integer from 1 to 1000",
+                "db_timeout (from MEDIALIB_DB_TIMEOUT): `301` seconds is more than 300: clients would wait that long for a 503",
+                "max_in_flight (from MEDIALIB_MAX_IN_FLIGHT): `lots` is not an integer from 1 to 100000",
             ]
         );
     }

@@ -8,7 +8,7 @@ use medialib_api_actix::Readiness;
 use rand::TryRngCore;
 use rand::rngs::OsRng;
 
-use crate::configuration::DatabaseUrl;
+use crate::configuration::{DatabaseUrl, Settings};
 
 /// Why the database could not be made ready.
 #[derive(Debug, thiserror::Error)]
@@ -28,9 +28,19 @@ pub enum DatabaseError {
     Random(String),
 }
 
+/// The pool size and checkout timeout the settings ask for (`db_pool_size`, `db_timeout`).
+pub fn pool_options(settings: &Settings) -> PoolOptions {
+    PoolOptions {
+        max_size: settings.db_pool_size.get(),
+        connection_timeout: std::time::Duration::from_secs(u64::from(
+            settings.db_timeout.seconds(),
+        )),
+    }
+}
+
 /// Connects to `url` (the adapter creates a SQLite file's directory if missing).
-pub fn connect(url: &DatabaseUrl) -> Result<Database, DatabaseError> {
-    Database::connect(url.expose(), &PoolOptions::default()).map_err(DatabaseError::Connect)
+pub fn connect(url: &DatabaseUrl, pool: &PoolOptions) -> Result<Database, DatabaseError> {
+    Database::connect(url.expose(), pool).map_err(DatabaseError::Connect)
 }
 
 /// Applies pending migrations, calling `progress` before each, and returns the versions applied.
@@ -53,8 +63,8 @@ pub fn ensure_namespace(database: &Database) -> Result<String, DatabaseError> {
 }
 
 /// Connects, migrates (logging each migration) and ensures the namespace: what `serve` needs.
-pub fn prepare(url: &DatabaseUrl) -> Result<Database, DatabaseError> {
-    let database = connect(url)?;
+pub fn prepare(url: &DatabaseUrl, pool: &PoolOptions) -> Result<Database, DatabaseError> {
+    let database = connect(url, pool)?;
     let applied = migrate(&database, &mut |version| {
         tracing::info!(version, "applying migration");
     })?;

@@ -25,6 +25,10 @@ use crate::world::{OsRandom, SystemClock};
 /// Seconds that in-flight requests get to finish after Ctrl-C or SIGTERM.
 pub const SHUTDOWN_TIMEOUT_SECONDS: u64 = 30;
 
+/// How long a client may take to send a request head (then 408 and the connection closes);
+/// the API gives a body 30 s more (`BODY_TIMEOUT` in api-actix).
+const CLIENT_REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum StartupError {
@@ -71,7 +75,8 @@ impl Application {
     pub async fn build(settings: Settings) -> Result<Self, StartupError> {
         let tls = settings.tls.as_ref().map(tls::server_config).transpose()?;
         let url = settings.database_url.clone();
-        let database = actix_web::rt::task::spawn_blocking(move || database::prepare(&url))
+        let pool = database::pool_options(&settings);
+        let database = actix_web::rt::task::spawn_blocking(move || database::prepare(&url, &pool))
             .await
             .map_err(|error| StartupError::Task(error.to_string()))??;
         let listener = TcpListener::bind(settings.bind).map_err(|source| StartupError::Bind {
@@ -100,6 +105,7 @@ impl Application {
                 Sso::Header { header } => Some(header.clone()),
                 Sso::Local | Sso::Oidc(_) => None,
             },
+            max_in_flight: usize::try_from(settings.max_in_flight.get()).ok(),
         };
         let pool = Arc::new(DatabasePool(database.clone()));
         let state = AppState::new(Arc::new(DatabaseReadiness::new(database)))
@@ -107,6 +113,7 @@ impl Application {
             .with_pool_metrics(pool);
         let server = HttpServer::new(move || medialib_api_actix::app(state.clone()))
             .shutdown_timeout(SHUTDOWN_TIMEOUT_SECONDS)
+            .client_request_timeout(CLIENT_REQUEST_TIMEOUT)
             .shutdown_signal(shutdown_signal());
         let https = tls.is_some();
         let server = match tls {

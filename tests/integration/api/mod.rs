@@ -79,7 +79,20 @@ impl ApiApp {
         backend: Backend,
         configure: impl FnOnce(SettingsLoader) -> SettingsLoader,
     ) -> Self {
-        let app = spawn_app_for(backend, configure).await;
+        Self::around(spawn_app_for(backend, configure).await)
+    }
+
+    /// Starts the app on `db_url` (kept alive by `guard`) with extra settings.
+    pub async fn start_on(
+        db_url: String,
+        guard: Box<dyn std::any::Any + Send>,
+        configure: impl FnOnce(SettingsLoader) -> SettingsLoader,
+    ) -> Self {
+        Self::around(crate::helpers::spawn_app_on(db_url, guard, configure).await)
+    }
+
+    /// Wraps a running app with use cases on its database and a registered client.
+    fn around(app: TestApp) -> Self {
         let settings = medialib::configuration::SettingsLoader::new()
             .set("database_url", app.db_url.clone())
             .load()

@@ -1,109 +1,24 @@
 //! Security checklist lines that need more than one endpoint to prove
-//! (docs/security.md): refresh rotation stays atomic across two server processes,
-//! nothing secret is stored in plain text, and forwarded headers from an untrusted
-//! peer do not change who a rate limit counts.
+//! (docs/security.md): nothing secret is stored in plain text, and forwarded headers
+//! from an untrusted peer do not change who a rate limit counts. (Refresh rotation
+//! across two server processes: `reliability::race`.)
 
 use std::process::Command;
 
 use medialib_domain::oauth::AuthorizeParams;
 use medialib_domain::{Secret, TokenDigest};
 use medialib_ports::Credentials;
-use medialib_ports::services::ClientCredentials;
-use serde_json::Value;
 
 use super::{Backend, OAuthApp, PASSWORD};
 use crate::api::REDIRECT;
 use crate::both_backends;
-use crate::helpers::ServeProcess;
 
 both_backends!(
-    refresh_race_across_two_server_processes_has_one_winner,
     secrets_are_stored_only_as_digests,
     forwarded_headers_from_untrusted_peers_do_not_change_the_rate_limit_key,
     forwarded_headers_from_a_trusted_proxy_change_the_rate_limit_key,
     forwarded_chains_resolve_to_the_right_most_untrusted_address,
 );
-
-/// A code approved for `user_id` with offline access, exchanged through the use cases.
-fn offline_tokens(
-    app: &OAuthApp,
-    client: &ClientCredentials,
-    user: &medialib_domain::User,
-) -> (String, String) {
-    let s = &app.api.services;
-    let params = AuthorizeParams {
-        response_type: Some("code"),
-        client_id: Some(&client.client_id),
-        redirect_uri: Some(REDIRECT),
-        state: Some("st"),
-        access_type: Some("offline"),
-        ..AuthorizeParams::default()
-    };
-    let request = s.start_authorization(&params).unwrap().unwrap();
-    let code = s
-        .approve_authorization(request, user.id)
-        .unwrap()
-        .param("code")
-        .unwrap()
-        .to_owned();
-    let tokens = s
-        .exchange_code(client, &code, Some(REDIRECT), None)
-        .unwrap();
-    (
-        tokens.access_token.expose().to_owned(),
-        tokens.refresh_token.unwrap().expose().to_owned(),
-    )
-}
-
-/// DECISIONS.md §5 / checklist #10: two processes sharing one database, refreshing the same
-/// token at once: exactly one wins, the rest are `invalid_grant`.
-async fn refresh_race_across_two_server_processes_has_one_winner(b: Backend) {
-    let app = OAuthApp::start(b).await;
-    let other = ServeProcess::start(&app.api.app.db_url);
-    let client = app.register("Race LMS", &[REDIRECT], false);
-    let user = app.user_with_password("racer", PASSWORD);
-    for round in 0..3 {
-        let (_, refresh) = offline_tokens(&app, &client, &user);
-        let calls = (0..8).map(|i| {
-            let base = if i % 2 == 0 {
-                app.base().to_owned()
-            } else {
-                other.address.clone()
-            };
-            let form = vec![
-                ("grant_type".to_owned(), "refresh_token".to_owned()),
-                ("refresh_token".to_owned(), refresh.clone()),
-                ("client_id".to_owned(), client.client_id.clone()),
-                (
-                    "client_secret".to_owned(),
-                    client.client_secret.as_ref().unwrap().expose().to_owned(),
-                ),
-            ];
-            let http = app.api.app.client.clone();
-            tokio::spawn(async move {
-                let r = http
-                    .post(format!("{base}/api/oauth/access_token"))
-                    .form(&form)
-                    .send()
-                    .await
-                    .unwrap();
-                let status = r.status().as_u16();
-                let body: Value = r.json().await.unwrap();
-                (status, body)
-            })
-        });
-        let mut answers = Vec::new();
-        for c in calls.collect::<Vec<_>>() {
-            answers.push(c.await.unwrap());
-        }
-        let winners = answers.iter().filter(|(s, _)| *s == 200).count();
-        assert_eq!(winners, 1, "round {round}: {answers:?}");
-        for (status, body) in answers.iter().filter(|(s, _)| *s != 200) {
-            assert_eq!(*status, 400, "{body}");
-            assert_eq!(body["error"], "invalid_grant", "{body}");
-        }
-    }
-}
 
 /// Everything the database holds, as text: the SQLite file and its WAL, or a `pg_dump`.
 fn database_contents(db_url: &str) -> Vec<u8> {

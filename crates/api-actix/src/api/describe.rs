@@ -2,15 +2,11 @@
 
 use actix_web::http::Method;
 use actix_web::{HttpRequest, HttpResponse, web};
-use medialib_domain::text::Properties;
-use medialib_domain::{
-    Description, DurationSecs, IdOrZero, NewObject, ObjectFields, ObjectId, ObjectPatch,
-    ObjectType, Title, object::parse_bool,
-};
-use medialib_ports::services::Placement;
+use medialib_domain::{IdOrZero, NewObject, ObjectFields, ObjectId, ObjectPatch};
+use medialib_ports::services::{DescribeWithTokenFailed, Placement};
 
 use super::{CollectionObject, is_read, not_implemented, options, path_id};
-use crate::auth::{optional_caller, writer};
+use crate::auth::{presented_token, writer};
 use crate::blocking::run;
 use crate::error::ApiError;
 use crate::input::{ApiCall, Form};
@@ -61,10 +57,13 @@ async fn read(
     o: IdOrZero<ObjectId>,
 ) -> Result<HttpResponse, ApiError> {
     let (c, o) = (real(c, "collection_uuid")?, real(o, "object_uuid")?);
-    let caller = optional_caller(state, req).await?;
-    let authenticated = caller.is_some();
-    let who = caller.map(|c| c.user.as_caller());
-    let (object, view) = run(state, move |s| s.describe(who.as_ref(), c, o)).await?;
+    // The token is checked in the same blocking call and store read as the describe.
+    let token = presented_token(req)?;
+    let authenticated = token.is_some();
+    let (object, view) = run(state, move |s| {
+        s.describe_with_token(token.as_deref(), c, o)
+    })
+    .await?;
     let base = state.base_url();
     let record = match view {
         medialib_domain::DescribeView::Full => {
@@ -77,24 +76,18 @@ async fn read(
     Ok(HttpResponse::Ok().json(record))
 }
 
-/// The editable fields of a form; absent fields stay `None`.
+impl From<DescribeWithTokenFailed> for ApiError {
+    fn from(e: DescribeWithTokenFailed) -> Self {
+        match e {
+            DescribeWithTokenFailed::Bearer(b) => b.into(),
+            DescribeWithTokenFailed::Describe(d) => d.into(),
+        }
+    }
+}
+
+/// The editable fields of a form (the domain's reading); absent fields stay `None`.
 pub(crate) fn patch_from(form: &Form) -> Result<ObjectPatch, ApiError> {
-    let properties = if form.has_properties() {
-        Some(
-            Properties::parse(form.properties())
-                .map_err(|e| ApiError::BadRequest(e.to_string()))?,
-        )
-    } else {
-        None
-    };
-    Ok(ObjectPatch {
-        object_type: form.parse("type", ObjectType::parse)?,
-        title: form.parse("title", Title::parse)?,
-        description: form.parse("description", Description::parse)?,
-        public: form.parse("public", |v| parse_bool(v, "public"))?,
-        duration: form.parse("duration", DurationSecs::parse)?,
-        properties,
-    })
+    ObjectPatch::from_fields(form.pairs()).map_err(|e| ApiError::BadRequest(e.to_string()))
 }
 
 async fn create(

@@ -9,9 +9,9 @@
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::{Method, StatusCode};
 use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder, ResponseError, web};
-use base64::Engine as _;
-use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
-use medialib_domain::oauth::OAuthErrorCode;
+use medialib_domain::oauth::{
+    Credentials, InvalidCredentials, OAuthErrorCode, parse_authorization,
+};
 use medialib_domain::object::bool_str;
 use medialib_domain::{Secret, TokenKind, User};
 use medialib_ports::RevokeOutcome;
@@ -23,7 +23,7 @@ use crate::api::{is_read, not_implemented, options};
 use crate::auth::presented_token;
 use crate::blocking::run;
 use crate::error::ApiError;
-use crate::input::{ApiCall, Form, percent_decode};
+use crate::input::{ApiCall, Form};
 use crate::ratelimit::remote_addr;
 use crate::state::AppState;
 
@@ -37,12 +37,6 @@ const AUTHORIZE_PATH: &str = "/api/oauth/authorize";
 const TOKEN_PATH: &str = "/api/oauth/access_token";
 const REVOKE_PATH: &str = "/api/oauth/revoke";
 const INTROSPECT_PATH: &str = "/api/oauth/introspect";
-
-/// Standard base64 for HTTP Basic; padding optional (some clients drop it).
-const BASIC_BASE64: GeneralPurpose = GeneralPurpose::new(
-    &base64::alphabet::STANDARD,
-    GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
-);
 
 fn invalid_request(description: impl Into<String>) -> ApiError {
     ApiError::OAuth {
@@ -158,34 +152,31 @@ fn client_credentials(req: &HttpRequest, form: &Form) -> Result<ClientCredential
     }
 }
 
-/// `Authorization: Basic base64(urlencode(id) ":" urlencode(secret))` (RFC 6749 §2.3.1);
-/// `None` without an `Authorization` header. An empty secret is no secret (a public client).
+/// `Authorization: Basic base64(urlencode(id) ":" urlencode(secret))` (RFC 6749 §2.3.1,
+/// read by the domain's [`parse_authorization`]); `None` without an `Authorization`
+/// header. An empty secret is no secret (a public client).
 fn basic_credentials(req: &HttpRequest) -> Result<Option<ClientCredentials>, ApiError> {
     let Some(value) = req.headers().get(header::AUTHORIZATION) else {
         return Ok(None);
     };
-    let malformed = || invalid_client("malformed HTTP Basic client credentials");
-    let value = value.to_str().map_err(|_| malformed())?;
-    let (scheme, encoded) = value.trim().split_once(' ').ok_or_else(malformed)?;
-    if !scheme.eq_ignore_ascii_case("basic") {
-        return Err(invalid_client(
-            "clients authenticate with HTTP Basic or in the body; no other Authorization scheme is accepted here",
-        ));
+    match parse_authorization(value.as_bytes()) {
+        Ok(Credentials::Basic {
+            client_id,
+            client_secret,
+        }) => Ok(Some(ClientCredentials {
+            client_id,
+            client_secret,
+        })),
+        Ok(Credentials::Bearer(_))
+        | Err(InvalidCredentials::UnknownScheme | InvalidCredentials::BadToken) => {
+            Err(invalid_client(
+                "clients authenticate with HTTP Basic or in the body; no other Authorization scheme is accepted here",
+            ))
+        }
+        Err(InvalidCredentials::Malformed | InvalidCredentials::BadBasic) => {
+            Err(invalid_client("malformed HTTP Basic client credentials"))
+        }
     }
-    let decoded = BASIC_BASE64
-        .decode(encoded.trim())
-        .map_err(|_| malformed())?;
-    let decoded = String::from_utf8(decoded).map_err(|_| malformed())?;
-    let (id, secret) = decoded.split_once(':').ok_or_else(malformed)?;
-    let id = percent_decode(id.as_bytes()).map_err(|_| malformed())?;
-    let secret = percent_decode(secret.as_bytes()).map_err(|_| malformed())?;
-    if id.is_empty() {
-        return Err(malformed());
-    }
-    Ok(Some(ClientCredentials {
-        client_id: id,
-        client_secret: (!secret.is_empty()).then(|| Secret::new(secret)),
-    }))
 }
 
 /// The successful token response (RFC 6749 §5.1, spec §2.11).
@@ -526,6 +517,8 @@ pub async fn logout(
 #[cfg(test)]
 mod tests {
     use actix_web::test::TestRequest;
+    use base64::Engine as _;
+    use base64::engine::general_purpose::STANDARD as BASIC_BASE64;
 
     use super::*;
 

@@ -550,13 +550,7 @@ async fn read_form(
             "send the form as application/x-www-form-urlencoded".into(),
         ));
     }
-    match payload.to_bytes_limited(FORM_LIMIT).await {
-        Ok(Ok(body)) => fields(&body),
-        Ok(Err(_)) => Err(ApiError::PayloadTooLarge { limit: FORM_LIMIT }),
-        Err(e) => Err(ApiError::BadRequest(format!(
-            "cannot read the request body: {e}"
-        ))),
-    }
+    fields(&crate::input::body_within(payload, FORM_LIMIT).await?)
 }
 
 /// A `Set-Cookie` value: HttpOnly, SameSite=Lax, Secure when the service is reached over https.

@@ -4,6 +4,7 @@
 
 mod authorize;
 mod client;
+mod credentials;
 mod error;
 mod pkce;
 mod redirect;
@@ -15,6 +16,7 @@ pub use authorize::{
     Issuer, OAuthState, validate_authorization_request,
 };
 pub use client::{Client, ClientAuthError, ClientId, ClientKind, ClientName, InvalidClientField};
+pub use credentials::{Credentials, InvalidCredentials, is_b64token, parse_authorization};
 pub use error::OAuthErrorCode;
 pub use pkce::{CodeChallenge, CodeVerifier, InvalidPkce};
 pub use redirect::{InvalidRedirectUri, RedirectUri};
