@@ -14,14 +14,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use medialib::world::{OsRandom, SystemClock};
-use medialib_domain::oauth::{AccessTokenInvalid, AuthorizeParams};
+use medialib_domain::oauth::AccessTokenInvalid;
 use medialib_domain::{Timestamp, User};
 use medialib_ports::services::{BearerError, ClientCredentials};
 use medialib_ports::{Clock, Services};
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 
-use crate::api::{ApiApp, Backend, REDIRECT, register_client};
+use crate::api::{ApiApp, Backend, register_client};
 
 // ---------------------------------------------------------------- the table
 
@@ -912,21 +912,7 @@ impl Fixture {
         } else {
             &self.api.services
         };
-        let params = AuthorizeParams {
-            response_type: Some("code"),
-            client_id: Some(&self.client.client_id),
-            redirect_uri: Some(REDIRECT),
-            state: Some("s"),
-            scope: Some(scope),
-            ..AuthorizeParams::default()
-        };
-        let request = services.start_authorization(&params).unwrap().unwrap();
-        let response = services.approve_authorization(request, user.id).unwrap();
-        let code = response.param("code").unwrap().to_owned();
-        let tokens = services
-            .exchange_code(&self.client, &code, Some(REDIRECT), None)
-            .unwrap();
-        tokens.access_token.expose().to_owned()
+        crate::api::mint_token(services, &self.client, user, scope)
     }
 
     /// A new user named after the running serial number.

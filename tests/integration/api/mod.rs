@@ -122,25 +122,7 @@ impl ApiApp {
 
     /// An access token for `user` with `scope` (`"read write"`, `"read"`), from a real code exchange.
     pub fn token(&self, user: &User, scope: &str) -> String {
-        let params = AuthorizeParams {
-            response_type: Some("code"),
-            client_id: Some(&self.client.client_id),
-            redirect_uri: Some(REDIRECT),
-            state: Some("s"),
-            scope: Some(scope),
-            ..AuthorizeParams::default()
-        };
-        let request = self.services.start_authorization(&params).unwrap().unwrap();
-        let response = self
-            .services
-            .approve_authorization(request, user.id)
-            .unwrap();
-        let code = response.param("code").unwrap().to_owned();
-        let tokens = self
-            .services
-            .exchange_code(&self.client, &code, Some(REDIRECT), None)
-            .unwrap();
-        tokens.access_token.expose().to_owned()
+        mint_token(&self.services, &self.client, user, scope)
     }
 
     /// A user with a read-write token.
@@ -226,6 +208,31 @@ async fn answer(res: reqwest::Response) -> Answer {
         headers,
         json,
     }
+}
+
+/// An access token for `user` with `scope`, from a real authorization and code exchange
+/// through `services` for `client`.
+pub fn mint_token(
+    services: &Services,
+    client: &ClientCredentials,
+    user: &User,
+    scope: &str,
+) -> String {
+    let params = AuthorizeParams {
+        response_type: Some("code"),
+        client_id: Some(&client.client_id),
+        redirect_uri: Some(REDIRECT),
+        state: Some("s"),
+        scope: Some(scope),
+        ..AuthorizeParams::default()
+    };
+    let request = services.start_authorization(&params).unwrap().unwrap();
+    let response = services.approve_authorization(request, user.id).unwrap();
+    let code = response.param("code").unwrap().to_owned();
+    let tokens = services
+        .exchange_code(client, &code, Some(REDIRECT), None)
+        .unwrap();
+    tokens.access_token.expose().to_owned()
 }
 
 pub fn register_client(services: &Services) -> ClientCredentials {
