@@ -401,7 +401,10 @@ async fn sqlite_write_lock_held_elsewhere_answers_503_to_writes_while_reads_go_o
     let (locked_tx, locked_rx) = tokio::sync::oneshot::channel();
     let holder = tokio::task::spawn_blocking(move || {
         let mut conn = SqliteConnection::establish(&path).unwrap();
-        conn.batch_execute("BEGIN IMMEDIATE; UPDATE objects SET title = title WHERE 0;")
+        // The load's own writers hold the lock now and then: wait for it like they do.
+        conn.batch_execute(
+            "PRAGMA busy_timeout = 10000; BEGIN IMMEDIATE; UPDATE objects SET title = title WHERE 0;",
+        )
             .unwrap();
         locked_tx.send(()).unwrap();
         std::thread::sleep(Duration::from_secs(4 * DB_TIMEOUT));
