@@ -46,41 +46,49 @@ def load(results):
     return runs, ceilings
 
 
-def scenarios(runs, ceilings, small, large, rss_conns):
-    """(key, label, measured value, unit, ceiling value, ceiling label, target, kind)."""
+def scenarios(runs, ceilings, small, large, page, rss_conns):
+    """(key, label, measured value, unit, ceiling value, ceiling label, target, kind).
+
+    Only the scenarios that ran (a partial run, BENCH_SCENARIOS, has some of them)."""
     out = []
     hello = runs.get("ceiling_hello", {}).get("rps")
     argon2 = ceilings.get("argon2", {}).get("hashes_per_second")
     pg_select = ceilings.get("pg_select", {}).get("tps")
     pg_write = ceilings.get("pg_token_write", {}).get("tps")
+
+    def rps(key):
+        return runs[key]["rps"] if key in runs else None
+
     for b in ("sqlite", "postgres"):
-        if f"describe_public_{b}" not in runs:
-            continue
-        pub = runs[f"describe_public_{b}"]["rps"]
+        pub = rps(f"describe_public_{b}")
         describe_ceiling = (hello, "hello-JSON") if b == "sqlite" else (pg_select, "pgbench -S")
-        out += [
+        small_rps = rps(f"catalog_small_{b}")
+        scan = ceilings.get(f"scan_small_{b}", {}).get("rows_per_second")
+        write = (pg_write, "pgbench write script") if b == "postgres" else (None, "— (PostgreSQL only)")
+        rows = [
             (f"describe_public_{b}", f"describe GET, public object, {b}", pub, "req/s",
              *describe_ceiling, 0.30, "ratio"),
             (f"describe_bearer_{b}", f"describe GET with a bearer token, {b}",
-             runs[f"describe_bearer_{b}"]["rps"], "req/s", pub, "public describe", 0.80, "ratio"),
+             rps(f"describe_bearer_{b}"), "req/s", pub, "public describe", 0.80, "ratio"),
+            (f"catalog_small_{b}", f"catalog GET, {small} objects, {b} (rows/s)",
+             None if small_rps is None else small_rps * small, "rows/s", scan,
+             "SQLite scan (diesel, 1 thread)" if b == "sqlite" else "PG scan (pgbench, 8 clients)",
+             0.25, "ratio"),
+            (f"catalog_large_{b}", f"catalog GET, {large} objects, {b}",
+             rps(f"catalog_large_{b}"), "req/s", None, "—", 250.0, "p99"),
+            (f"catalog_large_paged_{b}",
+             f"catalog GET, {large} objects, pages of {page} (per page), {b}",
+             rps(f"catalog_large_paged_{b}"), "req/s", None, "—", 250.0, "p99"),
+            (f"token_refresh_{b}", f"token endpoint, refresh_token grant, {b}",
+             rps(f"token_refresh_{b}"), "req/s", *write, 0.50, "ratio"),
+            (f"token_code_{b}", f"token endpoint, authorization_code grant, {b}",
+             rps(f"token_code_{b}"), "req/s", *write, 0.40, "ratio"),
+            (f"login_{b}", f"local SSO login (argon2id), {b}", rps(f"login_{b}"),
+             "req/s", argon2, "argon2id hashes/s × cores", 0.90, "ratio"),
+            (f"rss_{rss_conns}_{b}", f"server RSS, {rss_conns} connections, {b}",
+             rps(f"rss_{rss_conns}_{b}"), "req/s", None, "—", 64.0, "rss"),
         ]
-        c = runs[f"catalog_small_{b}"]
-        scan = ceilings.get(f"scan_small_{b}", {}).get("rows_per_second")
-        out.append((f"catalog_small_{b}", f"catalog GET, {small} objects, {b} (rows/s)",
-                    c["rps"] * small, "rows/s", scan,
-                    "SQLite scan (diesel, 1 thread)" if b == "sqlite" else "PG scan (pgbench, 8 clients)",
-                    0.25, "ratio"))
-        out.append((f"catalog_large_{b}", f"catalog GET, {large} objects, {b}",
-                     runs[f"catalog_large_{b}"]["rps"], "req/s", None, "—", 250.0, "p99"))
-        write = (pg_write, "pgbench write script") if b == "postgres" else (None, "— (PostgreSQL only)")
-        out.append((f"token_refresh_{b}", f"token endpoint, refresh_token grant, {b}",
-                     runs[f"token_refresh_{b}"]["rps"], "req/s", *write, 0.50, "ratio"))
-        out.append((f"token_code_{b}", f"token endpoint, authorization_code grant, {b}",
-                     runs[f"token_code_{b}"]["rps"], "req/s", *write, 0.40, "ratio"))
-        out.append((f"login_{b}", f"local SSO login (argon2id), {b}", runs[f"login_{b}"]["rps"],
-                     "req/s", argon2, "argon2id hashes/s × cores", 0.90, "ratio"))
-        out.append((f"rss_{rss_conns}_{b}", f"server RSS, {rss_conns} connections, {b}",
-                     runs[f"rss_{rss_conns}_{b}"]["rps"], "req/s", None, "—", 64.0, "rss"))
+        out += [r for r in rows if r[0] in runs]
     return out
 
 
@@ -96,14 +104,14 @@ def main():
     p.add_argument("out_json")
     p.add_argument("out_md")
     for opt in ("command", "duration", "warmup", "reps", "connections", "catalog-connections",
-                "threads", "small", "large", "smoke"):
+                "threads", "small", "large", "page", "smoke"):
         p.add_argument(f"--{opt}", default="")
     a = p.parse_args()
     runs, ceilings = load(a.results)
     rss_conns = next((k.split("_")[1] for k in runs if k.startswith("rss_")), "256")
     rows = []
     for key, label, value, unit, ceiling, clabel, target, kind in scenarios(
-        runs, ceilings, int(a.small), int(a.large), rss_conns
+        runs, ceilings, int(a.small), int(a.large), a.page or "1000", rss_conns
     ):
         r = runs.get(key, {})
         ratio = value / ceiling if ceiling and kind == "ratio" else None
@@ -143,7 +151,7 @@ def main():
     machine = {"cpu": cpu, "cpus": os.cpu_count(), "kernel": platform.release()}
     settings = {k: getattr(a, k.replace("-", "_")) for k in (
         "duration", "warmup", "reps", "connections", "catalog-connections", "threads",
-        "small", "large")}
+        "small", "large", "page")}
     doc = {"date": now, "command": a.command.strip(), "commit": commit, "machine": machine,
            "settings": settings, "scenarios": rows, "ceilings": ceilings,
            "ceiling_hello": runs.get("ceiling_hello"),

@@ -12,6 +12,9 @@ Usage:
       CSRF token from state.json) and writes one `grant_type=authorization_code` body a line.
   seed.py refresh OUT N FILE
       Mints N codes and exchanges each for tokens; writes one refresh token a line.
+  seed.py pages OUT LIBRARY LIMIT FILE
+      Walks the catalog listing of LIBRARY in pages of LIMIT (following each page's `next`)
+      and writes the path of every page a line, first page first, for wrk to rotate through.
 
 Every call goes over keep-alive connections, several at once (BENCH_SEED_CONNECTIONS,
 default 4). Any unexpected status stops the seeder with a non-zero exit.
@@ -245,6 +248,28 @@ def refresh(out, n, path):
         f.write("\n".join(tokens) + "\n")
 
 
+def pages(out, library, limit, path):
+    state = load(out)
+    c = Client(BASE)
+    auth = {"Authorization": f"Bearer {state['access_token']}"}
+    first = f"/api/catalog/c/{library}/o/0?limit={limit}"
+    paths, url, listed = [first], first, 0
+    while True:
+        _, data = c.call("GET", url, None, auth, (200,))
+        answer = json.loads(data)
+        listed += len(answer["list"])
+        if "next" not in answer:
+            break
+        # The cursor is safe in a query string as it is (digits, a dot, a uuid).
+        url = f"{first}&after={answer['next']}"
+        paths.append(url)
+        if len(paths) > 100_000:
+            sys.exit("the walk does not end")
+    with open(path, "w") as f:
+        f.write("\n".join(paths) + "\n")
+    print(f"{len(paths)} pages of at most {limit}, {listed} members")
+
+
 if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "setup":
@@ -252,4 +277,7 @@ if __name__ == "__main__":
         setup(sys.argv[3], *sys.argv[4:8], int(sys.argv[8]), int(sys.argv[9]))
     else:
         BASE = os.environ["BENCH_BASE"]
-        {"codes": codes, "refresh": refresh}[mode](sys.argv[2], int(sys.argv[3]), sys.argv[4])
+        if mode == "pages":
+            pages(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5])
+        else:
+            {"codes": codes, "refresh": refresh}[mode](sys.argv[2], int(sys.argv[3]), sys.argv[4])

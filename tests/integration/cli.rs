@@ -1263,7 +1263,7 @@ fn demo_serves_and_reuses_its_data(db: &str) {
     let demo_user = services.list_users().unwrap().remove(0);
     let library_id = medialib_domain::ObjectId::parse(&library).unwrap();
     let syllabus = services
-        .list_catalog(&demo_user.as_caller(), library_id, None)
+        .list_catalog(&demo_user.as_caller(), library_id, None, None)
         .unwrap()
         .items
         .into_iter()
@@ -1300,7 +1300,7 @@ fn demo_serves_and_reuses_its_data(db: &str) {
         .unwrap();
     assert_eq!(libraries.len(), 1, "one demo library");
     let page = services
-        .list_catalog(&demo, libraries[0].id(), None)
+        .list_catalog(&demo, libraries[0].id(), None, None)
         .unwrap();
     let mut types: Vec<&str> = page
         .items

@@ -462,7 +462,7 @@ mod cases {
             h.services.remove_member(&c, b, v).is_err(),
             "no longer a member"
         );
-        assert!(h.store.list_members(b, None).unwrap().is_empty());
+        assert!(h.store.list_members(b, None, None).unwrap().is_empty());
     }
 
     pub fn catalog_lists_changes_since_ts(h: &Harness) {
@@ -475,7 +475,7 @@ mod cases {
         let o2 = h.object_in(&alice, lib, ObjectType::Audio, "two");
         let o3 = h.object_in(&alice, lib, ObjectType::File, "three");
         h.set_time(1002);
-        let page = h.services.list_catalog(&c, lib, None).unwrap();
+        let page = h.services.list_catalog(&c, lib, None, None).unwrap();
         assert_eq!(page.ts, Timestamp::from_epoch_seconds(1002));
         assert_eq!(page.level, PermissionLevel::Admin);
         let ids: Vec<ObjectId> = page.items.iter().map(|i| i.object.id()).collect();
@@ -485,7 +485,7 @@ mod cases {
         let since = |t: i64| Since::parse(&t.to_string()).unwrap();
         let ids_since = |t: i64| -> BTreeSet<ObjectId> {
             h.services
-                .list_catalog(&c, lib, Some(since(t)))
+                .list_catalog(&c, lib, Some(since(t)), None)
                 .unwrap()
                 .items
                 .iter()
@@ -516,7 +516,7 @@ mod cases {
         h.services.add_member(&c, other, o2).unwrap();
         let listed: BTreeSet<ObjectId> = h
             .services
-            .list_catalog(&c, other, Some(since(1100)))
+            .list_catalog(&c, other, Some(since(1100)), None)
             .unwrap()
             .items
             .iter()
@@ -524,7 +524,7 @@ mod cases {
             .collect();
         assert_eq!(listed, [o2].into_iter().collect());
         assert!(
-            h.services.list_catalog(&c, o1, None).is_err(),
+            h.services.list_catalog(&c, o1, None, None).is_err(),
             "a video is not a catalog"
         );
     }
@@ -1479,7 +1479,7 @@ mod cases {
         assert_eq!(restored.object.modified(), h.clock.now());
         assert_eq!(h.store.object(v).unwrap(), Some(restored.object.clone()));
         assert!(h.store.is_member(a, v).unwrap());
-        let listed = h.store.list_members(a, None).unwrap();
+        let listed = h.store.list_members(a, None, None).unwrap();
         assert_eq!(listed.len(), 1);
         assert_eq!(listed[0].object.id(), v);
         assert_eq!(listed[0].added_at, h.clock.now());

@@ -6,7 +6,9 @@
 use std::collections::BTreeMap;
 
 use medialib_domain::object::bool_str;
-use medialib_domain::{MediaObject, ObjectId, PermissionLevel, Timestamp, User, UserId};
+use medialib_domain::{
+    MediaObject, ObjectId, PageCursor, PermissionLevel, Timestamp, User, UserId,
+};
 use medialib_ports::CatalogItem;
 use medialib_ports::services::CatalogSink;
 use serde::Serialize;
@@ -195,8 +197,13 @@ pub struct CatalogResponse {
     /// Server time (epoch seconds) when the request started: pass it back as `ts` next time.
     pub ts: i64,
     /// The members, most recently modified first, ties by uuid; the first
-    /// `completeRecords` complete, the rest limited.
+    /// `completeRecords` complete, the rest limited (per page when paged).
     pub list: Vec<AnyRecord>,
+    /// Only when the listing was paged (`limit`) and more members follow: the cursor to pass
+    /// as `after` for the next page (digits, a dot, a uuid; no escaping needed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(example = "1732300000.01234567-89ab-5def-8123-456789abcdef")]
+    pub next: Option<String>,
 }
 
 /// Writes the catalog response (the JSON of [`CatalogResponse`]) member by member while the
@@ -210,6 +217,7 @@ pub struct CatalogWriter<'a> {
     base_url: &'a str,
     complete: usize,
     written: usize,
+    next: Option<PageCursor>,
     failed: Option<serde_json::Error>,
 }
 
@@ -221,6 +229,7 @@ impl<'a> CatalogWriter<'a> {
             base_url,
             complete,
             written: 0,
+            next: None,
             failed: None,
         }
     }
@@ -234,7 +243,14 @@ impl<'a> CatalogWriter<'a> {
         if self.out.is_empty() {
             return None;
         }
-        self.out.extend_from_slice(b"]}");
+        self.out.push(b']');
+        if let Some(next) = self.next {
+            self.out.extend_from_slice(b",\"next\":");
+            if let Err(e) = serde_json::to_writer(&mut self.out, &next.to_string()) {
+                return Some(Err(e));
+            }
+        }
+        self.out.push(b'}');
         Some(Ok(self.out))
     }
 
@@ -263,6 +279,10 @@ impl CatalogSink for CatalogWriter<'_> {
                 self.failed = Some(e);
             }
         }
+    }
+
+    fn next(&mut self, cursor: PageCursor) {
+        self.next = Some(cursor);
     }
 }
 
@@ -744,8 +764,13 @@ mod tests {
         })
         .collect();
         let base = "https://media.example.edu";
-        for complete in [0, 1, 2, 3, usize::MAX] {
-            for n in [0, 1, 3] {
+        let cursor = PageCursor::at(Timestamp::from_epoch_seconds(7), items[1].object.id());
+        for (complete, n, next) in [0, 1, 2, 3, usize::MAX]
+            .into_iter()
+            .flat_map(|c| [0, 1, 3].map(move |n| (c, n)))
+            .flat_map(|(c, n)| [None, Some(cursor)].map(move |next| (c, n, next)))
+        {
+            {
                 let owned = CatalogResponse {
                     ts: 42,
                     list: items[..n]
@@ -759,6 +784,7 @@ mod tests {
                             }
                         })
                         .collect(),
+                    next: next.map(|c| c.to_string()),
                 };
                 let expected = serde_json::to_string(&owned).unwrap();
                 let mut writer = CatalogWriter::new(base, complete);
@@ -766,11 +792,14 @@ mod tests {
                 for item in &items[..n] {
                     writer.member(item.clone());
                 }
+                if let Some(c) = next {
+                    writer.next(c);
+                }
                 let written = writer.finish().unwrap().unwrap();
                 assert_eq!(
                     String::from_utf8(written).unwrap(),
                     expected,
-                    "{complete} {n}"
+                    "{complete} {n} {next:?}"
                 );
             }
         }

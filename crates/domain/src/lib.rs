@@ -5,6 +5,7 @@
 //! codes, access and refresh tokens) as state machines. No I/O, no clock, no
 //! randomness: time and random bytes are arguments.
 
+pub mod catalog_page;
 pub mod form;
 pub mod graph;
 pub mod ids;
@@ -17,6 +18,7 @@ pub mod session;
 pub mod text;
 pub mod time;
 
+pub use catalog_page::{InvalidCursor, InvalidPageSize, PageCursor, PageRequest, PageSize};
 pub use graph::{CollectionGraph, MembershipError, check_add_member};
 pub use ids::{GrantId, IdOrZero, InvalidUuid, ObjectId, OrgNamespace, UserId};
 pub use object::{

@@ -223,7 +223,7 @@ fn ensure_member(
     item: &Item,
 ) -> Result<(ObjectId, bool), AdminError> {
     let page = services
-        .list_catalog(caller, collection, None)
+        .list_catalog(caller, collection, None, None)
         .map_err(failed)?;
     let existing = page.items.iter().find(|m| {
         m.object.object_type() == item.object_type && m.object.fields().title.as_str() == item.title

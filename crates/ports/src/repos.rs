@@ -8,8 +8,8 @@ use medialib_domain::oauth::{
 };
 use medialib_domain::{
     AccessView, AfterRemoval, BrowserSession, GrantId, MediaObject, MembershipError, ObjectId,
-    ObjectPatch, OrgNamespace, PermissionLevel, PersonName, Secret, ShortCode, Since, Timestamp,
-    TokenDigest, UniqueId, UpdateError, User, UserId,
+    ObjectPatch, OrgNamespace, PageRequest, PermissionLevel, PersonName, Secret, ShortCode, Since,
+    Timestamp, TokenDigest, UniqueId, UpdateError, User, UserId,
 };
 
 use crate::error::StoreError;
@@ -285,14 +285,17 @@ pub trait MediaRepository: Send + Sync {
         now: Timestamp,
     ) -> Result<AfterRemoval, RemoveMemberError>;
     /// Live members of `collection`, changed (modified or added) at or after `since`
-    /// when given; most recently modified first, ties by id.
+    /// when given; most recently modified first, ties by id. With `page`, only the members
+    /// after its cursor, at most one more than its size (the extra one tells the caller
+    /// that another page follows).
     fn list_members(
         &self,
         collection: ObjectId,
         since: Option<Since>,
+        page: Option<PageRequest>,
     ) -> Result<Vec<CatalogItem>, StoreError> {
         let mut items = Vec::new();
-        self.each_member(collection, since, &mut |item| items.push(item))?;
+        self.each_member(collection, since, page, &mut |item| items.push(item))?;
         Ok(items)
     }
     /// The members [`list_members`](Self::list_members) lists, in the same order, handed to
@@ -301,6 +304,7 @@ pub trait MediaRepository: Send + Sync {
         &self,
         collection: ObjectId,
         since: Option<Since>,
+        page: Option<PageRequest>,
         visit: &mut dyn FnMut(CatalogItem),
     ) -> Result<(), StoreError>;
     /// `user`'s explicit entries on `collection` and its ancestors, with the edges between them.

@@ -327,6 +327,290 @@ async fn sub_catalogs_are_listed_through_their_parent(b: Backend) {
     );
 }
 
+/// Walks a listing page by page (`limit`, then `after` = each `next`); the pages in order.
+async fn walk(api: &ApiApp, token: &str, path: &str, limit: usize) -> Vec<Answer> {
+    let sep = if path.contains('?') { '&' } else { '?' };
+    let mut pages: Vec<Answer> = Vec::new();
+    let mut after: Option<String> = None;
+    loop {
+        let url = match &after {
+            None => format!("{path}{sep}limit={limit}"),
+            Some(c) => format!("{path}{sep}limit={limit}&after={c}"),
+        };
+        let a = api.get(&url, Some(token)).await;
+        assert!(list(&a).len() <= limit, "{url}: {a:?}");
+        after = a.json.get("next").map(|n| n.as_str().unwrap().to_owned());
+        pages.push(a);
+        assert!(pages.len() <= 100, "the walk does not end");
+        if after.is_none() {
+            return pages;
+        }
+    }
+}
+
+/// Every uuid of a walk, in order.
+fn walked(pages: &[Answer]) -> Vec<String> {
+    pages.iter().flat_map(uuids).collect()
+}
+
+async fn pages_walk_exactly_the_unpaged_listing(b: Backend) {
+    let api = ApiApp::start(b).await;
+    let (_, t) = api.signed_in("alice");
+    let lib = api.library(&t, "L").await;
+    let sub = api.object(&t, &lib, "catalog", "S").await;
+    // Members in at least two different seconds, several of them tying on `modified`
+    // (the cursor's uuid then decides where the next page starts).
+    for n in 0..3 {
+        api.object(&t, &lib, "video", &format!("early {n}")).await;
+        api.object(&t, &sub, "audio", &format!("in S {n}")).await;
+    }
+    start_of_a_second().await;
+    for n in 0..3 {
+        api.object(&t, &lib, "file", &format!("late {n}")).await;
+    }
+    let path = format!("/api/catalog/c/{lib}/o/0");
+    let all = uuids(&api.get(&path, Some(&t)).await);
+    assert_eq!(all.len(), 7);
+
+    for limit in [1, 2, 3, 6, 7, 8, 1000] {
+        let pages = walk(&api, &t, &path, limit).await;
+        assert_eq!(walked(&pages), all, "limit={limit}");
+        assert_eq!(
+            pages.len(),
+            all.len().div_ceil(limit).max(1),
+            "limit={limit}"
+        );
+        for (i, p) in pages.iter().enumerate() {
+            let last = i + 1 == pages.len();
+            assert_eq!(
+                p.json.get("next").is_some(),
+                !last,
+                "limit={limit} page {i}"
+            );
+            if !last {
+                assert_eq!(list(p).len(), limit, "only the last page is short");
+                // The cursor needs no escaping in a query string.
+                let next = p.json["next"].as_str().unwrap();
+                assert!(
+                    next.bytes()
+                        .all(|c| c.is_ascii_alphanumeric() || c == b'.' || c == b'-'),
+                    "{next}"
+                );
+            }
+            assert!(p.json["ts"].is_i64(), "every page has its ts");
+        }
+    }
+    // Both paths and the sub-catalog page the same way.
+    assert_eq!(
+        walked(&walk(&api, &t, &format!("/api/catalog/o/{lib}"), 2).await),
+        all
+    );
+    let sub_path = format!("/api/catalog/c/{lib}/o/{sub}");
+    let in_sub = uuids(&api.get(&sub_path, Some(&t)).await);
+    assert_eq!(in_sub.len(), 3);
+    let pages = walk(&api, &t, &sub_path, 2).await;
+    assert_eq!(pages.len(), 2);
+    assert_eq!(walked(&pages), in_sub);
+    // An empty collection is one page without `next`.
+    let empty = api.library(&t, "E").await;
+    let pages = walk(&api, &t, &format!("/api/catalog/o/{empty}"), 5).await;
+    assert_eq!(pages.len(), 1);
+    assert!(list(&pages[0]).is_empty());
+    // Without `limit` the answer has no `next`, however many members.
+    assert!(api.get(&path, Some(&t)).await.json.get("next").is_none());
+}
+
+async fn page_parameters_are_checked(b: Backend) {
+    let api = ApiApp::start(b).await;
+    let (_, t) = api.signed_in("alice");
+    let lib = api.library(&t, "L").await;
+    let first = api.object(&t, &lib, "video", "v").await;
+    let path = format!("/api/catalog/c/{lib}/o/0");
+    for bad in [
+        "0",
+        "1001",
+        "-1",
+        "+1",
+        "1.5",
+        "abc",
+        "",
+        "99999999999999999999",
+        "1e2",
+    ] {
+        let a = api.get(&format!("{path}?limit={bad}"), Some(&t)).await;
+        assert_error(&a, 400);
+        assert!(
+            a.json["message"].as_str().unwrap().contains("limit"),
+            "limit={bad}: {a:?}"
+        );
+    }
+    for good in ["1", "1000", "0001"] {
+        let a = api.get(&format!("{path}?limit={good}"), Some(&t)).await;
+        assert_eq!(uuids(&a), vec![first.clone()], "limit={good}");
+    }
+    let uuid_only = first.replace('-', "");
+    for bad in [
+        "x",
+        "",
+        "1.",
+        ".",
+        "-1.0123456789abcdef0123456789abcdef",
+        "1.0123456789abcdef",
+        "1.zz23456789abcdef0123456789abcdef",
+        "1.2.0123456789abcdef0123456789abcdef",
+        "99999999999999999999.0123456789abcdef0123456789abcdef",
+        &uuid_only,
+    ] {
+        let a = api
+            .get(&format!("{path}?limit=5&after={bad}"), Some(&t))
+            .await;
+        assert_error(&a, 400);
+        assert!(
+            a.json["message"].as_str().unwrap().contains("after"),
+            "after={bad}: {a:?}"
+        );
+    }
+    // A well-formed cursor is accepted whether or not it names a member: it is a position.
+    let a = api
+        .get(
+            &format!("{path}?limit=5&after=1.0123456789abcdef0123456789abcdef"),
+            Some(&t),
+        )
+        .await;
+    assert_eq!(
+        uuids(&a),
+        Vec::<String>::new(),
+        "everything is newer than 1970"
+    );
+    let a = api
+        .get(
+            &format!("{path}?limit=5&after=9999999999.{GHOST}"),
+            Some(&t),
+        )
+        .await;
+    assert_eq!(uuids(&a), vec![first.clone()]);
+    // `after` alone is refused: a cursor does not say how many to list.
+    let a = api
+        .get(&format!("{path}?after=9999999999.{GHOST}"), Some(&t))
+        .await;
+    assert_error(&a, 400);
+    assert!(
+        a.json["message"].as_str().unwrap().contains("limit"),
+        "{a:?}"
+    );
+}
+
+async fn paging_combines_with_ts_and_complete_records(b: Backend) {
+    let api = ApiApp::start(b).await;
+    let (_, t) = api.signed_in("alice");
+    let lib = api.library(&t, "L").await;
+    for n in 0..3 {
+        api.object(&t, &lib, "video", &format!("old {n}")).await;
+    }
+    let path = format!("/api/catalog/c/{lib}/o/0");
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    start_of_a_second().await;
+    // An incremental walk: keep the first page's `ts` for the next sync.
+    let first_walk = walk(&api, &t, &path, 2).await;
+    assert_eq!(walked(&first_walk).len(), 3);
+    let ts = first_walk[0].json["ts"].as_i64().unwrap();
+    let mut changed = Vec::new();
+    for n in 0..4 {
+        changed.push(api.object(&t, &lib, "audio", &format!("new {n}")).await);
+    }
+    let since = format!("{path}?ts={ts}");
+    let unpaged = uuids(&api.get(&since, Some(&t)).await);
+    assert_eq!(sorted(unpaged.clone()), sorted(changed.clone()));
+    for limit in [1, 3, 4] {
+        assert_eq!(
+            walked(&walk(&api, &t, &since, limit).await),
+            unpaged,
+            "limit={limit}"
+        );
+    }
+
+    // completeRecords counts from the start of each page.
+    let pages = walk(&api, &t, &format!("{path}?completeRecords=1"), 3).await;
+    assert_eq!(pages.len(), 3);
+    for p in &pages {
+        let records = list(p);
+        assert_eq!(keys(&records[0]), COMPLETE);
+        for r in &records[1..] {
+            assert_eq!(keys(r), LIMITED);
+        }
+    }
+    let pages = walk(&api, &t, &format!("{path}?completeRecords=0"), 3).await;
+    assert!(pages.iter().flat_map(list).all(|r| keys(r) == LIMITED));
+}
+
+async fn a_member_changed_during_a_walk_is_listed_once(b: Backend) {
+    let api = ApiApp::start(b).await;
+    let (_, t) = api.signed_in("alice");
+    let lib = api.library(&t, "L").await;
+    for n in 0..5 {
+        api.object(&t, &lib, "video", &format!("v{n}")).await;
+    }
+    let path = format!("/api/catalog/c/{lib}/o/0");
+    let before = uuids(&api.get(&path, Some(&t)).await);
+    // Changes after this are at least a second newer than every member.
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    start_of_a_second().await;
+
+    let first = api.get(&format!("{path}?limit=2"), Some(&t)).await;
+    let ts = first.json["ts"].as_i64().unwrap();
+    let mut seen = uuids(&first);
+    assert_eq!(seen, before[..2]);
+    // The last member (not listed yet) changes and becomes the first of the order: an
+    // offset-based page 2 would list a member of page 1 again.
+    let moved = before[4].clone();
+    let a = api
+        .call(
+            Method::POST,
+            &format!("/api/describe/c/{lib}/o/{moved}"),
+            Some(&t),
+            &[("type", "video"), ("title", "changed during the walk")],
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::ACCEPTED, "{a:?}");
+    // And a listed one changes too: it is not listed again in this walk.
+    let a = api
+        .call(
+            Method::POST,
+            &format!("/api/describe/c/{lib}/o/{}", before[0]),
+            Some(&t),
+            &[("type", "video"), ("title", "changed after page 1")],
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::ACCEPTED, "{a:?}");
+    let mut next = first.json["next"].as_str().unwrap().to_owned();
+    loop {
+        let a = api
+            .get(&format!("{path}?limit=2&after={next}"), Some(&t))
+            .await;
+        seen.extend(uuids(&a));
+        match a.json.get("next") {
+            Some(n) => next = n.as_str().unwrap().to_owned(),
+            None => break,
+        }
+    }
+    assert_eq!(
+        seen.len(),
+        sorted(seen.clone())
+            .into_iter()
+            .collect::<std::collections::BTreeSet<_>>()
+            .len(),
+        "no member twice: {seen:?}"
+    );
+    assert_eq!(
+        seen,
+        [&before[..4]].concat(),
+        "the moved member went ahead of the cursor"
+    );
+    // The next incremental listing, from the first page's ts, catches both changes.
+    let sync = api.get(&format!("{path}?ts={ts}"), Some(&t)).await;
+    assert_eq!(sorted(uuids(&sync)), sorted(vec![moved, before[0].clone()]));
+}
+
 async fn adding_is_idempotent_and_cycles_conflict(b: Backend) {
     let api = ApiApp::start(b).await;
     let (_, t) = api.signed_in("alice");
@@ -527,4 +811,8 @@ crate::both_backends!(
     adding_is_idempotent_and_cycles_conflict,
     removing_the_last_membership_deletes_the_object,
     who_may_list_add_and_remove,
+    pages_walk_exactly_the_unpaged_listing,
+    page_parameters_are_checked,
+    paging_combines_with_ts_and_complete_records,
+    a_member_changed_during_a_walk_is_listed_once,
 );

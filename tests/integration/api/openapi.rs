@@ -309,6 +309,26 @@ async fn a_real_session_conforms_to_the_document(b: Backend) {
         .get(&format!("/api/catalog/c/{lib}/o/0?ts=0"), Some(&t))
         .await;
     checked.status(CATALOG, "get", &a, 400);
+    // A page with a `next`, the page after it, and a malformed cursor.
+    let a = api
+        .get(&format!("/api/catalog/o/{lib}?limit=1"), Some(&t))
+        .await;
+    checked.status("/api/catalog/o/{collection_uuid}", "get", &a, 200);
+    let next = a.json["next"].as_str().unwrap().to_owned();
+    let a = api
+        .get(
+            &format!("/api/catalog/c/{lib}/o/0?limit=1&after={next}"),
+            Some(&t),
+        )
+        .await;
+    checked.status(CATALOG, "get", &a, 200);
+    let a = api
+        .get(
+            &format!("/api/catalog/c/{lib}/o/0?limit=1&after=x"),
+            Some(&t),
+        )
+        .await;
+    checked.status(CATALOG, "get", &a, 400);
     let a = api
         .call(
             Method::PUT,

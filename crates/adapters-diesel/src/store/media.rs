@@ -7,8 +7,8 @@ use diesel::prelude::*;
 use medialib_domain::permission::check_admin_change;
 use medialib_domain::{
     AccessView, AfterRemoval, Lifecycle, MediaObject, MembershipError, ObjectId, ObjectPatch,
-    ObjectType, PermissionLevel, ShortCode, Since, Timestamp, UserId, check_add_member,
-    object::after_membership_removed, object::purge_due,
+    ObjectType, PageRequest, PermissionLevel, ShortCode, Since, Timestamp, UserId,
+    check_add_member, object::after_membership_removed, object::purge_due,
 };
 use medialib_ports::repos::{RestoreObjectError, RestoredObject};
 use medialib_ports::{
@@ -373,10 +373,19 @@ impl MediaRepository for DieselStore {
         &self,
         collection: ObjectId,
         since: Option<Since>,
+        page: Option<PageRequest>,
         visit: &mut dyn FnMut(CatalogItem),
     ) -> Result<(), StoreError> {
         let c = collection.to_string();
         let since = since.map(|s| s.timestamp().epoch_seconds());
+        // A page is one member more than its size (the caller learns that more follow).
+        let page = page.map(|p| {
+            let fetch = i64::try_from(p.size().get().saturating_add(1)).unwrap_or(i64::MAX);
+            let after = p
+                .after()
+                .map(|a| (a.modified().epoch_seconds(), a.id().to_string()));
+            (fetch, after)
+        });
         (|| -> Result<_, DbError> {
             with_conn!(self.db, conn => {
                 // One query, properties joined: a member comes as one row per property (or
@@ -398,6 +407,32 @@ impl MediaRepository for DieselStore {
                     .into_boxed();
                 if let Some(s) = since {
                     q = q.filter(objects::modified_at.ge(s).or(memberships::added_at.ge(s)));
+                }
+                if let Some((fetch, after)) = &page {
+                    // The page's ids first (keyset: strictly after the cursor in the listing's
+                    // order, `fetch` of them), so only that page's properties are joined.
+                    let mut ids = memberships::table
+                        .inner_join(objects::table.on(objects::id.eq(memberships::member_id)))
+                        .filter(memberships::collection_id.eq(&c))
+                        .filter(objects::deleted_at.is_null())
+                        .select(objects::id)
+                        .order((objects::modified_at.desc(), objects::id.asc()))
+                        .limit(*fetch)
+                        .into_boxed();
+                    if let Some(s) = since {
+                        ids = ids
+                            .filter(objects::modified_at.ge(s).or(memberships::added_at.ge(s)));
+                    }
+                    if let Some((m, id)) = after {
+                        // `modified_at <= m` is implied by the condition after it, but as a
+                        // range of its own it lets an index on `modified_at` start at the cursor.
+                        ids = ids.filter(objects::modified_at.le(*m)).filter(
+                            objects::modified_at
+                                .lt(*m)
+                                .or(objects::modified_at.eq(*m).and(objects::id.gt(id))),
+                        );
+                    }
+                    q = q.filter(objects::id.eq_any(ids));
                 }
                 let mut members = MemberRows::new(visit);
                 for row in q.load_iter::<MemberRow, DefaultLoadingMode>(conn)? {

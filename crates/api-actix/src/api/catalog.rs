@@ -4,7 +4,7 @@
 use actix_web::http::Method;
 use actix_web::http::header::ContentType;
 use actix_web::{HttpRequest, HttpResponse, web};
-use medialib_domain::{IdOrZero, ObjectId, Since};
+use medialib_domain::{IdOrZero, ObjectId, PageCursor, PageRequest, PageSize, Since};
 
 use super::{CollectionObject, collection_id, is_read, not_implemented, options, path_id};
 use crate::auth::{reader, writer};
@@ -73,6 +73,20 @@ fn parse_count(input: &str) -> Result<usize, &'static str> {
     Ok(input.parse().unwrap_or(usize::MAX))
 }
 
+/// `limit` and `after`: a page of the listing, or all of it when neither is given. `after`
+/// without `limit` is a 400 (a cursor alone does not say how many to list).
+fn page_request(query: &Form) -> Result<Option<PageRequest>, ApiError> {
+    let size = query.parse("limit", PageSize::parse)?;
+    let after = query.parse("after", PageCursor::parse)?;
+    match (size, after) {
+        (Some(size), after) => Ok(Some(PageRequest::new(size, after))),
+        (None, None) => Ok(None),
+        (None, Some(_)) => Err(ApiError::BadRequest(
+            "after needs limit: pass the same limit with the cursor".into(),
+        )),
+    }
+}
+
 /// GET: `o` = `0` or `c` lists C; any other `o` must be a catalog member of C and is
 /// listed itself (with the caller's effective level on it).
 async fn list(
@@ -84,6 +98,7 @@ async fn list(
 ) -> Result<HttpResponse, ApiError> {
     let since = query.parse("ts", Since::parse)?;
     let complete = query.parse("completeRecords", parse_count)?;
+    let page = page_request(query)?;
     let caller = reader(state, req).await?;
     let base = state.base_url().to_owned();
     let complete = complete.unwrap_or(usize::MAX);
@@ -93,9 +108,9 @@ async fn list(
         let mut writer = CatalogWriter::new(&base, complete);
         match o {
             IdOrZero::Id(sub) if sub != c => {
-                s.list_sub_catalog_into(&caller, c, sub, since, &mut writer)?;
+                s.list_sub_catalog_into(&caller, c, sub, since, page, &mut writer)?;
             }
-            _ => s.list_catalog_into(&caller, c, since, &mut writer)?,
+            _ => s.list_catalog_into(&caller, c, since, page, &mut writer)?,
         }
         match writer.finish() {
             Some(Ok(body)) => Ok(body),

@@ -311,6 +311,20 @@ pub struct CatalogQuery {
     /// are limited records. Absent: every item is complete.
     #[param(required = false, minimum = 0)]
     completeRecords: u32,
+    /// Page size: list at most `limit` members (1 to 1000; anything else is a 400). Absent:
+    /// every member, unpaged. When more members follow, the answer's `next` is the cursor
+    /// for the next page. `completeRecords` counts from the start of each page.
+    #[param(required = false, minimum = 1, maximum = 1000)]
+    limit: u16,
+    /// The `next` of the previous page: list the members after it (keyset; a member is never
+    /// listed twice in one walk). Needs `limit`; a malformed cursor, or `after` without
+    /// `limit`, is a 400.
+    #[param(
+        required = false,
+        pattern = "^[0-9]{1,19}\\.([0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$",
+        example = "1732300000.01234567-89ab-5def-8123-456789abcdef"
+    )]
+    after: String,
 }
 
 /// The query of oEmbed GET (oEmbed 1.0 §2.2).

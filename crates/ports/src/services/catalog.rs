@@ -4,7 +4,7 @@
 
 use medialib_domain::permission::authorize;
 use medialib_domain::{
-    Action, Caller, Forbidden, MediaObject, ObjectId, ObjectType, ShortCode, Since,
+    Action, Caller, Forbidden, MediaObject, ObjectId, ObjectType, PageRequest, ShortCode, Since,
 };
 
 use super::media::reached_object;
@@ -101,17 +101,19 @@ impl Services {
     /// The path rule of reading through `c/{C}` holds (S must be a member of C, the caller
     /// needs `view` on C), and the listing itself is done with the caller's effective level
     /// on S, which must be `view` or more too: an explicit `none` on S hides it even from
-    /// viewers of C. The returned page carries that level on S.
+    /// viewers of C. The returned page carries that level on S. `page` as for
+    /// [`list_catalog`](Self::list_catalog).
     pub fn list_sub_catalog(
         &self,
         caller: &Caller,
         collection: ObjectId,
         sub: ObjectId,
         since: Option<Since>,
+        page: Option<PageRequest>,
     ) -> Result<CatalogPage, SubCatalogFailed> {
-        let mut page = CatalogPage::empty();
-        self.list_sub_catalog_into(caller, collection, sub, since, &mut page)?;
-        Ok(page)
+        let mut answer = CatalogPage::empty();
+        self.list_sub_catalog_into(caller, collection, sub, since, page, &mut answer)?;
+        Ok(answer)
     }
 
     /// [`list_sub_catalog`](Self::list_sub_catalog) into `sink`, each member as it is read.
@@ -122,6 +124,7 @@ impl Services {
         collection: ObjectId,
         sub: ObjectId,
         since: Option<Since>,
+        page: Option<PageRequest>,
         sink: &mut dyn CatalogSink,
     ) -> Result<(), SubCatalogFailed> {
         let ts = self.clock.now();
@@ -136,8 +139,7 @@ impl Services {
         let level = self.effective_level(caller, sub)?;
         authorize(level, Action::Read)?;
         sink.start(ts, level);
-        self.store
-            .each_member(sub, since, &mut |item| sink.member(item))?;
+        self.members_into(sub, since, page, sink)?;
         Ok(())
     }
 

@@ -4,8 +4,8 @@ use medialib_domain::permission::authorize;
 use medialib_domain::projection::describe_view;
 use medialib_domain::{
     Action, AfterRemoval, Caller, DescribeRefused, DescribeView, Forbidden, Lifecycle, MediaObject,
-    MembershipError, NewObject, ObjectId, ObjectPatch, ObjectType, PermissionLevel, ShortCode,
-    Since, Timestamp, TokenKind, UpdateError, UserId,
+    MembershipError, NewObject, ObjectId, ObjectPatch, ObjectType, PageCursor, PageRequest,
+    PermissionLevel, ShortCode, Since, Timestamp, TokenKind, UpdateError, UserId,
 };
 
 use super::{BearerError, Services};
@@ -154,6 +154,8 @@ pub struct CatalogPage {
     pub level: PermissionLevel,
     /// The members, most recently modified first.
     pub items: Vec<CatalogItem>,
+    /// Where the next page starts, when the listing was paged and more members remain.
+    pub next: Option<PageCursor>,
 }
 
 /// Receives a catalog answer while it is read, so that a large one is written out member
@@ -164,6 +166,9 @@ pub trait CatalogSink {
     fn start(&mut self, ts: Timestamp, level: PermissionLevel);
     /// Each member, most recently modified first.
     fn member(&mut self, item: CatalogItem);
+    /// Called after the last member of a page when more members follow it: the cursor to
+    /// ask for the next page with. Never called for an unpaged listing or the last page.
+    fn next(&mut self, cursor: PageCursor);
 }
 
 impl CatalogSink for CatalogPage {
@@ -174,6 +179,9 @@ impl CatalogSink for CatalogPage {
     fn member(&mut self, item: CatalogItem) {
         self.items.push(item);
     }
+    fn next(&mut self, cursor: PageCursor) {
+        self.next = Some(cursor);
+    }
 }
 
 impl CatalogPage {
@@ -183,6 +191,7 @@ impl CatalogPage {
             ts: Timestamp::from_epoch_seconds(0),
             level: PermissionLevel::None,
             items: Vec::new(),
+            next: None,
         }
     }
 }
@@ -396,16 +405,18 @@ impl Services {
             })
     }
 
-    /// Lists a collection's members (catalog GET), optionally only those changed since `since`.
+    /// Lists a collection's members (catalog GET), optionally only those changed since `since`,
+    /// optionally one page of them (all when `page` is `None`).
     pub fn list_catalog(
         &self,
         caller: &Caller,
         collection: ObjectId,
         since: Option<Since>,
+        page: Option<PageRequest>,
     ) -> Result<CatalogPage, MembershipChangeFailed> {
-        let mut page = CatalogPage::empty();
-        self.list_catalog_into(caller, collection, since, &mut page)?;
-        Ok(page)
+        let mut answer = CatalogPage::empty();
+        self.list_catalog_into(caller, collection, since, page, &mut answer)?;
+        Ok(answer)
     }
 
     /// [`list_catalog`](Self::list_catalog) into `sink`, each member as it is read. Nothing
@@ -415,6 +426,7 @@ impl Services {
         caller: &Caller,
         collection: ObjectId,
         since: Option<Since>,
+        page: Option<PageRequest>,
         sink: &mut dyn CatalogSink,
     ) -> Result<(), MembershipChangeFailed> {
         let ts = self.clock.now();
@@ -429,8 +441,36 @@ impl Services {
             return Err(MembershipChangeFailed::NotACollection);
         }
         sink.start(ts, level);
+        self.members_into(collection, since, page, sink)?;
+        Ok(())
+    }
+
+    /// Hands the listed members of `collection` to `sink`; for a page, asks the store for
+    /// one member more than the page holds, which only tells whether a next page exists.
+    pub(super) fn members_into(
+        &self,
+        collection: ObjectId,
+        since: Option<Since>,
+        page: Option<PageRequest>,
+        sink: &mut dyn CatalogSink,
+    ) -> Result<(), StoreError> {
+        let limit = page.map_or(usize::MAX, |p| p.size().get());
+        let mut given = 0_usize;
+        let mut last = None;
+        let mut more = false;
         self.store
-            .each_member(collection, since, &mut |item| sink.member(item))?;
+            .each_member(collection, since, page, &mut |item| {
+                if given < limit {
+                    given += 1;
+                    last = Some(PageCursor::at(item.object.modified(), item.object.id()));
+                    sink.member(item);
+                } else {
+                    more = true;
+                }
+            })?;
+        if let (true, Some(cursor)) = (more, last) {
+            sink.next(cursor);
+        }
         Ok(())
     }
 
