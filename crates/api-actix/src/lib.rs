@@ -14,6 +14,7 @@ mod error;
 mod health;
 mod input;
 mod metrics;
+mod normalize;
 mod oauth;
 mod openapi;
 mod pages;
@@ -25,7 +26,7 @@ mod state;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
-use actix_web::middleware::{NormalizePath, from_fn};
+use actix_web::middleware::from_fn;
 use actix_web::{App, HttpRequest, HttpResponse, web};
 
 pub use error::ApiError;
@@ -42,13 +43,13 @@ pub use state::{AppState, HttpConfig, Readiness};
 pub fn configure(cfg: &mut web::ServiceConfig, state: AppState) {
     cfg.app_data(web::Data::new(state))
         .service(
-            web::resource("/healthz")
+            metrics::resource("/healthz")
                 .route(web::get().to(health::healthz))
                 .route(web::head().to(health::healthz))
                 .default_service(web::to(health::get_only)),
         )
         .service(
-            web::resource("/readyz")
+            metrics::resource("/readyz")
                 .route(web::get().to(health::readyz))
                 .route(web::head().to(health::readyz))
                 .default_service(web::to(health::get_only)),
@@ -78,7 +79,7 @@ pub fn app(
     App::new()
         .wrap(from_fn(cors::cors))
         .wrap(from_fn(metrics::track))
-        .wrap(NormalizePath::trim())
+        .wrap(from_fn(normalize::normalize_path))
         .wrap(from_fn(request_span))
         .configure(move |cfg| configure(cfg, state))
 }

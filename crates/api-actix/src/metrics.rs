@@ -17,6 +17,7 @@
 //!
 //! The registry is a few maps behind mutexes: one short lock per request, no dependency.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -77,8 +78,8 @@ pub(crate) struct Metrics {
 
 #[derive(Default)]
 struct HttpSeries {
-    requests: BTreeMap<(String, &'static str, u16), u64>,
-    durations: BTreeMap<(String, &'static str), Histogram>,
+    requests: BTreeMap<(Route, &'static str, u16), u64>,
+    durations: BTreeMap<(Route, &'static str), Histogram>,
 }
 
 /// Observations per bucket (not cumulative; the exposition adds them up), with sum and count.
@@ -106,7 +107,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Metrics {
-    fn observe_request(&self, route: String, method: &'static str, status: u16, took: Duration) {
+    fn observe_request(&self, route: Route, method: &'static str, status: u16, took: Duration) {
         let mut http = lock(&self.http);
         *http
             .requests
@@ -312,7 +313,7 @@ impl AppState {
 /// Registers `GET /metrics`.
 pub(crate) fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
-        web::resource(METRICS_PATH)
+        resource(METRICS_PATH)
             .route(web::get().to(exposition))
             .route(web::head().to(exposition))
             .default_service(web::to(crate::health::get_only)),
@@ -327,6 +328,32 @@ async fn exposition(state: web::Data<AppState>) -> HttpResponse {
         .body(state.metrics.render() + &admission_series(&state.admission))
 }
 
+/// A route label: a pattern known at compile time, or one looked up in the routing table.
+type Route = Cow<'static, str>;
+
+/// A resource's route pattern, attached to it as app data by [`resource`], so that [`track`]
+/// names the route without matching the path against the routing table a second time
+/// (`HttpRequest::match_pattern` runs the patterns' regular expressions again).
+#[derive(Debug, Clone, Copy)]
+struct RoutePattern(&'static str);
+
+/// `web::resource(pattern)`, labelled for the metrics with its pattern. Every route is
+/// registered through this; one that is not is still labelled, at the cost of a lookup.
+pub fn resource(pattern: &'static str) -> actix_web::Resource {
+    web::resource(pattern).app_data(RoutePattern(pattern))
+}
+
+/// The route label of an answered request: its resource's pattern, else the pattern the
+/// routing table matches, else `other`.
+fn route_label(req: &HttpRequest) -> Route {
+    match req.app_data::<RoutePattern>() {
+        Some(RoutePattern(pattern)) => Cow::Borrowed(pattern),
+        None => req
+            .match_pattern()
+            .map_or(Cow::Borrowed("other"), Cow::Owned),
+    }
+}
+
 /// Middleware (for `middleware::from_fn`), inside path normalisation so that the route
 /// pattern is found for `/path/` too: counts and times every request.
 pub async fn track(
@@ -336,12 +363,16 @@ pub async fn track(
     let metrics = req
         .app_data::<web::Data<AppState>>()
         .map(|state| Arc::clone(&state.metrics));
-    let route = req.match_pattern().unwrap_or_else(|| "other".to_owned());
     let method = method_label(req.method());
     let started = Instant::now();
     let result = next.call(req).await;
     let Some(metrics) = metrics else {
         return result;
+    };
+    let route = match &result {
+        Ok(res) => route_label(res.request()),
+        // An error out of the inner middleware leaves no request to name the route by.
+        Err(_) => Cow::Borrowed("other"),
     };
     let took = started.elapsed();
     let (status, error) = match &result {

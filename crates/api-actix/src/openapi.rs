@@ -546,7 +546,7 @@ async fn get_only() -> Result<HttpResponse, ApiError> {
 /// Registers the OpenAPI route.
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
-        web::resource(DOCUMENT_PATH)
+        crate::metrics::resource(DOCUMENT_PATH)
             .route(web::get().to(serve))
             .route(web::head().to(serve))
             .default_service(web::to(get_only)),

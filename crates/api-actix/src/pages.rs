@@ -43,7 +43,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(read_only("/embed/{code}", embed))
         .service(read_only("/assets/player.css", stylesheet))
         .service(read_only("/assets/authorize.css", authorize_stylesheet))
-        .service(web::resource("/api/oembed").to(oembed));
+        .service(crate::metrics::resource("/api/oembed").to(oembed));
 }
 
 /// A resource whose handler answers GET and HEAD; other methods are a 501.
@@ -53,7 +53,7 @@ where
     Args: actix_web::FromRequest + 'static,
     F::Output: actix_web::Responder + 'static,
 {
-    web::resource(path)
+    crate::metrics::resource(path)
         .route(web::get().to(handler.clone()))
         .route(web::head().to(handler))
         .default_service(web::to(get_only))
