@@ -2,9 +2,9 @@
 //! one transaction or conditional update, so concurrent callers never both win.
 
 use medialib_domain::oauth::{
-    AccessTokenRecord, Client, ClientId, CodePresentation, IssuedCode, IssuedTokens, RedeemError,
-    RefreshError, RefreshPresentation, RefreshTokenRecord, Rotation, TokenLifetimes,
-    TokenRandomness,
+    AccessTokenRecord, Client, ClientAuthError, ClientId, CodePresentation, IssuedCode,
+    IssuedTokens, RedeemError, RefreshError, RefreshPresentation, RefreshTokenRecord, Rotation,
+    TokenLifetimes, TokenRandomness,
 };
 use medialib_domain::{
     AccessView, AfterRemoval, BrowserSession, GrantId, MediaObject, MembershipError, ObjectId,
@@ -378,8 +378,11 @@ pub trait ClientRepository: Send + Sync {
 pub struct CodeExchange<'a> {
     /// Digest of the presented code.
     pub digest: TokenDigest,
-    /// What the client presented with it.
+    /// What the client presented with it; `presentation.client` is the claimed client id,
+    /// authenticated in the same atomic step (before the code is touched).
     pub presentation: CodePresentation<'a>,
+    /// The client secret presented with it (`None` for a public client).
+    pub client_secret: Option<&'a Secret>,
     /// Now.
     pub now: Timestamp,
     /// The id the new grant gets.
@@ -393,6 +396,12 @@ pub struct CodeExchange<'a> {
 /// A code exchange failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ExchangeError {
+    /// No client has the presented id: nothing was read or spent.
+    #[error("unknown client")]
+    UnknownClient,
+    /// The client did not authenticate (`ClientKind::authenticate`): nothing was spent.
+    #[error(transparent)]
+    ClientRefused(ClientAuthError),
     /// No such code.
     #[error("unknown authorization code")]
     UnknownCode,
@@ -409,8 +418,11 @@ pub enum ExchangeError {
 pub struct RefreshExchange<'a> {
     /// Digest of the presented refresh token.
     pub digest: TokenDigest,
-    /// What the client presented with it.
+    /// What the client presented with it; `presentation.client` is the claimed client id,
+    /// authenticated in the same atomic step (before the token is touched).
     pub presentation: RefreshPresentation<'a>,
+    /// The client secret presented with it (`None` for a public client).
+    pub client_secret: Option<&'a Secret>,
     /// Now.
     pub now: Timestamp,
     /// Random bytes for the new pair.
@@ -422,6 +434,12 @@ pub struct RefreshExchange<'a> {
 /// A refresh failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RotateError {
+    /// No client has the presented id: nothing was read or spent.
+    #[error("unknown client")]
+    UnknownClient,
+    /// The client did not authenticate (`ClientKind::authenticate`): nothing was spent.
+    #[error(transparent)]
+    ClientRefused(ClientAuthError),
     /// No such refresh token.
     #[error("unknown refresh token")]
     UnknownToken,
@@ -450,13 +468,16 @@ pub enum RevokeOutcome {
 pub trait GrantRepository: Send + Sync {
     /// Stores an issued code.
     fn store_code(&self, code: &IssuedCode, now: Timestamp) -> Result<(), StoreError>;
-    /// Spends a code and issues the grant's tokens, in one atomic step.
+    /// Authenticates the client, then spends a code and issues the grant's tokens, in one
+    /// atomic step. A client that does not authenticate leaves the code untouched.
     /// A replayed code revokes every token issued from it.
     fn exchange_code(
         &self,
         req: CodeExchange<'_>,
     ) -> Result<(GrantId, IssuedTokens), ExchangeError>;
-    /// Rotates a refresh token in one atomic step; of concurrent callers exactly one wins.
+    /// Authenticates the client, then rotates a refresh token in one atomic step; of
+    /// concurrent callers exactly one wins. A client that does not authenticate leaves the
+    /// token untouched.
     /// A used token (including a race loser's) revokes its whole grant family.
     fn rotate_refresh_token(&self, req: RefreshExchange<'_>) -> Result<Rotation, RotateError>;
     /// An access token by digest (revocation of its grant included).

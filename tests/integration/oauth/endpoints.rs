@@ -32,6 +32,10 @@ const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
 /// Well-formed, but not the verifier of [`VERIFIER`]'s challenge.
 const WRONG_VERIFIER: &str = "0000000000000000000000000000000000000000000";
 const LMS: &str = "https://lms.example.edu";
+/// Well-formed (prefix and 43 characters) but never issued: reaches the store.
+const WELL_FORMED_UNKNOWN_CODE: &str = "mlc_0000000000000000000000000000000000000000000";
+/// Well-formed but never issued.
+const WELL_FORMED_UNKNOWN_REFRESH: &str = "mlr_0000000000000000000000000000000000000000000";
 
 /// What the user is asked to approve.
 #[derive(Debug, Clone, Copy, Default)]
@@ -469,6 +473,68 @@ async fn refresh_by_another_client_is_invalid_grant(b: Backend) {
     let tokens = s.tokens(&s.code(Ask::offline())).await;
     let a = s.refresh(&other, str_of(&tokens, "refresh_token")).await;
     assert_oauth_error(&a, 400, "invalid_grant");
+}
+
+/// The refresh grant authenticates the client in the same atomic step as the rotation: a
+/// wrong, missing or unknown client is `invalid_client` and leaves the token unspent (and
+/// its family alive), and that check comes before any check of the token itself.
+async fn refresh_with_failed_client_authentication_leaves_the_token_unspent(b: Backend) {
+    let s = Setup::start(b).await;
+    let tokens = s.tokens(&s.code(Ask::offline())).await;
+    let access = str_of(&tokens, "access_token");
+    let refresh = str_of(&tokens, "refresh_token");
+    let wrong = ClientCredentials {
+        client_id: s.client.client_id.clone(),
+        client_secret: Some(Secret::new("mls_not-the-secret")),
+    };
+    let none = ClientCredentials {
+        client_id: s.client.client_id.clone(),
+        client_secret: None,
+    };
+    let unknown = ClientCredentials {
+        client_id: "0123456789abcdef0123456789abcdef".into(),
+        client_secret: Some(Secret::new("mls_x")),
+    };
+    for client in [&wrong, &none, &unknown] {
+        let a = s.refresh(client, refresh).await;
+        assert_oauth_error(&a, 401, "invalid_client");
+        // An unknown or malformed token with bad credentials: still the client's error.
+        for token in [WELL_FORMED_UNKNOWN_REFRESH, "not-a-refresh-token"] {
+            let a = s.refresh(client, token).await;
+            assert_oauth_error(&a, 401, "invalid_client");
+        }
+    }
+    s.assert_alive(access).await;
+    // The token was never spent: the right client rotates it once.
+    let a = s.refresh(&s.client, refresh).await;
+    assert_eq!(a.status, StatusCode::OK, "{a:?}");
+    s.assert_alive(str_of(&a.json, "access_token")).await;
+}
+
+/// A code presented by another, authenticated client is `invalid_grant` and burns the code
+/// (a failed redemption spends it): the client it was issued to gets nothing afterwards, and
+/// unknown or malformed codes with bad credentials are the client's error first.
+async fn code_presented_by_another_client_is_invalid_grant_and_burnt(b: Backend) {
+    let s = Setup::start(b).await;
+    let other = s.app.register("Other LMS", &[REDIRECT], false);
+    let code = s.code(Ask::offline());
+    let a = s.exchange(&other, &code).await;
+    assert_oauth_error(&a, 400, "invalid_grant");
+    let a = s.exchange(&s.client, &code).await;
+    assert_oauth_error(&a, 400, "invalid_grant");
+    // Client authentication comes before the code's own checks.
+    let wrong = ClientCredentials {
+        client_id: other.client_id.clone(),
+        client_secret: Some(Secret::new("mls_not-the-secret")),
+    };
+    for code in [WELL_FORMED_UNKNOWN_CODE, "not-a-code", code.as_str()] {
+        assert_oauth_error(&s.exchange(&wrong, code).await, 401, "invalid_client");
+        assert_oauth_error(&s.exchange(&other, code).await, 400, "invalid_grant");
+    }
+    // The other client's own code still works for it.
+    let its_own = s.code_for(&other, Ask::default());
+    let a = s.exchange(&other, &its_own).await;
+    assert_eq!(a.status, StatusCode::OK, "{a:?}");
 }
 
 async fn narrower_scope_on_refresh(b: Backend) {
@@ -1217,6 +1283,8 @@ crate::both_backends!(
     expired_codes_are_refused,
     refresh_rotates_and_reuse_revokes_the_family,
     refresh_by_another_client_is_invalid_grant,
+    refresh_with_failed_client_authentication_leaves_the_token_unspent,
+    code_presented_by_another_client_is_invalid_grant_and_burnt,
     narrower_scope_on_refresh,
     pkce_is_enforced,
     concurrent_refreshes_have_one_winner,

@@ -164,7 +164,16 @@ impl Client {
 
     /// Authenticates the client at the token endpoint (secret compared in constant time).
     pub fn authenticate(&self, presented: Option<&Secret>) -> Result<(), ClientAuthError> {
-        match (&self.kind, presented) {
+        self.kind.authenticate(presented)
+    }
+}
+
+impl ClientKind {
+    /// Authenticates a client of this kind with what it presented at the token endpoint
+    /// (secret compared in constant time). The one rule behind [`Client::authenticate`], for
+    /// callers that read only the client's kind.
+    pub fn authenticate(&self, presented: Option<&Secret>) -> Result<(), ClientAuthError> {
+        match (self, presented) {
             (ClientKind::Confidential { .. }, None) => Err(ClientAuthError::MissingSecret),
             (ClientKind::Confidential { secret_digest }, Some(s)) => {
                 if secret_digest.ct_eq(&TokenDigest::of(s)) {

@@ -8,7 +8,7 @@ pub mod people;
 mod sessions;
 mod users;
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use medialib_domain::oauth::{Issuer, TokenLifetimes};
 use medialib_domain::{Lifetime, OrgNamespace};
@@ -52,6 +52,8 @@ pub struct Services {
     settings: ServiceSettings,
     sso: Arc<dyn SsoProvider>,
     login_throttle: Arc<sessions::LoginThrottle>,
+    /// The organization's namespace, read once: it never changes after the first migration.
+    namespace: Arc<OnceLock<OrgNamespace>>,
 }
 
 impl std::fmt::Debug for Services {
@@ -77,6 +79,7 @@ impl Services {
             settings,
             sso: Arc::new(NoSso),
             login_throttle: Arc::default(),
+            namespace: Arc::default(),
         }
     }
 
@@ -98,6 +101,10 @@ impl Services {
     }
 
     fn namespace(&self) -> Result<OrgNamespace, StoreError> {
-        self.store.namespace()
+        if let Some(ns) = self.namespace.get() {
+            return Ok(*ns);
+        }
+        let ns = self.store.namespace()?;
+        Ok(*self.namespace.get_or_init(|| ns))
     }
 }

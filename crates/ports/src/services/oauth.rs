@@ -105,6 +105,11 @@ pub enum BearerError {
     Store(#[from] StoreError),
 }
 
+/// An unknown or malformed client id: the same answer as a wrong secret, naming nothing.
+fn client_failed() -> TokenError {
+    TokenError::InvalidClient("client authentication failed".into())
+}
+
 impl Services {
     fn token_randomness(&self) -> TokenRandomness {
         TokenRandomness {
@@ -156,16 +161,16 @@ impl Services {
 
     /// Authenticates a client at the token endpoint.
     pub fn authenticate_client(&self, creds: &ClientCredentials) -> Result<Client, TokenError> {
-        let unknown = || TokenError::InvalidClient("client authentication failed".into());
-        let id = ClientId::parse(&creds.client_id).map_err(|_| unknown())?;
-        let client = self.store.client(&id)?.ok_or_else(unknown)?;
+        let id = ClientId::parse(&creds.client_id).map_err(|_| client_failed())?;
+        let client = self.store.client(&id)?.ok_or_else(client_failed)?;
         client
             .authenticate(creds.client_secret.as_ref())
             .map_err(|e| TokenError::InvalidClient(e.to_string()))?;
         Ok(client)
     }
 
-    /// `grant_type=authorization_code`.
+    /// `grant_type=authorization_code`. The client is authenticated in the same atomic
+    /// step as the exchange (one checkout); a client that fails leaves the code unspent.
     #[tracing::instrument(skip_all, fields(client = %creds.client_id))]
     pub fn exchange_code(
         &self,
@@ -174,18 +179,23 @@ impl Services {
         redirect_uri: Option<&str>,
         code_verifier: Option<&str>,
     ) -> Result<TokenResponse, TokenError> {
-        let client = self.authenticate_client(creds)?;
+        let client = ClientId::parse(&creds.client_id).map_err(|_| client_failed())?;
         let invalid = || TokenError::InvalidGrant("invalid authorization code".into());
-        let digest = TokenKind::Code.digest_presented(code).ok_or_else(invalid)?;
+        let Some(digest) = TokenKind::Code.digest_presented(code) else {
+            // Client authentication still comes first (invalid_client before invalid_grant).
+            self.authenticate_client(creds)?;
+            return Err(invalid());
+        };
         let now = self.clock.now();
         let grant_id = GrantId::generate(&self.namespace()?, self.random.bytes16());
         let result = self.store.exchange_code(CodeExchange {
             digest,
             presentation: CodePresentation {
-                client: client.id(),
+                client: &client,
                 redirect_uri,
                 verifier: code_verifier,
             },
+            client_secret: creds.client_secret.as_ref(),
             now,
             grant_id,
             random: self.token_randomness(),
@@ -199,6 +209,8 @@ impl Services {
                 refresh_token: tokens.refresh.map(|r| r.secret),
                 scope: tokens.scope,
             }),
+            Err(ExchangeError::UnknownClient) => Err(client_failed()),
+            Err(ExchangeError::ClientRefused(e)) => Err(TokenError::InvalidClient(e.to_string())),
             Err(ExchangeError::UnknownCode) => Err(invalid()),
             Err(ExchangeError::Refused(e)) => {
                 tracing::warn!(reason = %e, "authorization code refused");
@@ -208,7 +220,8 @@ impl Services {
         }
     }
 
-    /// `grant_type=refresh_token`.
+    /// `grant_type=refresh_token`. The client is authenticated in the same atomic step as
+    /// the rotation (one checkout); a client that fails leaves the token unspent.
     #[tracing::instrument(skip_all, fields(client = %creds.client_id))]
     pub fn refresh(
         &self,
@@ -216,22 +229,34 @@ impl Services {
         refresh_token: &str,
         scope: Option<&str>,
     ) -> Result<TokenResponse, TokenError> {
-        let client = self.authenticate_client(creds)?;
+        let client = ClientId::parse(&creds.client_id).map_err(|_| client_failed())?;
         let invalid = || TokenError::InvalidGrant("invalid refresh token".into());
-        let digest = TokenKind::Refresh
+        let parsed = TokenKind::Refresh
             .digest_presented(refresh_token)
-            .ok_or_else(invalid)?;
-        let scope = scope
-            .map(ScopeSet::parse)
-            .transpose()
-            .map_err(|e| TokenError::InvalidScope(e.to_string()))?;
+            .ok_or_else(invalid)
+            .and_then(|digest| {
+                let scope = scope
+                    .map(ScopeSet::parse)
+                    .transpose()
+                    .map_err(|e| TokenError::InvalidScope(e.to_string()))?;
+                Ok((digest, scope))
+            });
+        let (digest, scope) = match parsed {
+            Ok(p) => p,
+            Err(e) => {
+                // Client authentication still comes first (invalid_client before the rest).
+                self.authenticate_client(creds)?;
+                return Err(e);
+            }
+        };
         let now = self.clock.now();
         let result = self.store.rotate_refresh_token(RefreshExchange {
             digest,
             presentation: RefreshPresentation {
-                client: client.id(),
+                client: &client,
                 scope,
             },
+            client_secret: creds.client_secret.as_ref(),
             now,
             random: self.token_randomness(),
             lifetimes: self.settings.lifetimes,
@@ -244,6 +269,8 @@ impl Services {
                 refresh_token: rotation.tokens.refresh.map(|r| r.secret),
                 scope: rotation.tokens.scope,
             }),
+            Err(RotateError::UnknownClient) => Err(client_failed()),
+            Err(RotateError::ClientRefused(e)) => Err(TokenError::InvalidClient(e.to_string())),
             Err(RotateError::UnknownToken) => Err(invalid()),
             Err(RotateError::Refused(e)) => {
                 tracing::warn!(reason = %e, "refresh token refused");
