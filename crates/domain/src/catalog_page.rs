@@ -91,6 +91,12 @@ impl fmt::Display for PageCursor {
     }
 }
 
+/// Why a page request is refused: a cursor came without a page size. A cursor alone does not
+/// say how many members to list, and listing everything after it is not a form the listing has.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("after needs limit: pass the same limit with the cursor")]
+pub struct CursorWithoutLimit;
+
 /// One page of a listing: its size, and where the previous page ended (none: the first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PageRequest {
@@ -102,6 +108,20 @@ impl PageRequest {
     /// A page of `size` members after `after` (the start when `None`).
     pub fn new(size: PageSize, after: Option<PageCursor>) -> Self {
         Self { size, after }
+    }
+
+    /// The request made of an optional size and cursor (`limit` and `after`): a page when the
+    /// size is given, the whole listing (`None`) when neither is, and [`CursorWithoutLimit`]
+    /// for a cursor without a size.
+    pub fn from_parts(
+        size: Option<PageSize>,
+        after: Option<PageCursor>,
+    ) -> Result<Option<Self>, CursorWithoutLimit> {
+        match (size, after) {
+            (Some(size), after) => Ok(Some(Self::new(size, after))),
+            (None, None) => Ok(None),
+            (None, Some(_)) => Err(CursorWithoutLimit),
+        }
     }
 
     /// How many members the page holds at most.
@@ -197,5 +217,31 @@ mod tests {
             ObjectId::parse(UUID).unwrap(),
         );
         assert_eq!(PageRequest::new(size, Some(c)).after(), Some(c));
+    }
+
+    #[test]
+    fn a_cursor_needs_a_size() {
+        let size = PageSize::parse("10").unwrap();
+        let c = PageCursor::at(
+            Timestamp::from_epoch_seconds(5),
+            ObjectId::parse(UUID).unwrap(),
+        );
+        assert_eq!(PageRequest::from_parts(None, None), Ok(None));
+        assert_eq!(
+            PageRequest::from_parts(Some(size), None),
+            Ok(Some(PageRequest::new(size, None)))
+        );
+        assert_eq!(
+            PageRequest::from_parts(Some(size), Some(c)),
+            Ok(Some(PageRequest::new(size, Some(c))))
+        );
+        assert_eq!(
+            PageRequest::from_parts(None, Some(c)),
+            Err(CursorWithoutLimit)
+        );
+        assert_eq!(
+            CursorWithoutLimit.to_string(),
+            "after needs limit: pass the same limit with the cursor"
+        );
     }
 }

@@ -18,7 +18,9 @@ pub mod session;
 pub mod text;
 pub mod time;
 
-pub use catalog_page::{InvalidCursor, InvalidPageSize, PageCursor, PageRequest, PageSize};
+pub use catalog_page::{
+    CursorWithoutLimit, InvalidCursor, InvalidPageSize, PageCursor, PageRequest, PageSize,
+};
 pub use graph::{CollectionGraph, MembershipError, check_add_member};
 pub use ids::{GrantId, IdOrZero, InvalidUuid, ObjectId, OrgNamespace, UserId};
 pub use object::{

@@ -494,8 +494,9 @@ async fn page_parameters_are_checked(b: Backend) {
         .get(&format!("{path}?after=9999999999.{GHOST}"), Some(&t))
         .await;
     assert_error(&a, 400);
-    assert!(
-        a.json["message"].as_str().unwrap().contains("limit"),
+    assert_eq!(
+        a.json["message"].as_str().unwrap(),
+        "after needs limit: pass the same limit with the cursor",
         "{a:?}"
     );
 }

@@ -73,18 +73,13 @@ fn parse_count(input: &str) -> Result<usize, &'static str> {
     Ok(input.parse().unwrap_or(usize::MAX))
 }
 
-/// `limit` and `after`: a page of the listing, or all of it when neither is given. `after`
-/// without `limit` is a 400 (a cursor alone does not say how many to list).
+/// `limit` and `after`: a page of the listing, or all of it when neither is given. Each value
+/// is checked first; then `after` without `limit` is a 400 with the domain's reason
+/// ([`PageRequest::from_parts`]).
 fn page_request(query: &Form) -> Result<Option<PageRequest>, ApiError> {
     let size = query.parse("limit", PageSize::parse)?;
     let after = query.parse("after", PageCursor::parse)?;
-    match (size, after) {
-        (Some(size), after) => Ok(Some(PageRequest::new(size, after))),
-        (None, None) => Ok(None),
-        (None, Some(_)) => Err(ApiError::BadRequest(
-            "after needs limit: pass the same limit with the cursor".into(),
-        )),
-    }
+    PageRequest::from_parts(size, after).map_err(|e| ApiError::BadRequest(e.to_string()))
 }
 
 /// GET: `o` = `0` or `c` lists C; any other `o` must be a catalog member of C and is
