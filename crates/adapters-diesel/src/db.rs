@@ -266,6 +266,18 @@ impl Database {
         }
     }
 
+    /// Reverts the newest applied migration (a migration's tests: rows written under the
+    /// previous schema, then migrated); returns its version, `None` when none is applied.
+    pub fn revert_last(&self) -> Result<Option<String>, MigrateError> {
+        match &self.pools {
+            Pools::Sqlite(pool) => revert_newest(&mut *checkout(pool)?, SQLITE_MIGRATIONS),
+            Pools::Postgres(pool) => {
+                let mut conn = checkout(pool)?;
+                with_pg_migration_lock(&mut conn, |conn| revert_newest(conn, POSTGRES_MIGRATIONS))
+            }
+        }
+    }
+
     /// Cheap reachability check for `/readyz`: checks out a connection and runs `SELECT 1`.
     pub fn ping(&self) -> Result<(), StoreError> {
         with_conn!(self, conn => {
@@ -511,6 +523,27 @@ where
     Ok(reverted.iter().map(ToString::to_string).collect())
 }
 
+/// Reverts the newest applied migration of `source`, if any; returns its version.
+fn revert_newest<DB, C>(
+    conn: &mut C,
+    source: EmbeddedMigrations,
+) -> Result<Option<String>, MigrateError>
+where
+    DB: diesel::backend::Backend,
+    C: MigrationHarness<DB>,
+{
+    let applied = conn
+        .applied_migrations()
+        .map_err(|e| MigrateError::Failed(format!("cannot read the migration state: {e}")))?;
+    if applied.is_empty() {
+        return Ok(None);
+    }
+    let reverted = conn
+        .revert_last_migration(source)
+        .map_err(|e| MigrateError::Failed(format!("cannot revert the last migration: {e}")))?;
+    Ok(Some(reverted.to_string()))
+}
+
 /// Runs `f` while holding the PostgreSQL migration advisory lock on `conn`'s session.
 fn with_pg_migration_lock<T>(
     conn: &mut PgConnection,
@@ -609,7 +642,7 @@ mod tests {
         let (jm, fk, _, _) = pragmas(&db);
         assert_eq!(jm, "memory", "in-memory databases cannot use WAL");
         assert_eq!(fk, 1);
-        assert_eq!(db.migrate(&mut |_| {}).unwrap().len(), 4);
+        assert_eq!(db.migrate(&mut |_| {}).unwrap().len(), 5);
         // Another checkout sees the migrated schema: same connection, same database.
         assert!(db.pending_migrations().unwrap().is_empty());
         let ns = db.ensure_namespace([7; 16]).unwrap();

@@ -92,6 +92,9 @@ diesel::table! {
         member_id -> Text,
         /// When the member was added.
         added_at -> BigInt,
+        /// The member's `objects.modified_at`, copied here (and kept equal by every write that
+        /// changes it) so that a catalog page is a walk of one index in listing order.
+        member_modified_at -> BigInt,
     }
 }
 

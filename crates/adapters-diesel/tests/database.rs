@@ -9,11 +9,12 @@ use common::{Fixture, Raw};
 use medialib_adapters_diesel::{Backend, ConnectError, Database, MigrateError, PoolOptions};
 
 /// Every migration version shipped, in order.
-const ALL_VERSIONS: [&str; 4] = [
+const ALL_VERSIONS: [&str; 5] = [
     "20261122000000",
     "20261122000001",
     "20261122000002",
     "20261122000003",
+    "20261123000004",
 ];
 
 fn migrate_applies_everything_once(f: &Fixture) {
@@ -64,6 +65,68 @@ fn down_and_up_round_trip(f: &Fixture) {
     assert_ne!(f.db.ensure_namespace([2; 16]).unwrap(), ns);
 }
 on_both_backends!(round_trip, down_and_up_round_trip);
+
+/// `20261123000004`: memberships written before it get their member's `modified_at`; its
+/// `down.sql` drops the column and its index and keeps the rows.
+fn member_modified_at_is_backfilled_and_reverted(f: &Fixture) {
+    const COPY: &str = "20261123000004";
+    const INDEX: &str = "idx_memberships_collection_id_member_modified_at";
+    let has_column = |raw: &mut Raw| {
+        raw.columns()
+            .iter()
+            .any(|c| c.table == "memberships" && c.column == "member_modified_at")
+    };
+    assert_eq!(f.db.revert_last().unwrap(), None, "nothing applied yet");
+    f.db.migrate(&mut |_| {}).unwrap();
+    assert_eq!(f.db.revert_last().unwrap().as_deref(), Some(COPY));
+    let mut raw = Raw::open(f);
+    assert!(!has_column(&mut raw));
+    for sql in [
+        "INSERT INTO users (id, unique_id, first_name, last_name, created_at, modified_at) \
+         VALUES ('u1', 'alice', 'A', 'L', 0, 0)",
+        "INSERT INTO objects (id, object_type, title, description, public, owner_id, shortcode, \
+         created_at, modified_at) VALUES ('c1', 'catalog', 't', '', TRUE, 'u1', 'sc1', 0, 10)",
+        "INSERT INTO objects (id, object_type, title, description, public, owner_id, shortcode, \
+         created_at, modified_at) VALUES ('v1', 'video', 't', '', FALSE, 'u1', 'sc2', 0, 20)",
+        "INSERT INTO objects (id, object_type, title, description, public, owner_id, shortcode, \
+         created_at, modified_at, deleted_at) \
+         VALUES ('v2', 'video', 't', '', FALSE, 'u1', 'sc3', 0, 30, 30)",
+        "INSERT INTO memberships (collection_id, member_id, added_at) VALUES ('c1', 'v1', 5)",
+        "INSERT INTO memberships (collection_id, member_id, added_at) VALUES ('c1', 'v2', 6)",
+    ] {
+        raw.exec(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    drop(raw);
+
+    assert_eq!(f.db.migrate(&mut |_| {}).unwrap(), [COPY]);
+    let mut raw = Raw::open(f);
+    assert!(has_column(&mut raw));
+    assert!(raw.indexes().iter().any(|i| i == INDEX));
+    for (member, added, modified) in [("v1", 5, 20), ("v2", 6, 30)] {
+        let sql = format!(
+            "SELECT count(*) AS n FROM memberships WHERE collection_id = 'c1' \
+             AND member_id = '{member}' AND added_at = {added} AND member_modified_at = {modified}"
+        );
+        assert_eq!(raw.count(&sql), 1, "{sql}");
+    }
+    drop(raw);
+
+    assert_eq!(f.db.revert_last().unwrap().as_deref(), Some(COPY));
+    let mut raw = Raw::open(f);
+    assert!(!has_column(&mut raw));
+    assert!(!raw.indexes().iter().any(|i| i == INDEX));
+    assert_eq!(
+        raw.count("SELECT count(*) AS n FROM memberships WHERE collection_id = 'c1'"),
+        2,
+        "down.sql keeps the memberships"
+    );
+    drop(raw);
+    assert_eq!(f.db.migrate(&mut |_| {}).unwrap(), [COPY]);
+}
+on_both_backends!(
+    member_modified_at_migration,
+    member_modified_at_is_backfilled_and_reverted
+);
 
 fn namespace_is_created_once(f: &Fixture) {
     f.db.migrate(&mut |_| {}).unwrap();

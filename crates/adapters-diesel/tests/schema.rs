@@ -11,10 +11,11 @@ use common::{DbColumn, Fixture, Raw};
 const SCHEMA_RS: &str = include_str!("../src/schema.rs");
 
 /// Indexes the migrations create (not visible in schema.rs).
-const INDEXES: [&str; 17] = [
+const INDEXES: [&str; 18] = [
     "idx_browser_sessions_expires_at",
     "idx_browser_sessions_user_id",
     "idx_memberships_collection_id_added_at",
+    "idx_memberships_collection_id_member_modified_at",
     "idx_memberships_member_id",
     "idx_oauth_access_tokens_expires_at",
     "idx_oauth_access_tokens_grant_id",
@@ -84,7 +85,7 @@ fn the_parser_sees_every_table() {
     let mut tables: Vec<_> = columns.iter().map(|c| c.table.as_str()).collect();
     tables.dedup();
     assert_eq!(tables.len(), 15, "{tables:?}");
-    assert_eq!(columns.len(), 83);
+    assert_eq!(columns.len(), 84);
     assert!(columns.contains(&DbColumn {
         table: "object_properties".into(),
         column: "key".into(),
@@ -126,7 +127,8 @@ fn constraints_behave_alike(f: &Fixture) {
          created_at, modified_at) VALUES ('c1', 'catalog', 't', '', TRUE, 'u1', 'sc1', 0, 0)",
         "INSERT INTO objects (id, object_type, title, description, public, owner_id, shortcode, \
          created_at, modified_at) VALUES ('v1', 'video', 't', '', FALSE, 'u1', 'sc2', 0, 0)",
-        "INSERT INTO memberships (collection_id, member_id, added_at) VALUES ('c1', 'v1', 0)",
+        "INSERT INTO memberships (collection_id, member_id, added_at, member_modified_at) \
+         VALUES ('c1', 'v1', 0, 0)",
         "INSERT INTO object_properties (object_id, key, value) VALUES ('v1', 'k', 'v')",
         "INSERT INTO permissions (collection_id, user_id, level, granted_at) VALUES ('c1', 'u1', 'view', 0)",
         "INSERT INTO oauth_clients (id, name, created_at) VALUES ('cl', 'app', 0)",
@@ -158,6 +160,8 @@ fn constraints_behave_alike(f: &Fixture) {
         "INSERT INTO objects (id, object_type, title, description, public, owner_id, shortcode, \
          created_at, modified_at) VALUES ('x3', 'video', 't', '', TRUE, 'u1', 'sc1', 0, 0)",
         "INSERT INTO permissions (collection_id, user_id, level, granted_at) VALUES ('v1', 'u1', 'owner', 0)",
+        // No default: a membership written without its member's modification time is refused.
+        "INSERT INTO memberships (collection_id, member_id, added_at) VALUES ('v1', 'c1', 0)",
         "DELETE FROM users WHERE id = 'u1'",
         "INSERT INTO browser_sessions (digest, user_id, created_at, expires_at) VALUES ('s2', 'nobody', 0, 60)",
         "INSERT INTO browser_sessions (digest, user_id, created_at, expires_at) VALUES ('s1', 'u9', 0, 60)",

@@ -109,6 +109,18 @@ macro_rules! live_type {
     }};
 }
 
+/// Copies an object's new `modified_at` onto its memberships' `member_modified_at` (the
+/// column catalog pages are ordered and walked by): every write that changes
+/// `objects.modified_at` runs this in the same transaction, after the update of the object's
+/// row (which locks it: see `Locks::lock_object`).
+macro_rules! follow_modified {
+    ($conn:ident, $member:expr, $modified:expr) => {{
+        diesel::update(memberships::table.filter(memberships::member_id.eq($member)))
+            .set(memberships::member_modified_at.eq($modified))
+            .execute($conn)?;
+    }};
+}
+
 fn level(s: &str) -> Result<PermissionLevel, StoreError> {
     PermissionLevel::parse(s).map_err(|e| StoreError::Corrupt(format!("level: {e}")))
 }
@@ -169,6 +181,7 @@ impl MediaRepository for DieselStore {
                     memberships::collection_id.eq(&c),
                     memberships::member_id.eq(object.id().to_string()),
                     memberships::added_at.eq(now),
+                    memberships::member_modified_at.eq(object.modified().epoch_seconds()),
                 ))
                 .execute(conn)?;
             Ok(Ok(()))
@@ -239,6 +252,7 @@ impl MediaRepository for DieselStore {
                     objects::modified_at.eq(updated.modified().epoch_seconds()),
                 ))
                 .execute(conn)?;
+            follow_modified!(conn, &key, updated.modified().epoch_seconds());
             if let Some(p) = &patch.properties {
                 for (k, v) in p.iter() {
                     diesel::delete(object_properties::table.find((&key, k))).execute(conn)?;
@@ -297,9 +311,18 @@ impl MediaRepository for DieselStore {
             let Some(ctype) = live_type!(conn, &c) else {
                 return Ok(Err(AddMemberError::CollectionNotFound));
             };
-            if live_type!(conn, &m).is_none() {
+            // The live member's modification time, copied onto the new membership; its row
+            // stays locked so that no update of the member commits in between.
+            conn.lock_object(&m)?;
+            let member_modified: Option<i64> = objects::table
+                .find(&m)
+                .filter(objects::deleted_at.is_null())
+                .select(objects::modified_at)
+                .first(conn)
+                .optional()?;
+            let Some(member_modified) = member_modified else {
                 return Ok(Err(AddMemberError::MemberNotFound));
-            }
+            };
             let ctype = match ObjectType::parse(&ctype) {
                 Ok(t) => t,
                 Err(e) => return Ok(Err(StoreError::Corrupt(format!("type: {e}")).into())),
@@ -328,6 +351,7 @@ impl MediaRepository for DieselStore {
                     memberships::collection_id.eq(&c),
                     memberships::member_id.eq(&m),
                     memberships::added_at.eq(now.epoch_seconds()),
+                    memberships::member_modified_at.eq(member_modified),
                 ))
                 .execute(conn)?;
             Ok(Ok(AddOutcome::Added))
@@ -344,6 +368,7 @@ impl MediaRepository for DieselStore {
         let (c, m) = (collection.to_string(), member.to_string());
         let r: Result<Result<AfterRemoval, RemoveMemberError>, DbError> = with_tx!(self.db, conn => {
             conn.lock_graph()?;
+            conn.lock_object(&m)?;
             let n = diesel::delete(memberships::table.find((&c, &m))).execute(conn)?;
             if n == 0 {
                 return Ok(Err(RemoveMemberError::NotAMember));
@@ -363,6 +388,9 @@ impl MediaRepository for DieselStore {
                         objects::modified_at.eq(now.epoch_seconds()),
                     ))
                     .execute(conn)?;
+                // None is left (hence the soft deletion): kept so that the copy's rule holds
+                // wherever `modified_at` changes.
+                follow_modified!(conn, &m, now.epoch_seconds());
             }
             Ok(Ok(fate))
         });
@@ -586,6 +614,7 @@ impl MediaRepository for DieselStore {
         let key = id.to_string();
         let r: Result<Result<RestoredObject, RestoreObjectError>, DbError> = with_tx!(self.db, conn => {
             conn.lock_graph()?;
+            conn.lock_object(&key)?;
             let Some((row, props)) = load_object!(conn, &key) else {
                 return Ok(Err(RestoreObjectError::NotFound));
             };
@@ -645,6 +674,7 @@ impl MediaRepository for DieselStore {
                     memberships::collection_id.eq(&c),
                     memberships::member_id.eq(&key),
                     memberships::added_at.eq(now.epoch_seconds()),
+                    memberships::member_modified_at.eq(restored.modified().epoch_seconds()),
                 ))
                 .on_conflict_do_nothing()
                 .execute(conn)?;
@@ -655,6 +685,8 @@ impl MediaRepository for DieselStore {
                     objects::modified_at.eq(restored.modified().epoch_seconds()),
                 ))
                 .execute(conn)?;
+            // Also a membership the insert left as it was (it already existed).
+            follow_modified!(conn, &key, restored.modified().epoch_seconds());
             Ok(Ok(RestoredObject {
                 object: restored,
                 collection: target,

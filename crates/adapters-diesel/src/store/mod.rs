@@ -46,6 +46,10 @@ pub(crate) trait Locks {
     fn lock_graph(&mut self) -> QueryResult<()>;
     /// Serializes permission changes on one collection (last-admin checks).
     fn lock_collection(&mut self, collection: &str) -> QueryResult<()>;
+    /// Locks one object's row before its memberships are inserted or deleted, as updating the
+    /// row does, so that a membership's copy of `modified_at` cannot miss a concurrent change
+    /// (and the row comes before its memberships in every transaction: no deadlock).
+    fn lock_object(&mut self, object: &str) -> QueryResult<()>;
 }
 
 impl Locks for SqliteConnection {
@@ -53,6 +57,9 @@ impl Locks for SqliteConnection {
         Ok(())
     }
     fn lock_collection(&mut self, _collection: &str) -> QueryResult<()> {
+        Ok(())
+    }
+    fn lock_object(&mut self, _object: &str) -> QueryResult<()> {
         Ok(())
     }
 }
@@ -73,6 +80,15 @@ impl Locks for PgConnection {
         diesel::sql_query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
             .bind::<diesel::sql_types::Integer, _>(LOCK_COLLECTION)
             .bind::<diesel::sql_types::Text, _>(collection)
+            .execute(self)
+            .map(drop)
+    }
+    fn lock_object(&mut self, object: &str) -> QueryResult<()> {
+        // The lock an UPDATE of the row takes; foreign-key checks (FOR KEY SHARE) pass it.
+        crate::schema::objects::table
+            .find(object)
+            .select(crate::schema::objects::id)
+            .for_no_key_update()
             .execute(self)
             .map(drop)
     }
