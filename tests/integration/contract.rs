@@ -17,8 +17,9 @@ use medialib_domain::oauth::{
 };
 use medialib_domain::{
     AfterRemoval, BrowserSession, Description, Lifecycle, Lifetime, MembershipError, NewObject,
-    ObjectFields, ObjectId, ObjectPatch, ObjectType, PermissionLevel, PersonName, Properties,
-    Secret, Since, Timestamp, Title, TokenDigest, TokenKind, UniqueId, UpdateError, User, UserId,
+    ObjectFields, ObjectId, ObjectPatch, ObjectType, PageCursor, PageRequest, PageSize,
+    PermissionLevel, PersonName, Properties, Secret, Since, Timestamp, Title, TokenDigest,
+    TokenKind, UniqueId, UpdateError, User, UserId,
 };
 use medialib_ports::services::{
     AddMemberFailed, BearerError, ClientCredentials, FinishSignInError, Introspection,
@@ -26,10 +27,10 @@ use medialib_ports::services::{
     TokenResponse, UpdateObjectFailed,
 };
 use medialib_ports::{
-    AddOutcome, ClientRepository, Clock, CreateClientError, CreateUserError, CredentialRepository,
-    GrantRepository, Housekeeping, MediaRepository, PasswordHash, PendingSignInRepository,
-    PermissionChangeError, PurgeReport, RandomSource, RevokeOutcome, ServiceSettings, Services,
-    SessionRepository, UserRepository,
+    AddOutcome, CatalogItem, ClientRepository, Clock, CreateClientError, CreateUserError,
+    CredentialRepository, GrantRepository, Housekeeping, MediaRepository, PasswordHash,
+    PendingSignInRepository, PermissionChangeError, PurgeReport, RandomSource, RevokeOutcome,
+    ServiceSettings, Services, SessionRepository, UserRepository,
 };
 use medialib_ports::{
     Credentials, PendingSignIn, RedirectCallback, RedirectStart, SignInMethod, SsoError,
@@ -527,6 +528,194 @@ mod cases {
             h.services.list_catalog(&c, o1, None, None).is_err(),
             "a video is not a catalog"
         );
+    }
+
+    /// Walks `collection` through the repository in pages of `size` (each page asks for one
+    /// member more, whose presence says that another page follows); all pages in order.
+    fn walk_pages(
+        h: &Harness,
+        collection: ObjectId,
+        since: Option<Since>,
+        size: &str,
+    ) -> Vec<CatalogItem> {
+        let size = PageSize::parse(size).unwrap();
+        let mut walked: Vec<CatalogItem> = Vec::new();
+        let mut after = None;
+        // A cursor that does not advance (the membership copy of `modified_at` out of step
+        // with the object) would walk forever: more pages than members is a failure.
+        let members = h.store.list_members(collection, since, None).unwrap().len();
+        for _ in 0..=members {
+            let mut page = h
+                .store
+                .list_members(collection, since, Some(PageRequest::new(size, after)))
+                .unwrap();
+            assert!(
+                page.len() <= size.get() + 1,
+                "{} > {size:?} + 1",
+                page.len()
+            );
+            let more = page.len() > size.get();
+            page.truncate(size.get());
+            after = page
+                .last()
+                .map(|i| PageCursor::at(i.object.modified(), i.object.id()));
+            walked.extend(page);
+            if !more {
+                return walked;
+            }
+        }
+        panic!("the walk of {members} members does not end: {walked:?}");
+    }
+
+    /// The listing's order: most recently modified first, ties by id.
+    fn assert_listing_order(items: &[CatalogItem]) {
+        for pair in items.windows(2) {
+            let key = |i: &CatalogItem| (std::cmp::Reverse(i.object.modified()), i.object.id());
+            assert!(key(&pair[0]) < key(&pair[1]), "out of order: {pair:?}");
+        }
+    }
+
+    pub fn catalog_pages_walk_the_unpaged_listing(h: &Harness) {
+        let alice = h.user("alice", false);
+        let c = alice.as_caller();
+        let lib = h.library(&alice, "L");
+        let other = h.library(&alice, "Other");
+        // Members created over three seconds, several in each (ties broken by id), some with
+        // properties (a member is then several rows, which a page must keep together).
+        let mut members = Vec::new();
+        for n in 0..9_i64 {
+            h.set_time(1000 + n % 3);
+            let id = h.object_in(&alice, lib, ObjectType::Video, &format!("v{n}"));
+            if n % 2 == 0 {
+                let patch = ObjectPatch {
+                    properties: Some(Properties::parse([("k", "v"), ("n", "m")]).unwrap()),
+                    ..ObjectPatch::default()
+                };
+                h.services.update_object(&c, lib, id, patch).unwrap();
+            }
+            members.push(id);
+        }
+        // An older object of another library, added later: listed by when it was modified,
+        // not by when it was added.
+        h.set_time(900);
+        let old = h.object_in(&alice, other, ObjectType::Audio, "old");
+        h.set_time(1500);
+        h.services.add_member(&c, lib, old).unwrap();
+
+        let ids = |items: &[CatalogItem]| items.iter().map(|i| i.object.id()).collect::<Vec<_>>();
+        let first = |collection| {
+            let size = PageSize::parse("1").unwrap();
+            let page = h
+                .store
+                .list_members(collection, None, Some(PageRequest::new(size, None)))
+                .unwrap();
+            page[0].object.id()
+        };
+        let all = h.store.list_members(lib, None, None).unwrap();
+        assert_eq!(all.len(), 10);
+        assert_eq!(all.last().unwrap().object.id(), old, "modified at 900");
+        assert_listing_order(&all);
+
+        // The member's modification moves it in every collection it is in.
+        h.set_time(2000);
+        let title = Title::parse("changed").unwrap();
+        let patch = ObjectPatch {
+            title: Some(title),
+            ..ObjectPatch::default()
+        };
+        h.services
+            .update_object(&c, lib, old, patch.clone())
+            .unwrap();
+        assert_eq!(first(lib), old);
+        assert_eq!(first(other), old);
+        // So does one of the original members, modified later still.
+        h.set_time(2001);
+        h.services
+            .update_object(&c, lib, members[4], patch.clone())
+            .unwrap();
+        assert_eq!(first(lib), members[4]);
+        assert_eq!(first(other), old, "not a member of Other");
+
+        // A soft-deleted member leaves the listing; restored, it is listed as modified then.
+        h.set_time(2100);
+        assert_eq!(
+            h.services.remove_member(&c, lib, members[7]).unwrap(),
+            AfterRemoval::SoftDelete
+        );
+        // A membership removed while another remains changes nothing in the other.
+        assert_eq!(
+            h.services.remove_member(&c, other, old).unwrap(),
+            AfterRemoval::StillListed
+        );
+        let without = h.store.list_members(lib, None, None).unwrap();
+        assert!(!ids(&without).contains(&members[7]));
+        assert_eq!(ids(&without)[0], members[4]);
+        assert_eq!(walk_pages(h, lib, None, "2"), without);
+        h.set_time(2200);
+        h.services.restore_object(members[7], None).unwrap();
+        assert_eq!(first(lib), members[7]);
+        // Removed and soft-deleted a second time, then restored into the other library.
+        h.set_time(2300);
+        h.services.remove_member(&c, lib, members[1]).unwrap();
+        h.services.restore_object(members[1], Some(other)).unwrap();
+        assert_eq!(first(other), members[1]);
+
+        // Every page size walks exactly the unpaged listing, in its order.
+        let all = h.store.list_members(lib, None, None).unwrap();
+        assert_eq!(all.len(), 9);
+        assert_listing_order(&all);
+        assert_eq!(ids(&all)[..3], [members[7], members[4], old]);
+        for size in ["1", "2", "3", "4", "8", "9", "10", "1000"] {
+            assert_eq!(walk_pages(h, lib, None, size), all, "size {size}");
+        }
+        // With `ts`: modified or added since, still in the listing's order.
+        let since = Since::parse("1500").unwrap();
+        let changed = h.store.list_members(lib, Some(since), None).unwrap();
+        assert_eq!(ids(&changed), [members[7], members[4], old]);
+        for size in ["1", "2", "1000"] {
+            assert_eq!(
+                walk_pages(h, lib, Some(since), size),
+                changed,
+                "size {size}"
+            );
+        }
+        let other_all = h.store.list_members(other, None, None).unwrap();
+        assert_eq!(ids(&other_all), [members[1]]);
+        assert_eq!(walk_pages(h, other, None, "1"), other_all);
+    }
+
+    /// A member updated while it is added to another library: the new membership's copy of
+    /// `modified_at` is the one the update wrote, whichever commits first.
+    pub fn concurrent_update_and_add_keep_the_page_order(h: &Harness) {
+        let alice = h.user("alice", false);
+        let c = alice.as_caller();
+        let lib = h.library(&alice, "L");
+        for round in 0..8_i64 {
+            let base = 10_000 + round * 100;
+            h.set_time(base);
+            let other = h.library(&alice, &format!("Other {round}"));
+            let member = h.object_in(&alice, lib, ObjectType::Video, "m");
+            // Listed between the member's old and new modification times.
+            h.set_time(base + 10);
+            let marker = h.object_in(&alice, other, ObjectType::File, "marker");
+            h.set_time(base + 20);
+            let patch = ObjectPatch {
+                title: Some(Title::parse("changed").unwrap()),
+                ..ObjectPatch::default()
+            };
+            race(vec![
+                Box::new(|| {
+                    h.services.update_object(&c, lib, member, patch).unwrap();
+                }),
+                Box::new(|| {
+                    h.services.add_member(&c, other, member).unwrap();
+                }),
+            ]);
+            let all = h.store.list_members(other, None, None).unwrap();
+            let ids: Vec<ObjectId> = all.iter().map(|i| i.object.id()).collect();
+            assert_eq!(ids, [member, marker], "round {round}");
+            assert_eq!(walk_pages(h, other, None, "1"), all, "round {round}");
+        }
     }
 
     pub fn access_flows_down_and_explicit_entries_override(h: &Harness) {
@@ -1800,6 +1989,8 @@ contract!(
     membership_is_many_to_many_and_acyclic,
     last_membership_soft_deletes,
     catalog_lists_changes_since_ts,
+    catalog_pages_walk_the_unpaged_listing,
+    concurrent_update_and_add_keep_the_page_order,
     access_flows_down_and_explicit_entries_override,
     last_admin_cannot_go,
     concurrent_demotions_keep_an_admin,

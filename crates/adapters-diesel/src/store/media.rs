@@ -418,6 +418,9 @@ impl MediaRepository for DieselStore {
             with_conn!(self.db, conn => {
                 // One query, properties joined: a member comes as one row per property (or
                 // one row), and its rows are adjacent because the order ends with the id.
+                // Ordered by `objects` (equal to the membership copy): a page sorts only its own
+                // rows, and the whole listing reads faster through the primary key than by the
+                // copy's index, which would need a table lookup per member for `added_at`.
                 let mut q = memberships::table
                     .inner_join(objects::table.on(objects::id.eq(memberships::member_id)))
                     .left_join(
@@ -438,26 +441,43 @@ impl MediaRepository for DieselStore {
                 }
                 if let Some((fetch, after)) = &page {
                     // The page's ids first (keyset: strictly after the cursor in the listing's
-                    // order, `fetch` of them), so only that page's properties are joined.
+                    // order, `fetch` of them), so only that page's properties are joined. They
+                    // come from `memberships` alone, in the order of its index on
+                    // `(collection_id, member_modified_at DESC, member_id)` (the copy of the
+                    // members' `modified_at`): a walk from the cursor that stops after `fetch`
+                    // rows, not a sort of the whole library. The object is only probed by its
+                    // key for `deleted_at`, in `EXISTS` rather than a join so that no planner
+                    // can start from `objects` (SQLite does after `ANALYZE`, by the index on
+                    // `deleted_at`).
+                    let live = diesel::dsl::exists(
+                        objects::table
+                            .filter(objects::id.eq(memberships::member_id))
+                            .filter(objects::deleted_at.is_null())
+                            .select(objects::id),
+                    );
                     let mut ids = memberships::table
-                        .inner_join(objects::table.on(objects::id.eq(memberships::member_id)))
                         .filter(memberships::collection_id.eq(&c))
-                        .filter(objects::deleted_at.is_null())
-                        .select(objects::id)
-                        .order((objects::modified_at.desc(), objects::id.asc()))
+                        .filter(live)
+                        .select(memberships::member_id)
+                        .order((
+                            memberships::member_modified_at.desc(),
+                            memberships::member_id.asc(),
+                        ))
                         .limit(*fetch)
                         .into_boxed();
                     if let Some(s) = since {
-                        ids = ids
-                            .filter(objects::modified_at.ge(s).or(memberships::added_at.ge(s)));
+                        ids = ids.filter(
+                            memberships::member_modified_at
+                                .ge(s)
+                                .or(memberships::added_at.ge(s)),
+                        );
                     }
                     if let Some((m, id)) = after {
-                        // `modified_at <= m` is implied by the condition after it, but as a
-                        // range of its own it lets an index on `modified_at` start at the cursor.
-                        ids = ids.filter(objects::modified_at.le(*m)).filter(
-                            objects::modified_at
-                                .lt(*m)
-                                .or(objects::modified_at.eq(*m).and(objects::id.gt(id))),
+                        // `member_modified_at <= m` is implied by the condition after it, but
+                        // as a range of its own it makes the index walk start at the cursor.
+                        let at = memberships::member_modified_at;
+                        ids = ids.filter(at.le(*m)).filter(
+                            at.lt(*m).or(at.eq(*m).and(memberships::member_id.gt(id))),
                         );
                     }
                     q = q.filter(objects::id.eq_any(ids));
