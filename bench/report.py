@@ -21,6 +21,14 @@ import subprocess
 MIB = 1024.0
 
 
+def table_scans(results):
+    """tablescans_BACKEND.json: the token tables' scan counters over the token scenarios."""
+    out = {}
+    for path in glob.glob(os.path.join(results, "tablescans_*.json")):
+        out[os.path.basename(path)[len("tablescans_") : -len(".json")]] = json.load(open(path))
+    return out
+
+
 def load(results):
     runs, ceilings = {}, {}
     for path in glob.glob(os.path.join(results, "*.jsonl")):
@@ -155,7 +163,8 @@ def main():
     doc = {"date": now, "command": a.command.strip(), "commit": commit, "machine": machine,
            "settings": settings, "scenarios": rows, "ceilings": ceilings,
            "ceiling_hello": runs.get("ceiling_hello"),
-           "server_vmhwm_kib": {k: v for k, v in ceilings.items() if k.startswith("server_")}}
+           "server_vmhwm_kib": {k: v for k, v in ceilings.items() if k.startswith("server_")},
+           "token_table_scans": table_scans(a.results)}
     with open(a.out_json, "w") as f:
         json.dump(doc, f, indent=2)
         f.write("\n")
@@ -218,6 +227,17 @@ def main():
                       f"{c['vmhwm_kib'] / MIB:.1f} MiB")
         else:
             md.append(f"- {name}: `{json.dumps(c)}`")
+    scans = doc["token_table_scans"]
+    if scans:
+        md.append("")
+        md.append("## Token tables' scans during the token scenarios\n")
+        md.append("From `pg_stat_user_tables`, reset before the token scenarios (statistics "
+                  "refreshed with ANALYZE after each pool is minted): an index scan per lookup "
+                  "is the plan the token endpoint is built for.\n")
+        for backend, tables in sorted(scans.items()):
+            for rel, c in sorted(tables.items()):
+                md.append(f"- {backend}, {rel}: {c['idx_scan']} index scans, {c['seq_scan']} "
+                          f"sequential scans reading {c['seq_tup_read']} rows")
     md.append("")
     md.append("## Analysis\n")
     md.append(analysis)

@@ -393,9 +393,24 @@ for backend in $backend_list; do
             BENCH_LOGIN_BODY="$seed_dir/login.body" BENCH_LOGIN_COOKIE="$seed_dir/login.cookie"
     fi
 
+    # PostgreSQL: the token tables grow by thousands of rows as each pool is minted, so their
+    # statistics are refreshed after each one, as autovacuum would soon do in a deployment.
+    # Without it, the plans the server's connections cache stay those made for nearly empty
+    # tables (sequential scans), and throughput falls run after run (docs/performance.md).
+    token_tables="oauth_codes, oauth_grants, oauth_access_tokens, oauth_refresh_tokens"
+    fresh_token_stats() {
+        if [ "$backend" = postgres ]; then
+            psql "$db_url" -qtAc "ANALYZE $token_tables" >/dev/null
+        fi
+    }
+    if [ "$backend" = postgres ] && { want token_refresh || want token_code; }; then
+        # Count the token tables' scans from here: the plans' kind is part of the result.
+        psql "$db_url" -qtAc "SELECT pg_stat_reset()" >/dev/null
+    fi
     # Refresh tokens are single use; each run chains its own pool (2 per connection).
     refresh_pool() {
         "$python" "$bench/seed.py" refresh "$seed_dir" $((conns * 2)) "$seed_dir/refresh.txt"
+        fresh_token_stats
     }
     pool_hook=refresh_pool
     if want token_refresh || want token_code; then
@@ -414,6 +429,7 @@ for backend in $backend_list; do
         started=$(date +%s)
         "$python" "$bench/seed.py" codes "$seed_dir" "$n" "$seed_dir/codes.txt"
         echo "minted $n codes in $(($(date +%s) - started))s"
+        fresh_token_stats
     }
     pool_hook=code_pool
     if want token_code; then
@@ -421,6 +437,17 @@ for backend in $backend_list; do
             BENCH_BASIC="$basic" BENCH_POOL="$seed_dir/codes.txt"
     fi
     pool_hook=
+    if [ "$backend" = postgres ] && [ "$smoke" = 0 ] && { want token_refresh || want token_code; }; then
+        # An idle backend flushes its statistics within 10 s (PostgreSQL 15).
+        sleep 11
+        psql "$db_url" -qtAc "SELECT coalesce(json_object_agg(relname,
+                json_build_object('seq_scan', seq_scan, 'seq_tup_read', seq_tup_read,
+                                  'idx_scan', coalesce(idx_scan, 0))), '{}')
+            FROM pg_stat_user_tables WHERE relname IN ('oauth_codes', 'oauth_grants',
+                'oauth_access_tokens', 'oauth_refresh_tokens', 'oauth_clients')" \
+            >"$results/tablescans_$b.json"
+        echo "token tables' scans during the token scenarios: $(cat "$results/tablescans_$b.json")"
+    fi
 
     if [ "$smoke" = 0 ] && want ceilings; then
         step "$backend: ceilings on the same database"
