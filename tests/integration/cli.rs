@@ -752,6 +752,31 @@ fn passwords_are_never_taken_from_the_command_line() {
     );
 }
 
+/// `medialib serve` bounds glibc's malloc arenas (crates/medialib/src/malloc.rs): the process
+/// it started (same pid, executed again) runs with `MALLOC_ARENA_MAX=2`, and an operator's own
+/// value is kept.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[test]
+fn serve_runs_with_bounded_malloc_arenas_unless_the_operator_chose_otherwise() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = sqlite_url(dir.path());
+    for (given, expected) in [
+        (None, "MALLOC_ARENA_MAX=2"),
+        (Some("4"), "MALLOC_ARENA_MAX=4"),
+    ] {
+        let env: Vec<(&str, &str)> = given.map(|v| ("MALLOC_ARENA_MAX", v)).into_iter().collect();
+        let server = crate::helpers::ServeProcess::start_with_env(&db, &env);
+        let environ = std::fs::read(format!("/proc/{}/environ", server.child.id())).unwrap();
+        let arenas: Vec<String> = environ
+            .split(|b| *b == 0)
+            .map(|v| String::from_utf8_lossy(v).into_owned())
+            .filter(|v| v.starts_with("MALLOC_ARENA_MAX="))
+            .collect();
+        assert_eq!(arenas, [expected], "given {given:?}");
+        drop(server);
+    }
+}
+
 /// `medialib serve` with housekeeping every second stops promptly on SIGTERM: neither a
 /// housekeeping pass nor its timer keeps the process alive.
 #[cfg(unix)]

@@ -145,6 +145,9 @@ impl ServeProcess {
                 cmd.env_remove(name);
             }
         }
+        // As a service starts: medialib chooses the malloc arenas (crates/medialib/src/malloc.rs).
+        cmd.env_remove("MALLOC_ARENA_MAX")
+            .env_remove("GLIBC_TUNABLES");
         cmd.envs([
             ("MEDIALIB_DATABASE_URL", db_url),
             ("MEDIALIB_LOG", "info"),

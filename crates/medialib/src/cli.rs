@@ -218,7 +218,28 @@ impl From<std::io::Error> for Failure {
 
 /// Runs medialib with the process's arguments and environment.
 pub fn main() -> ExitCode {
-    run(std::env::args_os(), std::env::vars_os())
+    let args: Vec<OsString> = std::env::args_os().collect();
+    #[cfg(unix)]
+    if is_server(&args) {
+        let env: Vec<OsString> = std::env::vars_os().map(|(name, _)| name).collect();
+        if crate::malloc::should_bound(env.iter()) {
+            let error = crate::malloc::reexec_bounded(&args);
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "medialib: cannot set {} (going on without it): {error}",
+                crate::malloc::ARENA_MAX_VAR
+            );
+        }
+    }
+    run(args, std::env::vars_os())
+}
+
+/// Whether these arguments start a long-running server (`serve`, `demo`).
+fn is_server(args: &[OsString]) -> bool {
+    matches!(
+        Cli::try_parse_from(args).map(|cli| cli.command),
+        Ok(Command::Serve(_) | Command::Demo(_))
+    )
 }
 
 /// Runs medialib with these arguments (the first is the program name) and environment.

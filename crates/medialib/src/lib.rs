@@ -10,6 +10,7 @@ pub mod cli;
 pub mod configuration;
 pub mod database;
 pub mod demo;
+pub mod malloc;
 pub mod secret;
 pub mod startup;
 pub mod telemetry;

@@ -125,7 +125,13 @@ impl Application {
             source,
         })?
         .run();
-        tracing::info!(address = %local, base_url = %base_url, https, "listening");
+        tracing::info!(
+            address = %local,
+            base_url = %base_url,
+            https,
+            malloc_arena_max = std::env::var(crate::malloc::ARENA_MAX_VAR).ok().as_deref(),
+            "listening"
+        );
         Ok(Self {
             port: local.port(),
             base_url,
