@@ -17,6 +17,31 @@ where
     let services = state.services()?.clone();
     // Held until the work is done: queued and running requests both count.
     let _slot = state.admission.try_enter().ok_or(ApiError::Overloaded)?;
+    block(services, f).await
+}
+
+/// [`run`] for work that hashes a password: once admitted, it waits (on the async worker,
+/// holding no thread) for one of the hashing slots, one per CPU, then runs. So a burst of
+/// sign-ins never fills the blocking pool, which is sized for the database pool.
+pub async fn run_hashing<T, E, F>(state: &AppState, f: F) -> Result<T, ApiError>
+where
+    T: Send + 'static,
+    E: Into<ApiError> + Send + 'static,
+    F: FnOnce(&Services) -> Result<T, E> + Send + 'static,
+{
+    let services = state.services()?.clone();
+    let _slot = state.admission.try_enter().ok_or(ApiError::Overloaded)?;
+    // The semaphore is never closed; were it, the work would run ungated.
+    let _hashing = state.hashing.acquire().await.ok();
+    block(services, f).await
+}
+
+async fn block<T, E, F>(services: Services, f: F) -> Result<T, ApiError>
+where
+    T: Send + 'static,
+    E: Into<ApiError> + Send + 'static,
+    F: FnOnce(&Services) -> Result<T, E> + Send + 'static,
+{
     let span = tracing::Span::current();
     match web::block(move || span.in_scope(|| f(&services))).await {
         Ok(result) => result.map_err(Into::into),

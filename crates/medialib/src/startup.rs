@@ -111,7 +111,11 @@ impl Application {
         let state = AppState::new(Arc::new(DatabaseReadiness::new(database)))
             .with_api(services, http)
             .with_pool_metrics(pool);
+        let blocking_threads = AppState::blocking_threads_per_worker(
+            usize::try_from(settings.db_pool_size.get()).unwrap_or(usize::MAX),
+        );
         let server = HttpServer::new(move || medialib_api_actix::app(state.clone()))
+            .worker_max_blocking_threads(blocking_threads)
             .shutdown_timeout(SHUTDOWN_TIMEOUT_SECONDS)
             .client_request_timeout(CLIENT_REQUEST_TIMEOUT)
             .shutdown_signal(shutdown_signal());

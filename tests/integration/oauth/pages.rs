@@ -1166,7 +1166,71 @@ async fn other_methods_and_cross_origin_requests(b: Backend) {
     }
 }
 
+/// A burst of sign-ins waits for its sign-in slots on the async workers, not on blocking
+/// threads (`run_hashing` in crates/api-actix/src/blocking.rs; the blocking pool is sized for
+/// the database pool): every sign-in succeeds, and a request that needs a blocking thread (the
+/// authorize page reads the client) is answered while the burst is still being hashed, not
+/// after the sign-ins queued ahead of it.
+async fn a_burst_of_sign_ins_does_not_hold_up_other_requests(b: Backend) {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+
+    const BURST: usize = 48;
+    let Setup { app, client } = setup_with(b, |l| l.set("rate_limit_login", "0")).await;
+    let query = request(&client, &[]);
+    // Each sign-in with its own form and form cookie, as owned requests that tasks can send.
+    let mut forms = Vec::new();
+    for _ in 0..BURST {
+        let mut browser = Browser::new(&app);
+        let page = browser.authorize(&query).await;
+        assert_eq!(page.status, StatusCode::OK, "{page:?}");
+        let mut form = page.hidden();
+        form.push(("username".into(), "ada".into()));
+        form.push(("password".into(), PASSWORD.into()));
+        let cookie = format!(
+            "medialib_login={}",
+            browser.cookie("medialib_login").unwrap()
+        );
+        forms.push((cookie, form));
+    }
+    let done = Arc::new(AtomicUsize::new(0));
+    let mut burst = tokio::task::JoinSet::new();
+    for (cookie, form) in forms {
+        let (http, url, done) = (
+            app.api.app.client.clone(),
+            app.url(LOGIN),
+            Arc::clone(&done),
+        );
+        burst.spawn(async move {
+            let res = http
+                .post(url)
+                .header("Cookie", cookie)
+                .form(&form)
+                .send()
+                .await;
+            done.fetch_add(1, SeqCst);
+            res.unwrap().status()
+        });
+    }
+    // Once the burst is under way (its first sign-in answered), one more request.
+    while done.load(SeqCst) == 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    }
+    let before = done.load(SeqCst);
+    let page = Browser::new(&app).authorize(&query).await;
+    let waited_for = done.load(SeqCst) - before;
+    assert_eq!(page.status, StatusCode::OK, "{page:?}");
+    while let Some(status) = burst.join_next().await {
+        assert_eq!(status.unwrap(), StatusCode::SEE_OTHER);
+    }
+    assert!(
+        waited_for <= 8,
+        "the authorize page was answered only after {waited_for} more sign-ins of the burst"
+    );
+}
+
 crate::both_backends!(
+    a_burst_of_sign_ins_does_not_hold_up_other_requests,
     sign_in_page_carries_the_request_and_a_bound_csrf_token,
     cookies_are_secure_when_the_service_is_https,
     a_wrong_password_shows_the_form_again,

@@ -31,7 +31,7 @@ use medialib_ports::{Credentials, SignInMethod};
 
 use super::{LOGIN_FORM_COOKIE, SESSION_COOKIE, cookie};
 use crate::api::options;
-use crate::blocking::run;
+use crate::blocking::{run, run_hashing};
 use crate::error::ApiError;
 use crate::input::parse_urlencoded;
 use crate::pages::ErrorPage;
@@ -194,7 +194,7 @@ async fn sign_in(
     }
     let password = Secret::new(password);
     let account = username.clone();
-    let outcome = run(state, move |s| {
+    let outcome = run_hashing(state, move |s| {
         Ok::<_, ApiError>(s.sign_in(Credentials::Password {
             username: &account,
             password: &password,
