@@ -6,16 +6,20 @@
 //! The input is the header value's bytes, so this needs no HTTP library.
 
 use base64::Engine as _;
-use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
 
 use crate::form::decode_component;
 use crate::secret::Secret;
 
-/// Standard base64 for HTTP Basic; padding optional (some clients drop it).
-const BASIC_BASE64: GeneralPurpose = GeneralPurpose::new(
-    &base64::alphabet::STANDARD,
-    GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
-);
+/// Standard base64 for HTTP Basic: padded as RFC 4648 §4 says, or with no padding at all
+/// (some clients drop it); a partial padding (`YQ=`) is malformed.
+fn decode_basic_base64(encoded: &str) -> Result<Vec<u8>, base64::DecodeError> {
+    if encoded.len() % 4 == 0 {
+        STANDARD.decode(encoded)
+    } else {
+        STANDARD_NO_PAD.decode(encoded)
+    }
+}
 
 /// What an `Authorization` header presents.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,7 +97,7 @@ pub fn parse_authorization(value: &[u8]) -> Result<Credentials, InvalidCredentia
 }
 
 fn basic(encoded: &str) -> Option<Credentials> {
-    let decoded = BASIC_BASE64.decode(encoded).ok()?;
+    let decoded = decode_basic_base64(encoded).ok()?;
     let decoded = String::from_utf8(decoded).ok()?;
     let (id, secret) = decoded.split_once(':')?;
     let client_id = decode_component(id.as_bytes()).ok()?;
@@ -190,7 +194,15 @@ mod tests {
             );
         }
         let not_utf8 = format!("Basic {}", STANDARD.encode([0xff, b':', b'a']));
-        for value in ["Basic !!!", "Basic YQ", "Basic YR==", &not_utf8] {
+        // "YQ" and "YR==": no whole byte / trailing bits set; "aWQ6eA=" ("id:x"): partial
+        // padding (found by the fuzzer: accepted while the padding mode was "indifferent").
+        for value in [
+            "Basic !!!",
+            "Basic YQ",
+            "Basic YR==",
+            "Basic aWQ6eA=",
+            &not_utf8,
+        ] {
             assert_eq!(
                 parse_authorization(value.as_bytes()),
                 Err(InvalidCredentials::BadBasic),
