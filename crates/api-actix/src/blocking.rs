@@ -14,25 +14,35 @@ where
     E: Into<ApiError> + Send + 'static,
     F: FnOnce(&Services) -> Result<T, E> + Send + 'static,
 {
-    let services = state.services()?.clone();
-    // Held until the work is done: queued and running requests both count.
-    let _slot = state.admission.try_enter().ok_or(ApiError::Overloaded)?;
-    block(services, f).await
+    admitted(state, false, f).await
 }
 
-/// [`run`] for work that hashes a password: once admitted, it waits (on the async worker,
-/// holding no thread) for one of the hashing slots, one per CPU, then runs. So a burst of
-/// sign-ins never fills the blocking pool, which is sized for the database pool.
+/// [`run`] for a password sign-in: once admitted, it waits (on the async worker, holding no
+/// thread) for one of the sign-in slots (two per CPU, `AppState::hashing`), then runs. So a
+/// burst of sign-ins never fills the blocking pool, which is sized for the database pool.
 pub async fn run_hashing<T, E, F>(state: &AppState, f: F) -> Result<T, ApiError>
 where
     T: Send + 'static,
     E: Into<ApiError> + Send + 'static,
     F: FnOnce(&Services) -> Result<T, E> + Send + 'static,
 {
+    admitted(state, true, f).await
+}
+
+async fn admitted<T, E, F>(state: &AppState, hashing: bool, f: F) -> Result<T, ApiError>
+where
+    T: Send + 'static,
+    E: Into<ApiError> + Send + 'static,
+    F: FnOnce(&Services) -> Result<T, E> + Send + 'static,
+{
     let services = state.services()?.clone();
+    // Held until the work is done: queued and running requests both count.
     let _slot = state.admission.try_enter().ok_or(ApiError::Overloaded)?;
     // The semaphore is never closed; were it, the work would run ungated.
-    let _hashing = state.hashing.acquire().await.ok();
+    let _sign_in = match hashing {
+        true => state.hashing.acquire().await.ok(),
+        false => None,
+    };
     block(services, f).await
 }
 
