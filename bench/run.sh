@@ -3,14 +3,15 @@
 #
 #   bench/run.sh [sqlite|postgres|all] [--smoke]       (default: all)
 #
-# For each backend: builds the release binary, starts `medialib serve` on a fresh database
-# (SQLite in a temporary directory; PostgreSQL a throwaway database on 127.0.0.1:5432, user
-# postgres, dropped at the end), seeds it through the CLI and the real HTTP API (bench/seed.py:
-# a local-directory user, an OAuth client, a token from the sign-in/consent/token flow,
-# libraries of BENCH_SMALL and BENCH_LARGE objects, pools of codes and refresh tokens), then
-# drives every scenario with wrk (keep-alive, fixed connections): one warm-up run, then
-# BENCH_REPS measured runs; the median run (by req/s) gives req/s, p50 and p99. Any answer
-# outside 2xx (303 for the sign-in form) or any socket error fails the run.
+# Builds medialib and bench/hello (the ceilings) in one release build, then for each backend:
+# starts `medialib serve` on a fresh database (SQLite in a temporary directory; PostgreSQL a
+# throwaway database on 127.0.0.1:5432, user postgres, dropped at the end), seeds it through
+# the CLI and the real HTTP API (bench/seed.py: a local-directory user, an OAuth client, a
+# token from the sign-in/consent/token flow, libraries of BENCH_SMALL and BENCH_LARGE objects,
+# pools of codes and refresh tokens), then drives every scenario with wrk (keep-alive, fixed
+# connections): one warm-up run, then BENCH_REPS measured runs; the median run (by req/s)
+# gives req/s, p50 and p99. Any answer outside 2xx (303 for the sign-in form) or any socket
+# error fails the run.
 #
 # In the same run it measures the machine's ceilings: a hello-JSON actix-web server with
 # the same worker count (bench/hello), `pgbench -S -M prepared` and a pgbench script with
@@ -24,9 +25,9 @@
 # seeding, PostgreSQL gets an ANALYZE, as after any bulk load (docs/performance.md).
 #
 # --smoke: CI's check that the harness does not rot. SQLite only, small libraries, 2-second
-# runs, one repetition, the hello ceiling only; uses the debug binary (BENCH_BINARY or
-# $CARGO_TARGET_DIR/debug/medialib, built if missing) and writes its report to a temporary
-# directory, never to docs/.
+# runs, one repetition, the hello ceiling only; debug builds of medialib and bench/hello
+# (BENCH_BINARY, if set, is the medialib binary used instead); writes its report to a
+# temporary directory, never to docs/.
 #
 # Environment: BENCH_DURATION (s, default 5), BENCH_WARMUP (s, 2), BENCH_REPS (3),
 # BENCH_CONNECTIONS (64), BENCH_CATALOG_CONNECTIONS (8), BENCH_RSS_CONNECTIONS (256),
@@ -73,6 +74,8 @@ large=${BENCH_LARGE:-10000}
 page=${BENCH_PAGE:-1000}
 scenarios=${BENCH_SCENARIOS:-all}
 pg_admin=${BENCH_PG_URL:-postgres://postgres@127.0.0.1:5432/postgres}
+# The bench client's redirect URI (bench/seed.py uses the same).
+redirect=http://127.0.0.1/callback
 if [ "$smoke" = 1 ]; then
     backends=sqlite
     duration=${BENCH_DURATION:-2}
@@ -95,8 +98,11 @@ all) backend_list="sqlite postgres" ;;
 *) backend_list=$backends ;;
 esac
 
+run_started=$(date +%s)
+# A section header, with the time since the start (the harness takes minutes).
 step() {
-    printf '\n== %s\n' "$*"
+    local t=$(($(date +%s) - run_started))
+    printf '\n== [%d:%02d] %s\n' $((t / 60)) $((t % 60)) "$*"
 }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/medialib-bench.XXXXXX")
@@ -163,24 +169,23 @@ if [ "$backends" != sqlite ]; then
 fi
 echo "wrk: $(wrk --version 2>&1 | head -n 1 | cut -c1-40); python: $($python --version)"
 
+# medialib and the ceilings (bench/hello, a workspace member) in one cargo build, so that the
+# dependencies they share are compiled once. The smoke uses debug builds.
+profile=release
+[ "$smoke" = 1 ] && profile=debug
+build=(cargo build -j "$jobs" -p medialib-bench-hello)
+[ "$profile" = release ] && build+=(--release)
 if [ -n "${BENCH_BINARY:-}" ]; then
     binary=$BENCH_BINARY
-elif [ "$smoke" = 1 ]; then
-    binary=$CARGO_TARGET_DIR/debug/medialib
-    if [ ! -x "$binary" ]; then
-        step "cargo build -p medialib (debug, for the smoke)"
-        cargo build -p medialib -j "$jobs"
-    fi
 else
-    step "cargo build --release -p medialib"
-    cargo build --release -p medialib -j "$jobs"
-    binary=$CARGO_TARGET_DIR/release/medialib
+    build+=(-p medialib)
+    binary=$CARGO_TARGET_DIR/$profile/medialib
 fi
-step "cargo build --release (bench/hello, the ceilings)"
-hello_target=${BENCH_HELLO_TARGET_DIR:-$HOME/.cache/medialib-bench-target}
-CARGO_TARGET_DIR=$hello_target cargo build --release -j "$jobs" \
-    --manifest-path "$bench/hello/Cargo.toml"
-hello=$hello_target/release/medialib-bench-hello
+step "${build[*]}"
+started=$(date +%s)
+"${build[@]}"
+echo "built in $(($(date +%s) - started))s"
+hello=$CARGO_TARGET_DIR/$profile/medialib-bench-hello
 
 free_port() {
     "$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -219,8 +224,9 @@ wrk_scenario() {
         # wrk abandons its connections at the end of a run with requests still queued in the
         # server; they still count against `max_in_flight` until they finish. Let them drain,
         # so that each run starts on a quiet server (else the next run's first requests can be
-        # shed with a 503 at 256 connections).
-        sleep 1
+        # shed with a 503 at 256 connections). Half a second is far longer than that queue
+        # takes (256 describes, tens of microseconds each).
+        sleep 0.5
         if [ -n "${pool_hook:-}" ]; then
             "$pool_hook" "$run"
         fi
@@ -282,6 +288,43 @@ pgbench_tps() { # pgbench output on stdin -> tps
     sed -n 's/^tps = \([0-9.]*\).*/\1/p' | head -n 1
 }
 
+# Mints N authorization codes into FILE (one token-request body a line) with wrk replaying
+# the approved consent form (bench/wrk/mint.lua): far faster than a client in Python, so the
+# code pools take seconds. wrk runs until the files hold N lines, then is interrupted.
+mint_codes() { # N FILE (uses $base, $seed_dir)
+    local n=$1 file=$2 out=$work/mint started have line
+    rm -f "$out".*
+    started=$(date +%s.%N)
+    env BENCH_DIR="$bench" BENCH_THREADS="$threads" BENCH_MINT_N="$n" BENCH_MINT_OUT="$out" \
+        BENCH_CONSENT_BODY="$seed_dir/consent.body" BENCH_CONSENT_COOKIE="$seed_dir/consent.cookie" \
+        BENCH_REDIRECT="$redirect" \
+        wrk -t "$threads" -c "$conns" -d 600s --timeout 10s -s "$bench/wrk/mint.lua" "$base/" \
+        >"$work/mint.log" 2>&1 &
+    local mint_pid=$!
+    while kill -0 "$mint_pid" 2>/dev/null; do
+        have=$(cat "$out".* 2>/dev/null | wc -l)
+        [ "$have" -ge "$n" ] && break
+        sleep 0.2
+    done
+    kill -INT "$mint_pid" 2>/dev/null || true
+    wait "$mint_pid" 2>/dev/null || true
+    line=$(sed -n 's/^BENCH_JSON //p' "$work/mint.log")
+    cat "$out".* >"$file" 2>/dev/null || true
+    "$python" - "$line" "$n" "$file" "$started" <<'PY'
+import json, sys, time
+if not sys.argv[1]:
+    sys.exit("minting codes: wrk printed no result")
+r = json.loads(sys.argv[1])
+if r["non2xx"] or r["socket_errors"]:
+    sys.exit(f"minting codes: {r['non2xx']} unexpected answers, {r['socket_errors']} socket "
+             f"errors (first: {r['sample']})")
+have = sum(1 for _ in open(sys.argv[3]))
+if have < int(sys.argv[2]):
+    sys.exit(f"minting codes: {have} of {sys.argv[2]}")
+print(f"minted {have} codes in {time.time() - float(sys.argv[4]):.1f}s")
+PY
+}
+
 if want ceilings; then
     step "ceiling: hello-JSON actix-web (bench/hello)"
     hello_port=$(free_port)
@@ -323,7 +366,7 @@ for backend in $backend_list; do
         "$binary" user add --database-url "$db_url" --unique-id bench \
             --first-name Bench --last-name Mark --password-stdin >/dev/null
     client_json=$("$binary" client add --database-url "$db_url" --json \
-        --name bench --redirect-uri http://127.0.0.1/callback)
+        --name bench --redirect-uri "$redirect")
     printf '%s' "$client_json" >"$work/client.json"
     client_id=$(json_field "$work/client.json" 'd["client_id"]')
     client_secret=$(json_field "$work/client.json" 'd["client_secret"]')
@@ -422,19 +465,26 @@ for backend in $backend_list; do
     if want token_refresh || want token_code; then
         wrk_scenario "token_refresh_$b" "$conns" token_refresh.lua "$base/" \
             BENCH_BASIC="$basic" BENCH_POOL="$seed_dir/refresh.txt"
-        # Codes too, and they do not chain: each run gets a pool sized from the refresh rate.
+        # Codes too, and they do not chain: each run gets its own pool (code_pool below).
         refresh_rps=$("$python" -c 'import json, sys; print(max(json.loads(l)["rps"] for l in open(sys.argv[1])))' \
             "$results/token_refresh_$b.jsonl")
     fi
+    # Each run's pool is sized from the fastest code rate seen so far in this scenario (the
+    # refresh rate before its first run), with half again as many to spare, so that no run
+    # runs dry and the minting (seconds per run) stays short.
     code_pool() {
         local secs=$duration
         [ "$1" = 0 ] && secs=$warmup
         local n
-        n=$("$python" -c 'import sys; print(int(float(sys.argv[1]) * (int(sys.argv[2]) + 1) * 1.5) + int(sys.argv[3]) * 2)' \
-            "$refresh_rps" "$secs" "$conns")
-        started=$(date +%s)
-        "$python" "$bench/seed.py" codes "$seed_dir" "$n" "$seed_dir/codes.txt"
-        echo "minted $n codes in $(($(date +%s) - started))s"
+        n=$("$python" - "$results/token_code_$b.jsonl" "$refresh_rps" "$secs" "$conns" <<'PY'
+import json, os, sys
+path, refresh_rps, secs, conns = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+seen = [json.loads(l)["rps"] for l in open(path)] if os.path.exists(path) else []
+rate = max(seen) if seen else refresh_rps
+print(int(rate * secs * 1.5) + conns * 2)
+PY
+        )
+        mint_codes "$n" "$seed_dir/codes.txt"
         fresh_token_stats
     }
     pool_hook=code_pool
@@ -443,9 +493,19 @@ for backend in $backend_list; do
             BENCH_BASIC="$basic" BENCH_POOL="$seed_dir/codes.txt"
     fi
     pool_hook=
+
+    # The scenarios are over: the server's peak RSS, then it stops, which also makes its
+    # PostgreSQL connections end and flush their statistics (an idle one would wait 10 s).
+    echo "$backend: server peak RSS (VmHWM) $(rss_kib "$server_pid" VmHWM) KiB"
+    save_ceiling "server_$b" "{\"vmhwm_kib\": $(rss_kib "$server_pid" VmHWM)}"
+    stop_pid "$server_pid"
+    server_pid=
     if [ "$backend" = postgres ] && [ "$smoke" = 0 ] && { want token_refresh || want token_code; }; then
-        # An idle backend flushes its statistics within 10 s (PostgreSQL 15).
-        sleep 11
+        for _ in $(seq 1 100); do
+            [ "$(psql "$db_url" -qtAc "SELECT count(*) FROM pg_stat_activity
+                WHERE datname = current_database() AND pid <> pg_backend_pid()")" = 0 ] && break
+            sleep 0.1
+        done
         psql "$db_url" -qtAc "SELECT coalesce(json_object_agg(relname,
                 json_build_object('seq_scan', seq_scan, 'seq_tup_read', seq_tup_read,
                                   'idx_scan', coalesce(idx_scan, 0))), '{}')
@@ -489,10 +549,6 @@ for backend in $backend_list; do
             ;;
         esac
     fi
-    echo "$backend: server peak RSS (VmHWM) $(rss_kib "$server_pid" VmHWM) KiB"
-    save_ceiling "server_$b" "{\"vmhwm_kib\": $(rss_kib "$server_pid" VmHWM)}"
-    stop_pid "$server_pid"
-    server_pid=
 done
 
 step "report"
@@ -516,3 +572,5 @@ elif [ "$scenarios" != all ]; then
 else
     echo "wrote $out_json and $out_md"
 fi
+t=$(($(date +%s) - run_started))
+printf 'bench/run.sh %s: %d:%02d in all\n' "$*" $((t / 60)) $((t % 60))

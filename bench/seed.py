@@ -5,11 +5,10 @@ Usage:
       Signs in through the sign-in and consent pages (access_type=offline), exchanges a code
       for an access token, creates three libraries through describe PUT (one public video;
       SMALL objects; LARGE objects) and writes OUT/state.json (ids, the token, the session
-      cookie and the consent form) plus OUT/login.body and OUT/login.cookie: a sign-in form
-      POST (CSRF token bound to its cookie) that wrk can replay.
-  seed.py codes OUT N FILE
-      Mints N authorization codes by approving the consent form again (the session and its
-      CSRF token from state.json) and writes one `grant_type=authorization_code` body a line.
+      cookie and the consent form) plus the forms that wrk replays: OUT/login.body and
+      OUT/login.cookie, a sign-in form POST (CSRF token bound to its cookie), and
+      OUT/consent.body and OUT/consent.cookie, the approved consent form of the signed-in
+      session (bench/wrk/mint.lua mints the token_code scenario's codes with it).
   seed.py refresh OUT N FILE
       Mints N codes and exchanges each for tokens; writes one refresh token a line.
   seed.py pages OUT LIBRARY LIMIT FILE
@@ -165,6 +164,10 @@ def setup(out, client_id, secret, username, password, small, large):
     _, page = c.call("GET", f"/api/oauth/authorize?{query}")
     consent = hidden(page.decode()) | {"decision": "approve"}
     r, _ = c.call("POST", "/api/oauth/authorize", consent, expect=(303,))
+    with open(os.path.join(out, "consent.body"), "w") as f:
+        f.write(urllib.parse.urlencode(consent))
+    with open(os.path.join(out, "consent.cookie"), "w") as f:
+        f.write("; ".join(f"{k}={v}" for k, v in c.cookies.items()))
     state = {
         "client_id": client_id,
         "client_secret": secret,
@@ -231,15 +234,6 @@ def mint_codes(state, n):
     return parallel(n, one)
 
 
-def codes(out, n, path):
-    state = load(out)
-    with open(path, "w") as f:
-        for code in mint_codes(state, n):
-            f.write(urllib.parse.urlencode(
-                {"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT}
-            ) + "\n")
-
-
 def refresh(out, n, path):
     state = load(out)
     got = mint_codes(state, n)
@@ -279,5 +273,7 @@ if __name__ == "__main__":
         BASE = os.environ["BENCH_BASE"]
         if mode == "pages":
             pages(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5])
+        elif mode == "refresh":
+            refresh(sys.argv[2], int(sys.argv[3]), sys.argv[4])
         else:
-            {"codes": codes, "refresh": refresh}[mode](sys.argv[2], int(sys.argv[3]), sys.argv[4])
+            sys.exit(f"unknown mode {mode!r}: setup, refresh or pages")

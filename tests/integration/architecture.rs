@@ -158,6 +158,35 @@ fn domain_depends_on_no_other_workspace_crate() {
 }
 
 #[test]
+fn the_benchmark_ceilings_stand_apart() {
+    const CEILINGS: &str = "medialib-bench-hello";
+    let metadata = metadata();
+    let graph = Graph::new(&metadata);
+    let members: BTreeSet<String> = metadata
+        .workspace_packages()
+        .iter()
+        .map(|p| p.name.to_string())
+        .collect();
+    assert!(
+        members.contains(CEILINGS),
+        "{CEILINGS} is no longer a workspace member: update this test and docs/ARCHITECTURE.md"
+    );
+    graph.assert_no_dependency(
+        "the benchmark's ceilings (bench/hello) depend on no medialib crate, so a ceiling \
+         never measures medialib's own code",
+        CEILINGS,
+        |dep| dep != CEILINGS && members.contains(dep),
+    );
+    for member in members.iter().filter(|m| m.as_str() != CEILINGS) {
+        graph.assert_no_dependency(
+            "no medialib crate depends on the benchmark's ceilings (bench/hello)",
+            member,
+            |dep| dep == CEILINGS,
+        );
+    }
+}
+
+#[test]
 fn ports_know_nothing_of_sql_http_or_async_runtimes() {
     let metadata = metadata();
     let graph = Graph::new(&metadata);
