@@ -26,27 +26,30 @@ impl InvalidUuid {
 fn parse_uuid(input: &str, field: &'static str) -> Result<Uuid, InvalidUuid> {
     let err = InvalidUuid { field };
     let bytes = input.as_bytes();
-    let hex: Vec<u8> = match bytes.len() {
-        32 => bytes.to_vec(),
-        36 => {
-            for (i, b) in bytes.iter().enumerate() {
-                let dash_pos = matches!(i, 8 | 13 | 18 | 23);
-                if dash_pos != (*b == b'-') {
-                    return Err(err);
-                }
-            }
-            bytes.iter().copied().filter(|b| *b != b'-').collect()
-        }
+    let dashed = match bytes.len() {
+        32 => false,
+        36 => true,
         _ => return Err(err),
     };
-    if !hex.iter().all(u8::is_ascii_hexdigit) {
-        return Err(err);
+    // The 32 hex digits, on the stack: ids are parsed on every request's path.
+    let mut hex = [0u8; 32];
+    let mut n = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let dash_pos = dashed && matches!(i, 8 | 13 | 18 | 23);
+        if dash_pos != (b == b'-') {
+            return Err(err);
+        }
+        if !dash_pos {
+            if !b.is_ascii_hexdigit() {
+                return Err(err);
+            }
+            hex[n] = b;
+            n += 1;
+        }
     }
     let mut out = [0u8; 16];
     for (i, pair) in hex.chunks_exact(2).enumerate() {
-        let hi = hex_val(pair[0]);
-        let lo = hex_val(pair[1]);
-        out[i] = (hi << 4) | lo;
+        out[i] = (hex_val(pair[0]) << 4) | hex_val(pair[1]);
     }
     Ok(Uuid::from_bytes(out))
 }
@@ -204,6 +207,9 @@ mod tests {
             "0123456789abcdef0123456789abcde",
             "0123456789abcdef0123456789abcdef0",
             "0123456789abcdef0123456789abcdeg",
+            "01234567-89abcdef0123456789abcde",
+            "01234567-89ab-cdef-0123-456789abcdeg",
+            "01234567-89ab-cdef-0123-456789abcde-",
             "{01234567-89ab-cdef-0123-456789abcdef}",
             "01234567-89abc-def0-123-456789abcdef",
             "0123456789ab-cdef-0123-456789abcdef-",
