@@ -436,10 +436,18 @@ async fn code_replay_fails_and_revokes_the_first_tokens(b: Backend) {
 
 async fn expired_codes_are_refused(b: Backend) {
     let s = Setup::start_with(b, |l| l.set("code_ttl", "1")).await;
-    // Codes get their expiry when issued: issue them with the same code_ttl as the server.
-    let services = services_with(&s.app, |l| l.set("code_ttl", "1"));
-    let fresh = code_from(&services, &s.client, &s.user, Ask::default());
+    // Codes get their expiry when issued, in whole seconds. A code issued with a one-second
+    // lifetime at x.999 s has expired at x+1 s, so the fresh code gets the default lifetime
+    // (a one-second code failed this way once, its exchange on a loaded machine crossing
+    // the second), and the expiring one a second and then over two seconds of waiting.
+    let fresh = code_from(
+        &services_with(&s.app, |l| l),
+        &s.client,
+        &s.user,
+        Ask::default(),
+    );
     s.tokens(&fresh).await;
+    let services = services_with(&s.app, |l| l.set("code_ttl", "1"));
     let code = code_from(&services, &s.client, &s.user, Ask::default());
     tokio::time::sleep(Duration::from_millis(2100)).await;
     let a = s.exchange(&s.client, &code).await;
