@@ -8,10 +8,13 @@
 # throwaway database on 127.0.0.1:5432, user postgres, dropped at the end), seeds it through
 # the CLI and the real HTTP API (bench/seed.py: a local-directory user, an OAuth client, a
 # token from the sign-in/consent/token flow, libraries of BENCH_SMALL and BENCH_LARGE objects,
-# pools of codes and refresh tokens), then drives every scenario with wrk (keep-alive, fixed
+# pools of refresh tokens; the code pools are minted by wrk replaying the approved consent
+# form, bench/wrk/mint.lua), then drives every scenario with wrk (keep-alive, fixed
 # connections): one warm-up run, then BENCH_REPS measured runs; the median run (by req/s)
 # gives req/s, p50 and p99. Any answer outside 2xx (303 for the sign-in form) or any socket
-# error fails the run.
+# error fails the run. About 14 minutes on a fresh machine of this kind (2 CPUs; crate
+# downloads and the release build 5 1/2 of them), 8 1/2 with the build warm; each step prints
+# the time elapsed.
 #
 # In the same run it measures the machine's ceilings: a hello-JSON actix-web server with
 # the same worker count (bench/hello), `pgbench -S -M prepared` and a pgbench script with
