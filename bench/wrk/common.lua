@@ -27,6 +27,14 @@ function response(status, headers, body)
    end
 end
 
+-- The whole content of the file at `path`.
+function slurp(path)
+   local f = assert(io.open(path))
+   local s = f:read("*a")
+   f:close()
+   return s
+end
+
 -- The lines of `path` that belong to this thread (every n-th, from its index).
 function my_lines(path)
    local n = tonumber(os.getenv("BENCH_THREADS") or "1")

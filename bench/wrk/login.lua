@@ -3,12 +3,6 @@
 -- token is bound to its cookie, not single use. Success is a 303 back to the authorize page.
 dofile(os.getenv("BENCH_DIR") .. "/wrk/common.lua")
 allowed[303] = true
-local function slurp(path)
-   local f = assert(io.open(path))
-   local s = f:read("*a")
-   f:close()
-   return s
-end
 wrk.method = "POST"
 wrk.path = "/api/oauth/login"
 wrk.body = slurp(os.getenv("BENCH_LOGIN_BODY"))

@@ -6,12 +6,6 @@
 -- files hold enough lines.
 dofile(os.getenv("BENCH_DIR") .. "/wrk/common.lua")
 allowed[303] = true
-local function slurp(path)
-   local f = assert(io.open(path))
-   local s = f:read("*a")
-   f:close()
-   return s
-end
 local function form_encode(s)
    return (string.gsub(s, "[^%w%-%._~]", function(c)
       return string.format("%%%02X", string.byte(c))

@@ -117,6 +117,15 @@ impl<'a> Graph<'a> {
     }
 }
 
+/// The names of every workspace package.
+fn workspace_member_names(metadata: &Metadata) -> BTreeSet<String> {
+    metadata
+        .workspace_packages()
+        .iter()
+        .map(|p| p.name.to_string())
+        .collect()
+}
+
 #[test]
 fn domain_knows_nothing_of_http_sql_async_or_os_randomness() {
     let metadata = metadata();
@@ -145,11 +154,7 @@ fn domain_knows_nothing_of_http_sql_async_or_os_randomness() {
 fn domain_depends_on_no_other_workspace_crate() {
     let metadata = metadata();
     let graph = Graph::new(&metadata);
-    let members: BTreeSet<String> = metadata
-        .workspace_packages()
-        .iter()
-        .map(|p| p.name.to_string())
-        .collect();
+    let members = workspace_member_names(&metadata);
     graph.assert_no_dependency(
         "medialib-domain is the innermost crate: it depends on no other workspace crate",
         "medialib-domain",
@@ -162,11 +167,7 @@ fn the_benchmark_ceilings_stand_apart() {
     const CEILINGS: &str = "medialib-bench-hello";
     let metadata = metadata();
     let graph = Graph::new(&metadata);
-    let members: BTreeSet<String> = metadata
-        .workspace_packages()
-        .iter()
-        .map(|p| p.name.to_string())
-        .collect();
+    let members = workspace_member_names(&metadata);
     assert!(
         members.contains(CEILINGS),
         "{CEILINGS} is no longer a workspace member: update this test and docs/ARCHITECTURE.md"
