@@ -18,7 +18,7 @@ use medialib_domain::oauth::{
 use medialib_domain::{
     AfterRemoval, BrowserSession, Description, Lifecycle, Lifetime, MembershipError, NewObject,
     ObjectFields, ObjectId, ObjectPatch, ObjectType, PageCursor, PageRequest, PageSize,
-    PermissionLevel, PersonName, Properties, Secret, Since, Timestamp, Title, TokenDigest,
+    PermissionLevel, PersonName, Properties, Refusal, Secret, Since, Timestamp, Title, TokenDigest,
     TokenKind, UniqueId, UpdateError, User, UserId,
 };
 use medialib_ports::services::{
@@ -360,7 +360,7 @@ mod cases {
         assert!(matches!(
             h.services
                 .update_object(&bob.as_caller(), lib, created.id(), ObjectPatch::default()),
-            Err(UpdateObjectFailed::Forbidden(_))
+            Err(UpdateObjectFailed::Refused(Refusal::Forbidden(_)))
         ));
         let other = h.library(&alice, "Other");
         assert!(matches!(
@@ -415,25 +415,39 @@ mod cases {
             Err(AddMemberFailed::Rule(MembershipError::NotACollection))
         );
         let ghost = ObjectId::parse("00000000000000000000000000000000").unwrap();
+        // An unknown object is refused exactly as one the caller cannot see (no oracle).
         assert_eq!(
             h.services.add_member(&c, a, ghost),
-            Err(AddMemberFailed::MemberNotFound)
+            Err(AddMemberFailed::Refused(Refusal::Hidden))
         );
         assert_eq!(
             h.services.add_member(&c, ghost, v),
             Err(AddMemberFailed::CollectionNotFound)
         );
-        // The caller must be admin of the target and see the member.
+        // The caller must be admin of the target and of what it links.
         let bob = h.user("bob", false);
         let bobs = h.library(&bob, "Bob's");
-        assert!(matches!(
+        assert_eq!(
             h.services.add_member(&bob.as_caller(), bobs, v),
-            Err(AddMemberFailed::NoAccessToMember)
-        ));
+            Err(AddMemberFailed::Refused(Refusal::Hidden))
+        );
         assert!(matches!(
             h.services.add_member(&bob.as_caller(), a, v),
-            Err(AddMemberFailed::Forbidden(_))
+            Err(AddMemberFailed::Refused(Refusal::Forbidden(_)))
         ));
+        h.services
+            .set_permission(&c, a, bob.id, PermissionLevel::View)
+            .unwrap();
+        for member in [s, v, a] {
+            assert!(
+                matches!(
+                    h.services.add_member(&bob.as_caller(), bobs, member),
+                    Err(AddMemberFailed::Refused(Refusal::Forbidden(_)))
+                ),
+                "a viewer links nothing it only views"
+            );
+        }
+        assert!(!h.store.collections_of(s).unwrap().contains(&bobs));
     }
 
     pub fn last_membership_soft_deletes(h: &Harness) {
@@ -759,7 +773,7 @@ mod cases {
         assert!(matches!(
             h.services
                 .set_permission(&bob.as_caller(), r, bob.id, PermissionLevel::Admin),
-            Err(PermissionFailed::Forbidden(_))
+            Err(PermissionFailed::Refused(Refusal::Forbidden(_)))
         ));
     }
 

@@ -5,8 +5,7 @@
 
 use actix_web::HttpRequest;
 use actix_web::http::header;
-use medialib_domain::Caller;
-use medialib_domain::oauth::{Credentials, Scope, parse_authorization};
+use medialib_domain::oauth::{Credentials, parse_authorization};
 use medialib_ports::services::AuthenticatedCaller;
 
 use crate::blocking::run;
@@ -46,22 +45,6 @@ pub async fn required_caller(
     optional_caller(state, req)
         .await?
         .ok_or(ApiError::AuthenticationRequired)
-}
-
-/// The authenticated caller of a write (PUT/POST/DELETE): the token must carry `write`.
-pub async fn writer(state: &AppState, req: &HttpRequest) -> Result<Caller, ApiError> {
-    let c = required_caller(state, req).await?;
-    if !c.scope.contains(Scope::Write) {
-        return Err(ApiError::Forbidden(
-            "this token's scope does not allow writes".into(),
-        ));
-    }
-    Ok(c.user.as_caller())
-}
-
-/// The authenticated caller of a read.
-pub async fn reader(state: &AppState, req: &HttpRequest) -> Result<Caller, ApiError> {
-    Ok(required_caller(state, req).await?.user.as_caller())
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 use actix_web::http::{StatusCode, header};
 use actix_web::{HttpResponse, ResponseError};
 use medialib_domain::oauth::OAuthErrorCode;
-use medialib_domain::{DescribeRefused, Forbidden, MembershipError, UpdateError};
+use medialib_domain::{DescribeRefused, MembershipError, Refusal, UpdateError};
 use medialib_ports::services::people::{
     AddUserFailed, ContributeFailed, InfoFailed, ReadUserFailed, UpdateUserFailed,
 };
@@ -239,9 +239,15 @@ impl From<SignInError> for ApiError {
     }
 }
 
-impl From<Forbidden> for ApiError {
-    fn from(_: Forbidden) -> Self {
-        Self::Forbidden("the caller lacks permission on this collection".into())
+impl From<Refusal> for ApiError {
+    fn from(r: Refusal) -> Self {
+        match r {
+            Refusal::ReadOnly | Refusal::NotSelf | Refusal::Forbidden(_) => {
+                Self::Forbidden(r.to_string())
+            }
+            // Exactly what an unknown object answers (no existence oracle).
+            Refusal::Hidden => Self::Missing("object not found".into()),
+        }
     }
 }
 
@@ -289,7 +295,7 @@ impl From<CreateObjectFailed> for ApiError {
                 Self::BadRequest(e.to_string())
             }
             CreateObjectFailed::CollectionNotFound => Self::Missing(e.to_string()),
-            CreateObjectFailed::Forbidden(f) => f.into(),
+            CreateObjectFailed::Refused(r) => r.into(),
             CreateObjectFailed::Store(s) => s.into(),
         }
     }
@@ -299,7 +305,7 @@ impl From<UpdateObjectFailed> for ApiError {
     fn from(e: UpdateObjectFailed) -> Self {
         match e {
             UpdateObjectFailed::NotFound => not_in_collection(),
-            UpdateObjectFailed::Forbidden(f) => f.into(),
+            UpdateObjectFailed::Refused(r) => r.into(),
             UpdateObjectFailed::Rule(r @ UpdateError::TypeChange { .. }) => {
                 Self::Conflict(r.to_string())
             }
@@ -317,8 +323,7 @@ impl From<AddMemberFailed> for ApiError {
             AddMemberFailed::CollectionNotFound | AddMemberFailed::MemberNotFound => {
                 Self::Missing(e.to_string())
             }
-            AddMemberFailed::Forbidden(f) => f.into(),
-            AddMemberFailed::NoAccessToMember => Self::Forbidden(e.to_string()),
+            AddMemberFailed::Refused(r) => r.into(),
             AddMemberFailed::Rule(MembershipError::NotACollection) => {
                 Self::BadRequest(e.to_string())
             }
@@ -333,7 +338,7 @@ impl From<MembershipChangeFailed> for ApiError {
         match e {
             MembershipChangeFailed::NotFound => not_in_collection(),
             MembershipChangeFailed::NotACollection => Self::BadRequest(e.to_string()),
-            MembershipChangeFailed::Forbidden(f) => f.into(),
+            MembershipChangeFailed::Refused(r) => r.into(),
             MembershipChangeFailed::Store(s) => s.into(),
         }
     }
@@ -343,7 +348,7 @@ impl From<PermissionFailed> for ApiError {
     fn from(e: PermissionFailed) -> Self {
         match e {
             PermissionFailed::CollectionNotFound => Self::Missing(e.to_string()),
-            PermissionFailed::Forbidden(f) => f.into(),
+            PermissionFailed::Refused(r) => r.into(),
             PermissionFailed::Change(c) => c.into(),
             PermissionFailed::Store(s) => s.into(),
         }
@@ -382,7 +387,7 @@ impl From<UpdateUserFailed> for ApiError {
                 Self::Missing(e.to_string())
             }
             UpdateUserFailed::NotACollection => Self::BadRequest(e.to_string()),
-            UpdateUserFailed::Forbidden(f) => f.into(),
+            UpdateUserFailed::Refused(r) => r.into(),
             UpdateUserFailed::UniqueIdFixed => Self::Conflict(e.to_string()),
             UpdateUserFailed::Store(s) => s.into(),
         }
@@ -394,7 +399,7 @@ impl From<AddUserFailed> for ApiError {
         match e {
             AddUserFailed::CollectionNotFound => Self::Missing(e.to_string()),
             AddUserFailed::NotACollection => Self::BadRequest(e.to_string()),
-            AddUserFailed::Forbidden(f) => f.into(),
+            AddUserFailed::Refused(r) => r.into(),
             AddUserFailed::Create(c) => c.into(),
             AddUserFailed::Change(c) => c.into(),
             AddUserFailed::Store(s) => s.into(),
@@ -427,7 +432,7 @@ impl From<medialib_ports::services::catalog::SubCatalogFailed> for ApiError {
         match e {
             F::NotFound => not_in_collection(),
             F::NotACollection => Self::BadRequest(e.to_string()),
-            F::Forbidden(f) => f.into(),
+            F::Refused(r) => r.into(),
             F::Store(s) => s.into(),
         }
     }
@@ -438,7 +443,7 @@ impl From<medialib_ports::services::catalog::ViewObjectFailed> for ApiError {
         use medialib_ports::services::catalog::ViewObjectFailed as F;
         match e {
             F::NotFound => not_in_collection(),
-            F::Forbidden(f) => f.into(),
+            F::Refused(r) => r.into(),
             F::Store(s) => s.into(),
         }
     }
@@ -449,7 +454,7 @@ impl From<medialib_ports::services::catalog::VideoFailed> for ApiError {
         use medialib_ports::services::catalog::VideoFailed as F;
         match e {
             F::NotFound => not_in_collection(),
-            F::Forbidden(f) => f.into(),
+            F::Refused(r) => r.into(),
             F::NotAVideo(_) => Self::BadRequest(e.to_string()),
             F::Store(s) => s.into(),
         }

@@ -79,15 +79,28 @@ pub struct ApiCall {
 impl ApiCall {
     /// Reads the request; only PUT/POST/DELETE bodies are parsed.
     pub async fn read(req: &HttpRequest, payload: web::Payload) -> Result<Self, ApiError> {
-        let mut method = req.method().clone();
-        let has_body = matches!(method, Method::POST | Method::PUT | Method::DELETE);
-        // The body is read (bounded) before anything can be refused, so that a client still
-        // sending it gets the answer rather than a reset connection.
-        let body = if has_body {
-            Some(read_body(req, payload).await?)
+        let body = Self::body(req, payload).await?;
+        Self::parse(req, body)
+    }
+
+    /// The first step of reading a call: its body, bounded, read before anything can be
+    /// refused so that a client still sending it gets the answer rather than a reset
+    /// connection (`None` for methods without a body). Nothing is judged yet.
+    pub async fn body(
+        req: &HttpRequest,
+        payload: web::Payload,
+    ) -> Result<Option<web::Bytes>, ApiError> {
+        if matches!(*req.method(), Method::POST | Method::PUT | Method::DELETE) {
+            Ok(Some(read_body(req, payload).await?))
         } else {
-            None
-        };
+            Ok(None)
+        }
+    }
+
+    /// The second step: the query and `body` as fields (a repeat is a 400), and the
+    /// effective method (overrides applied).
+    pub fn parse(req: &HttpRequest, body: Option<web::Bytes>) -> Result<Self, ApiError> {
+        let mut method = req.method().clone();
         let query = parse_urlencoded(req.query_string().as_bytes())?;
         let form = match body {
             Some(body) => parse_body(req, &body)?,
@@ -113,6 +126,33 @@ impl ApiCall {
     /// A field from the body, or else the query.
     pub fn field(&self, name: &str) -> Option<&str> {
         self.form.get(name).or_else(|| self.query.get(name))
+    }
+
+    /// Refuses a field (in the query or the body) that the call does not know, naming it
+    /// (DECISIONS.md §4), so that a typo never silently leaves a field out. `known` lists
+    /// the call's fields; a name ending in `[` admits every `name[KEY]` (`properties[`);
+    /// `_METHOD` is always known.
+    pub fn only(&self, known: &[&str]) -> Result<(), ApiError> {
+        let is_known = |name: &str| {
+            name == "_METHOD"
+                || known.iter().any(|k| match k.strip_suffix('[') {
+                    Some(prefix) => name
+                        .strip_prefix(prefix)
+                        .and_then(|rest| rest.strip_prefix('['))
+                        .is_some_and(|rest| rest.ends_with(']')),
+                    None => name == *k,
+                })
+        };
+        match self
+            .query
+            .pairs()
+            .iter()
+            .chain(self.form.pairs())
+            .find(|(k, _)| !is_known(k))
+        {
+            Some((name, _)) => Err(ApiError::BadRequest(format!("unknown field: {name}"))),
+            None => Ok(()),
+        }
     }
 }
 

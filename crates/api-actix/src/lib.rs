@@ -26,7 +26,8 @@ mod state;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
-use actix_web::middleware::from_fn;
+use actix_web::http::header;
+use actix_web::middleware::{Condition, DefaultHeaders, from_fn};
 use actix_web::{App, HttpRequest, HttpResponse, web};
 
 pub use error::ApiError;
@@ -76,11 +77,19 @@ pub fn app(
         InitError = (),
     >,
 > {
+    let hsts = state.hsts();
     App::new()
         .wrap(from_fn(cors::cors))
         .wrap(from_fn(metrics::track))
         .wrap(from_fn(normalize::normalize_path))
         .wrap(from_fn(request_span))
+        // Outermost, so that every answer carries them, errors and probes included
+        // (DECISIONS.md §4); a handler's own value of either header is kept.
+        .wrap(Condition::new(
+            hsts,
+            DefaultHeaders::new().add((header::STRICT_TRANSPORT_SECURITY, "max-age=31536000")),
+        ))
+        .wrap(DefaultHeaders::new().add((header::X_CONTENT_TYPE_OPTIONS, "nosniff")))
         .configure(move |cfg| configure(cfg, state))
 }
 

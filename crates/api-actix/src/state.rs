@@ -36,6 +36,9 @@ pub struct HttpConfig {
     /// Requests doing blocking work (database, password hashing) at once, queued ones
     /// included; past it new ones get a 503 at once (`max_in_flight`; `None`: no limit).
     pub max_in_flight: Option<usize>,
+    /// Whether clients reach the service only over HTTPS (native TLS, or an `https://`
+    /// base URL behind a TLS proxy): every response then carries `Strict-Transport-Security`.
+    pub https_only: bool,
 }
 
 /// The application state every handler can reach.
@@ -125,6 +128,12 @@ impl AppState {
     /// The header that names the user in the `header` sign-in mode; `None` in other modes.
     pub(crate) fn sso_header(&self) -> Option<&str> {
         self.config().and_then(|c| c.sso_header.as_deref())
+    }
+
+    /// Whether every response carries `Strict-Transport-Security` (DECISIONS.md §4): under
+    /// native TLS, or when the public base URL is `https`.
+    pub(crate) fn hsts(&self) -> bool {
+        self.is_https() || self.config().is_some_and(|c| c.https_only)
     }
 
     /// Whether the public base URL is `https` (cookies get `Secure`).

@@ -81,6 +81,11 @@ impl CollectionGraph {
         left
     }
 
+    /// Every member with its parent collections (to merge one graph into another).
+    pub fn into_parents(self) -> impl Iterator<Item = (ObjectId, BTreeSet<ObjectId>)> {
+        self.parents.into_iter()
+    }
+
     /// The direct parent collections of `id`.
     pub fn parents_of(&self, id: ObjectId) -> impl Iterator<Item = ObjectId> + '_ {
         self.parents.get(&id).into_iter().flatten().copied()

@@ -5,6 +5,7 @@
 //! codes, access and refresh tokens) as state machines. No I/O, no clock, no
 //! randomness: time and random bytes are arguments.
 
+pub mod authz;
 pub mod catalog_page;
 pub mod form;
 pub mod graph;
@@ -25,9 +26,10 @@ pub use graph::{CollectionGraph, MembershipError, check_add_member};
 pub use ids::{GrantId, IdOrZero, InvalidUuid, ObjectId, OrgNamespace, UserId};
 pub use object::{
     AfterRemoval, Lifecycle, MediaObject, NewObject, ObjectFields, ObjectPatch, ObjectType,
-    ShortCode, StoredObject, UpdateError,
+    ShortCode, StoredObject, TypeRequired, UpdateError,
 };
-pub use permission::{AccessView, Action, Caller, Forbidden, LastAdmin, PermissionLevel};
+pub use authz::{Action, Caller, Forbidden, Permit, Refusal, Subject};
+pub use permission::{AccessView, LastAdmin, PermissionLevel};
 pub use projection::{DescribeRefused, DescribeView, UserRelation};
 pub use secret::{Secret, TokenDigest, TokenKind};
 pub use session::{BrowserSession, FailedLogins, csrf_matches, csrf_token};
@@ -53,5 +55,12 @@ impl User {
     /// The user as a permission caller.
     pub fn as_caller(&self) -> Caller {
         Caller::new(self.id, self.org_admin)
+    }
+
+    /// Whether setting the given names (`None`: left as is) would change this user's names:
+    /// only then is it a rename, which the authorization gate allows to the user itself and
+    /// organization admins alone.
+    pub fn would_rename(&self, first: Option<&PersonName>, last: Option<&PersonName>) -> bool {
+        first.is_some_and(|f| *f != self.first_name) || last.is_some_and(|l| *l != self.last_name)
     }
 }

@@ -217,6 +217,28 @@ pub struct NewObject {
     pub fields: ObjectFields,
 }
 
+/// A describe PUT names no `type`: an object's type is chosen once, at creation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("type is required")]
+pub struct TypeRequired;
+
+impl NewObject {
+    /// A new object from the fields a creation names: `type` is required; a field left
+    /// out starts empty (`public` false, no duration, no properties).
+    pub fn from_patch(patch: ObjectPatch) -> Result<Self, TypeRequired> {
+        Ok(Self {
+            object_type: patch.object_type.ok_or(TypeRequired)?,
+            fields: ObjectFields {
+                title: patch.title.unwrap_or_default(),
+                description: patch.description.unwrap_or_default(),
+                public: patch.public.unwrap_or(false),
+                duration: patch.duration,
+                properties: patch.properties.unwrap_or_default(),
+            },
+        })
+    }
+}
+
 /// A partial update (describe POST, info POST): only the named fields change.
 #[derive(Debug, Clone, Default)]
 pub struct ObjectPatch {

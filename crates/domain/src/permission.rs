@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use crate::graph::CollectionGraph;
+use crate::authz::Caller;
 use crate::ids::{ObjectId, UserId};
 
 /// A user's level on a collection: `none < view < admin`.
@@ -52,28 +53,6 @@ impl fmt::Display for PermissionLevel {
     }
 }
 
-/// Who is calling, as far as permissions care.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Caller {
-    user: UserId,
-    org_admin: bool,
-}
-
-impl Caller {
-    /// A signed-in user.
-    pub fn new(user: UserId, org_admin: bool) -> Self {
-        Self { user, org_admin }
-    }
-    /// The user.
-    pub fn user(&self) -> UserId {
-        self.user
-    }
-    /// Whether the user administers the whole organization.
-    pub fn is_org_admin(&self) -> bool {
-        self.org_admin
-    }
-}
-
 /// One user's explicit entries plus the part of the graph above the collections in question.
 ///
 /// Adapters fill it with one query (the ancestors of a collection and the user's
@@ -100,18 +79,30 @@ impl AccessView {
         }
     }
 
-    /// The caller's effective level on `collection`.
-    ///
-    /// Org admins are admin everywhere. Otherwise: the explicit entry on the
-    /// collection if there is one (`none` included), else the highest effective
-    /// level over its parent collections, else `none`.
-    pub fn effective_level(&self, caller: &Caller, collection: ObjectId) -> PermissionLevel {
-        if caller.is_org_admin() {
-            return PermissionLevel::Admin;
-        }
+    /// The caller's effective level on `object`, as the authorization gate sees it
+    /// ([`crate::authz::level_on`]: organization admins have `admin` everywhere).
+    pub fn effective_level(&self, caller: &Caller, object: ObjectId) -> PermissionLevel {
+        crate::authz::level_on(caller, self, object)
+    }
+
+    /// The level the entries give on `object`, ignoring who the caller is: the explicit
+    /// entry on it if there is one (`none` included), else the highest level over its
+    /// parent collections, else `none`. For an object that is not a collection (it holds
+    /// no entries) that is the best level over the collections holding it.
+    pub fn resolve_level(&self, object: ObjectId) -> PermissionLevel {
         let mut memo = BTreeMap::new();
         let mut visiting = BTreeSet::new();
-        self.resolve(collection, &mut memo, &mut visiting)
+        self.resolve(object, &mut memo, &mut visiting)
+    }
+
+    /// Adds what `other` holds (more edges, more entries of the same user).
+    pub fn merge(&mut self, other: AccessView) {
+        for (member, parents) in other.graph.into_parents() {
+            for p in parents {
+                self.graph.insert_edge(p, member);
+            }
+        }
+        self.explicit.extend(other.explicit);
     }
 
     fn resolve(
@@ -141,51 +132,6 @@ impl AccessView {
         visiting.remove(&id);
         memo.insert(id, best);
         best
-    }
-}
-
-/// What a caller wants to do on a collection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
-    /// Read the collection or an object through it.
-    Read,
-    /// Change the collection, an object through it, its members or its permissions.
-    Write,
-}
-
-impl Action {
-    /// The least level the action needs.
-    pub const fn required_level(self) -> PermissionLevel {
-        match self {
-            Self::Read => PermissionLevel::View,
-            Self::Write => PermissionLevel::Admin,
-        }
-    }
-}
-
-/// The caller's level is below what the action needs.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{action:?} needs {required} on this collection; the caller has {actual}")]
-pub struct Forbidden {
-    /// The action.
-    pub action: Action,
-    /// What it needs.
-    pub required: PermissionLevel,
-    /// What the caller has.
-    pub actual: PermissionLevel,
-}
-
-/// Decides whether a caller with `level` may perform `action`.
-pub fn authorize(level: PermissionLevel, action: Action) -> Result<(), Forbidden> {
-    let required = action.required_level();
-    if level >= required {
-        Ok(())
-    } else {
-        Err(Forbidden {
-            action,
-            required,
-            actual: level,
-        })
     }
 }
 
@@ -298,14 +244,6 @@ mod tests {
             view.effective_level(&caller(true), v[0]),
             PermissionLevel::Admin
         );
-    }
-
-    #[test]
-    fn authorization_decisions() {
-        assert!(authorize(PermissionLevel::View, Action::Read).is_ok());
-        assert!(authorize(PermissionLevel::None, Action::Read).is_err());
-        assert!(authorize(PermissionLevel::View, Action::Write).is_err());
-        assert!(authorize(PermissionLevel::Admin, Action::Write).is_ok());
     }
 
     #[test]

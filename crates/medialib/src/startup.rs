@@ -106,6 +106,7 @@ impl Application {
                 Sso::Local | Sso::Oidc(_) => None,
             },
             max_in_flight: usize::try_from(settings.max_in_flight.get()).ok(),
+            https_only: tls.is_some(),
         };
         let pool = Arc::new(DatabasePool(database.clone()));
         let state = AppState::new(Arc::new(DatabaseReadiness::new(database)))

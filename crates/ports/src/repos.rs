@@ -307,8 +307,9 @@ pub trait MediaRepository: Send + Sync {
         page: Option<PageRequest>,
         visit: &mut dyn FnMut(CatalogItem),
     ) -> Result<(), StoreError>;
-    /// `user`'s explicit entries on `collection` and its ancestors, with the edges between them.
-    fn access_view(&self, user: UserId, collection: ObjectId) -> Result<AccessView, StoreError>;
+    /// `user`'s explicit entries on each of `objects` and their ancestors, with the edges
+    /// between them: the facts the authorization gate decides on.
+    fn access_view(&self, user: UserId, objects: &[ObjectId]) -> Result<AccessView, StoreError>;
     /// Sets `user`'s explicit level on `collection`, refusing to demote the last admin.
     fn set_permission(
         &self,

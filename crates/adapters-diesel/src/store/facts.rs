@@ -531,7 +531,7 @@ mod tests {
                     };
                     if let Some(u) = holder {
                         let caller = Caller::new(u, false);
-                        let expected = st.access_view(u, c).unwrap().effective_level(&caller, c);
+                        let expected = st.access_view(u, &[c]).unwrap().effective_level(&caller, c);
                         assert_eq!(facts.access.effective_level(&caller, c), expected, "{what}");
                         seen_levels.insert(expected);
                     }

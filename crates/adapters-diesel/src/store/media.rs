@@ -50,7 +50,7 @@ macro_rules! ancestors {
     ($conn:ident, $start:expr) => {{
         let mut seen: BTreeSet<String> = BTreeSet::new();
         let mut edges: Vec<(String, String)> = Vec::new();
-        let mut frontier: Vec<String> = vec![$start.to_owned()];
+        let mut frontier: Vec<String> = $start;
         while !frontier.is_empty() {
             let rows: Vec<(String, String)> = memberships::table
                 .filter(memberships::member_id.eq_any(&frontier))
@@ -335,7 +335,7 @@ impl MediaRepository for DieselStore {
             if exists > 0 {
                 return Ok(Ok(AddOutcome::AlreadyMember));
             }
-            let (ancestor_ids, _) = ancestors!(conn, &c);
+            let (ancestor_ids, _) = ancestors!(conn, vec![c.clone()]);
             let mut ancestors = BTreeSet::new();
             for a in &ancestor_ids {
                 match object_id(a) {
@@ -493,12 +493,13 @@ impl MediaRepository for DieselStore {
         })()?
     }
 
-    fn access_view(&self, user: UserId, collection: ObjectId) -> Result<AccessView, StoreError> {
-        let (u, c) = (user.to_string(), collection.to_string());
+    fn access_view(&self, user: UserId, objects: &[ObjectId]) -> Result<AccessView, StoreError> {
+        let u = user.to_string();
+        let starts: Vec<String> = objects.iter().map(ToString::to_string).collect();
         let (edges, entries) = (|| -> Result<_, DbError> {
             with_conn!(self.db, conn => {
-                let (mut nodes, edges) = ancestors!(conn, &c);
-                nodes.insert(c.clone());
+                let (mut nodes, edges) = ancestors!(conn, starts.clone());
+                nodes.extend(starts.iter().cloned());
                 let entries: Vec<(String, String)> = permissions::table
                     .filter(permissions::user_id.eq(&u))
                     .filter(permissions::collection_id.eq_any(&nodes))
@@ -677,7 +678,7 @@ impl MediaRepository for DieselStore {
                 Ok(t) => t,
                 Err(e) => return Ok(Err(StoreError::Corrupt(format!("type: {e}")).into())),
             };
-            let (ancestor_ids, _) = ancestors!(conn, &c);
+            let (ancestor_ids, _) = ancestors!(conn, vec![c.clone()]);
             let mut ancestors = BTreeSet::new();
             for a in &ancestor_ids {
                 match object_id(a) {

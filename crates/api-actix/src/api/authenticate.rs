@@ -5,10 +5,9 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use medialib_domain::object::bool_str;
 use serde::Serialize;
 
-use super::{is_read, not_implemented, options};
+use super::{Public, begin, is_read, not_implemented, options};
 use crate::auth::optional_caller;
 use crate::error::ApiError;
-use crate::input::ApiCall;
 use crate::state::AppState;
 
 const ALLOW: &str = "GET, HEAD, OPTIONS";
@@ -28,9 +27,10 @@ pub async fn handle(
 ) -> Result<HttpResponse, ApiError> {
     // Read the call like every resource does: a body is consumed (and limited) before the
     // answer, so a client still sending one never meets a closed connection.
-    let call = ApiCall::read(&req, payload).await?;
+    let (call, _) = begin(&req, payload, &state, ALLOW, Public::All).await?;
     match &call.method {
         m if is_read(m) => {
+            call.only(&[])?;
             let authenticated = match optional_caller(&state, &req).await {
                 Ok(c) => c.is_some(),
                 Err(ApiError::InvalidToken) => false,

@@ -4,10 +4,11 @@
 use actix_web::http::Method;
 use actix_web::http::header::ContentType;
 use actix_web::{HttpRequest, HttpResponse, web};
-use medialib_domain::{IdOrZero, ObjectId, PageCursor, PageRequest, PageSize, Since};
+use medialib_domain::{Action, Caller, IdOrZero, ObjectId, PageCursor, PageRequest, PageSize, Since};
 
-use super::{CollectionObject, collection_id, is_read, not_implemented, options, path_id};
-use crate::auth::{reader, writer};
+use super::{
+    CollectionObject, Public, begin, collection_id, is_read, not_implemented, options, path_id,
+};
 use crate::blocking::run;
 use crate::error::ApiError;
 use crate::input::{ApiCall, Form};
@@ -19,6 +20,9 @@ const ALLOW: &str = "GET, HEAD, PUT, POST, DELETE, OPTIONS";
 /// The short form lists only: there is no object to add or remove.
 const ALLOW_SHORT: &str = "GET, HEAD, OPTIONS";
 
+/// The fields of a listing (spec §4.8, and the keyset pagination of docs/api.md).
+const LIST_FIELDS: &[&str] = &["ts", "completeRecords", "limit", "after"];
+
 /// `/api/catalog/c/{c}/o/{o}`.
 pub async fn handle(
     req: HttpRequest,
@@ -26,15 +30,30 @@ pub async fn handle(
     payload: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    let call = ApiCall::read(&req, payload).await?;
+    let (call, who) = begin(&req, payload, &state, ALLOW, Public::Options).await?;
     let (c, o) = path.into_inner();
     let c = collection_id(&c)?;
     let o = path_id::<ObjectId>(&o, "object_uuid")?;
     match call.method {
-        ref m if is_read(m) => list(&state, &req, &call.query, c, o).await,
-        Method::PUT | Method::POST => add(&state, &req, c, member(o)?).await,
-        Method::DELETE => remove(&state, &req, c, member(o)?).await,
-        Method::OPTIONS => options(&state, &req, ALLOW, Some(c)).await,
+        ref m if is_read(m) => list(&state, who.caller()?, &call, c, o).await,
+        Method::PUT | Method::POST => {
+            call.only(&[])?;
+            add(&state, who.caller()?, c, member(o)?).await
+        }
+        Method::DELETE => {
+            call.only(&[])?;
+            remove(&state, who.caller()?, c, member(o)?).await
+        }
+        Method::OPTIONS => {
+            let writes = match o {
+                IdOrZero::Id(member) => Action::Link {
+                    collection: c,
+                    member,
+                },
+                IdOrZero::Zero => Action::Unlink { collection: c },
+            };
+            options(&state, &req, ALLOW, Some(writes)).await
+        }
         _ => Err(not_implemented(ALLOW)),
     }
 }
@@ -46,11 +65,11 @@ pub async fn handle_short(
     payload: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    let call = ApiCall::read(&req, payload).await?;
+    let (call, who) = begin(&req, payload, &state, ALLOW_SHORT, Public::Options).await?;
     let c = collection_id(&path.into_inner())?;
     match call.method {
-        ref m if is_read(m) => list(&state, &req, &call.query, c, IdOrZero::Zero).await,
-        Method::OPTIONS => options(&state, &req, ALLOW_SHORT, Some(c)).await,
+        ref m if is_read(m) => list(&state, who.caller()?, &call, c, IdOrZero::Zero).await,
+        Method::OPTIONS => options(&state, &req, ALLOW_SHORT, None).await,
         _ => Err(not_implemented(ALLOW_SHORT)),
     }
 }
@@ -86,15 +105,16 @@ fn page_request(query: &Form) -> Result<Option<PageRequest>, ApiError> {
 /// listed itself (with the caller's effective level on it).
 async fn list(
     state: &AppState,
-    req: &HttpRequest,
-    query: &Form,
+    caller: Caller,
+    call: &ApiCall,
     c: ObjectId,
     o: IdOrZero<ObjectId>,
 ) -> Result<HttpResponse, ApiError> {
+    call.only(LIST_FIELDS)?;
+    let query = &call.query;
     let since = query.parse("ts", Since::parse)?;
     let complete = query.parse("completeRecords", parse_count)?;
     let page = page_request(query)?;
-    let caller = reader(state, req).await?;
     let base = state.base_url().to_owned();
     let complete = complete.unwrap_or(usize::MAX);
     // Listed and written to JSON on the blocking pool, member by member as the rows are
@@ -128,11 +148,10 @@ async fn list(
 /// PUT/POST: adds an existing object to C; adding a member again is still a 201.
 async fn add(
     state: &AppState,
-    req: &HttpRequest,
+    caller: Caller,
     c: ObjectId,
     o: ObjectId,
 ) -> Result<HttpResponse, ApiError> {
-    let caller = writer(state, req).await?;
     run(state, move |s| s.add_member(&caller, c, o)).await?;
     Ok(HttpResponse::Created().finish())
 }
@@ -140,11 +159,10 @@ async fn add(
 /// DELETE: removes the membership; the last one soft-deletes the object.
 async fn remove(
     state: &AppState,
-    req: &HttpRequest,
+    caller: Caller,
     c: ObjectId,
     o: ObjectId,
 ) -> Result<HttpResponse, ApiError> {
-    let caller = writer(state, req).await?;
     run(state, move |s| s.remove_member(&caller, c, o)).await?;
     Ok(HttpResponse::Ok().finish())
 }

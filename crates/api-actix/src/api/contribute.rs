@@ -2,13 +2,11 @@
 //! the object is a member of it.
 
 use actix_web::{HttpRequest, HttpResponse, web};
-use medialib_domain::ObjectId;
+use medialib_domain::{Caller, ObjectId};
 
-use super::{is_read, not_implemented, options, path_real_id};
-use crate::auth::reader;
+use super::{Public, begin, is_read, not_implemented, options, path_real_id};
 use crate::blocking::run;
 use crate::error::ApiError;
-use crate::input::ApiCall;
 use crate::records::ContributeEntry;
 use crate::state::AppState;
 
@@ -21,17 +19,19 @@ pub async fn handle(
     payload: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    let call = ApiCall::read(&req, payload).await?;
+    let (call, who) = begin(&req, payload, &state, ALLOW, Public::Options).await?;
     let o = path_real_id::<ObjectId>(&path.into_inner(), "object_id")?;
     match call.method {
-        ref m if is_read(m) => list(&state, &req, o).await,
+        ref m if is_read(m) => {
+            call.only(&[])?;
+            list(&state, who.caller()?, o).await
+        }
         actix_web::http::Method::OPTIONS => options(&state, &req, ALLOW, None).await,
         _ => Err(not_implemented(ALLOW)),
     }
 }
 
-async fn list(state: &AppState, req: &HttpRequest, o: ObjectId) -> Result<HttpResponse, ApiError> {
-    let caller = reader(state, req).await?;
+async fn list(state: &AppState, caller: Caller, o: ObjectId) -> Result<HttpResponse, ApiError> {
     let libraries = run(state, move |s| s.contribute_libraries(&caller, o)).await?;
     let entries: Vec<ContributeEntry> = libraries
         .iter()

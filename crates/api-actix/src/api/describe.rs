@@ -2,18 +2,21 @@
 
 use actix_web::http::Method;
 use actix_web::{HttpRequest, HttpResponse, web};
-use medialib_domain::{IdOrZero, NewObject, ObjectFields, ObjectId, ObjectPatch};
+use medialib_domain::{Action, Caller, IdOrZero, NewObject, ObjectId, ObjectPatch};
 use medialib_ports::services::{DescribeWithTokenFailed, Placement};
 
-use super::{CollectionObject, is_read, not_implemented, options, path_id};
-use crate::auth::{presented_token, writer};
+use super::{CollectionObject, Public, begin, is_read, not_implemented, options, path_id};
+use crate::auth::presented_token;
 use crate::blocking::run;
 use crate::error::ApiError;
-use crate::input::{ApiCall, Form};
+use crate::input::Form;
 use crate::records::{AnyRecord, DescribeRecord, LimitedRecord, UuidBody};
 use crate::state::AppState;
 
 const ALLOW: &str = "GET, HEAD, PUT, POST, OPTIONS";
+
+/// The fields of describe PUT and POST (spec §4.2).
+const FIELDS: &[&str] = &["type", "title", "description", "public", "duration", "properties["];
 
 /// `/api/describe/c/{c}/o/{o}`.
 pub async fn handle(
@@ -22,20 +25,30 @@ pub async fn handle(
     payload: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    let call = ApiCall::read(&req, payload).await?;
+    let (call, who) = begin(&req, payload, &state, ALLOW, Public::Reads).await?;
     let (c, o) = path.into_inner();
     let c = path_id::<ObjectId>(&c, "collection_uuid")?;
     let o = path_id::<ObjectId>(&o, "object_uuid")?;
     match call.method {
-        ref m if is_read(m) => read(&state, &req, c, o).await,
-        Method::PUT => create(&state, &req, c, o, &call.form).await,
-        Method::POST => update(&state, &req, c, o, &call.form).await,
+        ref m if is_read(m) => {
+            call.only(&[])?;
+            read(&state, &req, c, o).await
+        }
+        Method::PUT => {
+            call.only(FIELDS)?;
+            create(&state, who.caller()?, c, o, &call.form).await
+        }
+        Method::POST => {
+            call.only(FIELDS)?;
+            update(&state, who.caller()?, c, o, &call.form).await
+        }
         Method::OPTIONS => {
-            let coll = match c {
-                IdOrZero::Id(id) => Some(id),
-                IdOrZero::Zero => None,
+            let writes = match (c, o) {
+                (IdOrZero::Zero, _) => Action::CreateLibrary,
+                (IdOrZero::Id(collection), IdOrZero::Zero) => Action::CreateIn { collection },
+                (IdOrZero::Id(collection), IdOrZero::Id(_)) => Action::Edit { collection },
             };
-            options(&state, &req, ALLOW, coll).await
+            options(&state, &req, ALLOW, Some(writes)).await
         }
         _ => Err(not_implemented(ALLOW)),
     }
@@ -92,7 +105,7 @@ pub(crate) fn patch_from(form: &Form) -> Result<ObjectPatch, ApiError> {
 
 async fn create(
     state: &AppState,
-    req: &HttpRequest,
+    caller: Caller,
     c: IdOrZero<ObjectId>,
     o: IdOrZero<ObjectId>,
     form: &Form,
@@ -102,25 +115,12 @@ async fn create(
             "PUT creates a new object: object_uuid must be 0".into(),
         ));
     }
-    let patch = patch_from(form)?;
-    let object_type = patch
-        .object_type
-        .ok_or_else(|| ApiError::BadRequest("type is required".into()))?;
-    let new = NewObject {
-        object_type,
-        fields: ObjectFields {
-            title: patch.title.unwrap_or_default(),
-            description: patch.description.unwrap_or_default(),
-            public: patch.public.unwrap_or(false),
-            duration: patch.duration,
-            properties: patch.properties.unwrap_or_default(),
-        },
-    };
+    let new = NewObject::from_patch(patch_from(form)?)
+        .map_err(|e| ApiError::BadRequest(e.to_string()))?;
     let placement = match c {
         IdOrZero::Zero => Placement::TopLevel,
         IdOrZero::Id(id) => Placement::In(id),
     };
-    let caller = writer(state, req).await?;
     let created = run(state, move |s| s.create_object(&caller, placement, new)).await?;
     Ok(HttpResponse::Created().json(UuidBody {
         uuid: created.id().to_string(),
@@ -129,7 +129,7 @@ async fn create(
 
 async fn update(
     state: &AppState,
-    req: &HttpRequest,
+    caller: Caller,
     c: IdOrZero<ObjectId>,
     o: IdOrZero<ObjectId>,
     form: &Form,
@@ -139,7 +139,6 @@ async fn update(
     if patch.object_type.is_none() {
         return Err(ApiError::BadRequest("type is required".into()));
     }
-    let caller = writer(state, req).await?;
     let updated = run(state, move |s| s.update_object(&caller, c, o, patch)).await?;
     Ok(HttpResponse::Accepted().json(UuidBody {
         uuid: updated.id().to_string(),

@@ -3,10 +3,12 @@
 
 use actix_web::http::Method;
 use actix_web::{HttpRequest, HttpResponse, web};
-use medialib_domain::{Description, ObjectId, ObjectPatch, Title};
+use medialib_domain::{Action, Caller, Description, ObjectId, ObjectPatch, Title};
 
-use super::{CollectionObject, collection_id, is_read, not_implemented, options, path_real_id};
-use crate::auth::{reader, writer};
+use super::{
+    CollectionObject, Public, begin, collection_id, is_read, not_implemented, options,
+    path_real_id,
+};
 use crate::blocking::run;
 use crate::error::ApiError;
 use crate::input::ApiCall;
@@ -22,37 +24,44 @@ pub async fn handle(
     payload: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    let call = ApiCall::read(&req, payload).await?;
+    let (call, who) = begin(&req, payload, &state, ALLOW, Public::Options).await?;
     let (c, o) = path.into_inner();
     let c = collection_id(&c)?;
     let o = path_real_id::<ObjectId>(&o, "object_id")?;
     match call.method {
-        ref m if is_read(m) => read(&state, &req, c, o).await,
-        Method::POST => update(&state, &req, c, o, &call).await,
-        Method::OPTIONS => options(&state, &req, ALLOW, Some(c)).await,
+        ref m if is_read(m) => {
+            call.only(&[])?;
+            read(&state, who.caller()?, c, o).await
+        }
+        Method::POST => {
+            call.only(&["title", "description"])?;
+            update(&state, who.caller()?, c, o, &call).await
+        }
+        Method::OPTIONS => {
+            let writes = Action::Edit { collection: c };
+            options(&state, &req, ALLOW, Some(writes)).await
+        }
         _ => Err(not_implemented(ALLOW)),
     }
 }
 
 async fn read(
     state: &AppState,
-    req: &HttpRequest,
+    caller: Caller,
     c: ObjectId,
     o: ObjectId,
 ) -> Result<HttpResponse, ApiError> {
-    let caller = reader(state, req).await?;
     let info = run(state, move |s| s.object_info(&caller, c, o)).await?;
     Ok(HttpResponse::Ok().json(InfoRecord::new(&info.object, info.owner.as_ref())))
 }
 
 async fn update(
     state: &AppState,
-    req: &HttpRequest,
+    caller: Caller,
     c: ObjectId,
     o: ObjectId,
     call: &ApiCall,
 ) -> Result<HttpResponse, ApiError> {
-    let caller = writer(state, req).await?;
     let bad = |e: medialib_domain::InvalidText| ApiError::BadRequest(e.to_string());
     let patch = ObjectPatch {
         title: call

@@ -3,13 +3,14 @@
 
 use actix_web::http::Method;
 use actix_web::{HttpRequest, HttpResponse, web};
-use medialib_domain::ObjectId;
+use medialib_domain::{Caller, ObjectId};
 
-use super::{CollectionObject, collection_id, is_read, not_implemented, options, path_real_id};
-use crate::auth::reader;
+use super::{
+    CollectionObject, Public, begin, collection_id, is_read, not_implemented, options,
+    path_real_id,
+};
 use crate::blocking::run;
 use crate::error::ApiError;
-use crate::input::ApiCall;
 use crate::records::{EmbedRecord, VideoRecord};
 use crate::state::AppState;
 
@@ -49,25 +50,27 @@ async fn handle(
     state: &AppState,
     record: Record,
 ) -> Result<HttpResponse, ApiError> {
-    let call = ApiCall::read(req, payload).await?;
+    let (call, who) = begin(req, payload, state, ALLOW, Public::Options).await?;
     let (c, o) = path.into_inner();
     let c = collection_id(&c)?;
     let o = path_real_id::<ObjectId>(&o, "object_id")?;
     match call.method {
-        ref m if is_read(m) => read(state, req, c, o, record).await,
-        Method::OPTIONS => options(state, req, ALLOW, Some(c)).await,
+        ref m if is_read(m) => {
+            call.only(&[])?;
+            read(state, who.caller()?, c, o, record).await
+        }
+        Method::OPTIONS => options(state, req, ALLOW, None).await,
         _ => Err(not_implemented(ALLOW)),
     }
 }
 
 async fn read(
     state: &AppState,
-    req: &HttpRequest,
+    caller: Caller,
     c: ObjectId,
     o: ObjectId,
     record: Record,
 ) -> Result<HttpResponse, ApiError> {
-    let caller = reader(state, req).await?;
     match record {
         Record::Embed => {
             let object = run(state, move |s| s.view_object(&caller, c, o)).await?;

@@ -13,13 +13,13 @@ mod user;
 
 use actix_web::http::Method;
 use actix_web::{HttpRequest, HttpResponse, web};
-use medialib_domain::oauth::Scope;
-use medialib_domain::{IdOrZero, ObjectId, PermissionLevel, UserId};
+use medialib_domain::{Action, Caller, IdOrZero, ObjectId, UserId};
 use serde::Serialize;
 
-use crate::auth::{optional_caller, presented_token};
+use crate::auth::{optional_caller, presented_token, required_caller};
 use crate::blocking::run;
 use crate::error::ApiError;
+use crate::input::ApiCall;
 use crate::state::AppState;
 
 /// Registers the API routes.
@@ -79,6 +79,68 @@ pub fn not_implemented(allow: &'static str) -> ApiError {
     ApiError::MethodNotImplemented { allow }
 }
 
+/// Which calls of a resource need no token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Public {
+    /// Only OPTIONS (every resource answers it to anyone).
+    Options,
+    /// GET and HEAD too (describe: a public object's limited record).
+    Reads,
+    /// Every call (authenticate, which never fails on a bad token).
+    All,
+}
+
+/// Who a call is from, as judged before anything else about the call.
+#[derive(Debug, Clone, Copy)]
+pub enum Who {
+    /// A public call: any caller, a token (if any) is judged by the call itself.
+    Anyone,
+    /// The authenticated caller of a call that needs one, with its token's scopes.
+    Caller(Caller),
+}
+
+impl Who {
+    /// The authenticated caller; a public call has none (401).
+    pub fn caller(self) -> Result<Caller, ApiError> {
+        match self {
+            Self::Caller(c) => Ok(c),
+            Self::Anyone => Err(ApiError::AuthenticationRequired),
+        }
+    }
+}
+
+/// Reads an API call, judging authentication first (DECISIONS.md §4): the body is read
+/// (bounded) before anything is refused; a method the path does not offer is a 501
+/// whoever asks (OPTIONS tells anyone as much); then a call that is not `public` needs a
+/// valid token (401) before its path, query or body are judged; only then are the query
+/// and body parsed. The handler judges the path after this returns.
+pub async fn begin(
+    req: &HttpRequest,
+    payload: web::Payload,
+    state: &AppState,
+    allow: &'static str,
+    public: Public,
+) -> Result<(ApiCall, Who), ApiError> {
+    let body = ApiCall::body(req, payload).await?;
+    let method = req.method();
+    let offered = allow.split(", ").any(|m| m == method.as_str());
+    if !offered && *method != Method::POST {
+        // A POST may still name an offered method with `_METHOD`: judged after parsing.
+        return Err(not_implemented(allow));
+    }
+    let is_public = match public {
+        Public::All => true,
+        Public::Reads => *method == Method::OPTIONS || is_read(method),
+        Public::Options => *method == Method::OPTIONS,
+    };
+    let who = if is_public {
+        Who::Anyone
+    } else {
+        Who::Caller(required_caller(state, req).await?.caller())
+    };
+    Ok((ApiCall::parse(req, body)?, who))
+}
+
 #[derive(Serialize)]
 struct OptionsBody {
     methods: Vec<&'static str>,
@@ -87,18 +149,15 @@ struct OptionsBody {
 }
 
 /// `OPTIONS`: 200 with `Allow` and `{methods, authenticated, proceed}`, where `proceed`
-/// says whether the caller may perform the path's write methods on `collection`
-/// (`None`: no collection constrains it, e.g. creating a top-level library).
+/// says whether the authorization gate lets the caller do `writes`, what the path's write
+/// methods do (`None` when it has none).
 pub async fn options(
     state: &AppState,
     req: &HttpRequest,
     allow: &'static str,
-    collection: Option<ObjectId>,
+    writes: Option<Action>,
 ) -> Result<HttpResponse, ApiError> {
     let methods: Vec<&'static str> = allow.split(", ").collect();
-    let writes = methods
-        .iter()
-        .any(|m| matches!(*m, "PUT" | "POST" | "DELETE"));
     // OPTIONS never fails on a bad token: it answers "not authenticated".
     let caller = if presented_token(req).is_ok() {
         optional_caller(state, req).await.ok().flatten()
@@ -106,15 +165,12 @@ pub async fn options(
         None
     };
     let proceed = match (&caller, writes) {
-        (Some(c), true) if c.scope.contains(Scope::Write) => match collection {
-            None => true,
-            Some(coll) => {
-                let who = c.user.as_caller();
-                run(state, move |s| s.effective_level(&who, coll))
-                    .await
-                    .is_ok_and(|l| l == PermissionLevel::Admin)
-            }
-        },
+        (Some(c), Some(action)) => {
+            let who = c.caller();
+            run(state, move |s| s.permits(&who, action))
+                .await
+                .unwrap_or(false)
+        }
         _ => false,
     };
     Ok(HttpResponse::Ok()

@@ -3,11 +3,13 @@
 
 use actix_web::http::Method;
 use actix_web::{HttpRequest, HttpResponse, web};
-use medialib_domain::{IdOrZero, ObjectId, PermissionLevel, UniqueId, UserId};
+use medialib_domain::{Action, Caller, IdOrZero, ObjectId, PermissionLevel, UniqueId, UserId};
 use medialib_ports::services::people::Grantee;
 
-use super::{CollectionObject, collection_id, is_read, not_implemented, options, user_path_id};
-use crate::auth::{reader, writer};
+use super::{
+    CollectionObject, Public, begin, collection_id, is_read, not_implemented, options,
+    user_path_id,
+};
 use crate::blocking::run;
 use crate::error::ApiError;
 use crate::input::ApiCall;
@@ -23,26 +25,37 @@ pub async fn handle(
     payload: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    let call = ApiCall::read(&req, payload).await?;
+    let (call, who) = begin(&req, payload, &state, ALLOW, Public::Options).await?;
     let (c, u) = path.into_inner();
     let c = collection_id(&c)?;
     let u = user_path_id(&u)?;
     match call.method {
-        ref m if is_read(m) => list(&state, &req, c, u).await,
-        Method::PUT | Method::POST => grant(&state, &req, c, u, &call).await,
-        Method::DELETE => revoke(&state, &req, c, u, &call).await,
-        Method::OPTIONS => options(&state, &req, ALLOW, Some(c)).await,
+        ref m if is_read(m) => {
+            call.only(&[])?;
+            list(&state, who.caller()?, c, u).await
+        }
+        Method::PUT | Method::POST => {
+            call.only(&["uniqueId", "level"])?;
+            grant(&state, who.caller()?, c, u, &call).await
+        }
+        Method::DELETE => {
+            call.only(&["uniqueId"])?;
+            revoke(&state, who.caller()?, c, u, &call).await
+        }
+        Method::OPTIONS => {
+            let writes = Action::Grant { collection: c };
+            options(&state, &req, ALLOW, Some(writes)).await
+        }
         _ => Err(not_implemented(ALLOW)),
     }
 }
 
 async fn list(
     state: &AppState,
-    req: &HttpRequest,
+    caller: Caller,
     c: ObjectId,
     u: IdOrZero<UserId>,
 ) -> Result<HttpResponse, ApiError> {
-    let caller = reader(state, req).await?;
     let only = match u {
         IdOrZero::Zero => None,
         IdOrZero::Id(id) => Some(id),
@@ -72,12 +85,11 @@ fn grantee(u: IdOrZero<UserId>, call: &ApiCall) -> Result<Grantee, ApiError> {
 
 async fn grant(
     state: &AppState,
-    req: &HttpRequest,
+    caller: Caller,
     c: ObjectId,
     u: IdOrZero<UserId>,
     call: &ApiCall,
 ) -> Result<HttpResponse, ApiError> {
-    let caller = writer(state, req).await?;
     let level = call
         .field("level")
         .map(|v| PermissionLevel::parse(v).map_err(|e| ApiError::BadRequest(e.to_string())))
@@ -90,12 +102,11 @@ async fn grant(
 
 async fn revoke(
     state: &AppState,
-    req: &HttpRequest,
+    caller: Caller,
     c: ObjectId,
     u: IdOrZero<UserId>,
     call: &ApiCall,
 ) -> Result<HttpResponse, ApiError> {
-    let caller = writer(state, req).await?;
     let who = grantee(u, call)?;
     run(state, move |s| s.revoke_permission(&caller, c, who)).await?;
     Ok(HttpResponse::Ok().finish())

@@ -3,11 +3,13 @@
 
 use actix_web::http::Method;
 use actix_web::{HttpRequest, HttpResponse, web};
-use medialib_domain::{IdOrZero, ObjectId, PersonName, UniqueId, UserId};
+use medialib_domain::{Action, Caller, IdOrZero, ObjectId, PersonName, UniqueId, UserId};
 use medialib_ports::services::people::{AddUserInput, UserPatch};
 
-use super::{CollectionObject, collection_id, is_read, not_implemented, options, user_path_id};
-use crate::auth::{reader, writer};
+use super::{
+    CollectionObject, Public, begin, collection_id, is_read, not_implemented, options,
+    user_path_id,
+};
 use crate::blocking::run;
 use crate::error::ApiError;
 use crate::input::ApiCall;
@@ -23,25 +25,36 @@ pub async fn handle(
     payload: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    let call = ApiCall::read(&req, payload).await?;
+    let (call, who) = begin(&req, payload, &state, ALLOW, Public::Options).await?;
     let (c, u) = path.into_inner();
     let c = collection_id(&c)?;
     let u = user_path_id(&u)?;
     match call.method {
-        ref m if is_read(m) => read(&state, &req, c, u).await,
-        Method::POST => write(&state, &req, c, u, &call).await,
-        Method::OPTIONS => options(&state, &req, ALLOW, Some(c)).await,
+        ref m if is_read(m) => {
+            call.only(&[])?;
+            read(&state, who.caller()?, c, u).await
+        }
+        Method::POST => {
+            call.only(&["firstName", "lastName", "uniqueId"])?;
+            write(&state, who.caller()?, c, u, &call).await
+        }
+        Method::OPTIONS => {
+            let writes = match u {
+                IdOrZero::Zero => Action::Grant { collection: c },
+                IdOrZero::Id(user) => Action::Rename { user },
+            };
+            options(&state, &req, ALLOW, Some(writes)).await
+        }
         _ => Err(not_implemented(ALLOW)),
     }
 }
 
 async fn read(
     state: &AppState,
-    req: &HttpRequest,
+    caller: Caller,
     c: ObjectId,
     u: IdOrZero<UserId>,
 ) -> Result<HttpResponse, ApiError> {
-    let caller = reader(state, req).await?;
     let view = run(state, move |s| s.read_user(&caller, c, u)).await?;
     Ok(HttpResponse::Ok().json(UserRecord::new(&view.user, view.visibility)))
 }
@@ -60,12 +73,11 @@ fn unique_id(call: &ApiCall) -> Result<Option<UniqueId>, ApiError> {
 
 async fn write(
     state: &AppState,
-    req: &HttpRequest,
+    caller: Caller,
     c: ObjectId,
     u: IdOrZero<UserId>,
     call: &ApiCall,
 ) -> Result<HttpResponse, ApiError> {
-    let caller = writer(state, req).await?;
     let first_name = name(call, "firstName")?;
     let last_name = name(call, "lastName")?;
     let unique_id = unique_id(call)?;

@@ -2,9 +2,9 @@
 //! calls need beyond the core ones in `media`: listing a sub-catalog through its
 //! parent, reading an object a caller may view, and resolving a permLink.
 
-use medialib_domain::permission::authorize;
+use medialib_domain::authz::decide;
 use medialib_domain::{
-    Action, Caller, Forbidden, MediaObject, ObjectId, ObjectType, PageRequest, ShortCode, Since,
+    Action, Caller, MediaObject, ObjectId, ObjectType, PageRequest, Refusal, ShortCode, Since,
 };
 
 use super::media::reached_object;
@@ -21,9 +21,9 @@ pub enum SubCatalogFailed {
     /// `S` is not a catalog.
     #[error("the object is not a collection: only a catalog member can be listed")]
     NotACollection,
-    /// The caller lacks `view` on `C`, or on `S` itself.
+    /// The authorization gate refused (403, or 404 for what the caller cannot see).
     #[error(transparent)]
-    Forbidden(#[from] Forbidden),
+    Refused(#[from] Refusal),
     /// Storage failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -35,9 +35,9 @@ pub enum ViewObjectFailed {
     /// No such collection, or the object is not in it.
     #[error("object not found in this collection")]
     NotFound,
-    /// The caller lacks `view` on the collection.
+    /// The authorization gate refused (403, or 404 for what the caller cannot see).
     #[error(transparent)]
-    Forbidden(#[from] Forbidden),
+    Refused(#[from] Refusal),
     /// Storage failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -49,9 +49,9 @@ pub enum VideoFailed {
     /// No such collection, or the object is not in it.
     #[error("object not found in this collection")]
     NotFound,
-    /// The caller lacks `view` on the collection.
+    /// The authorization gate refused (403, or 404 for what the caller cannot see).
     #[error(transparent)]
-    Forbidden(#[from] Forbidden),
+    Refused(#[from] Refusal),
     /// The object is not of type `video`.
     #[error("not a video: the object's type is {0}")]
     NotAVideo(ObjectType),
@@ -89,7 +89,7 @@ impl From<ViewObjectFailed> for VideoFailed {
     fn from(e: ViewObjectFailed) -> Self {
         match e {
             ViewObjectFailed::NotFound => Self::NotFound,
-            ViewObjectFailed::Forbidden(f) => Self::Forbidden(f),
+            ViewObjectFailed::Refused(r) => Self::Refused(r),
             ViewObjectFailed::Store(s) => Self::Store(s),
         }
     }
@@ -132,12 +132,13 @@ impl Services {
             return Err(SubCatalogFailed::NotFound);
         }
         let listed = self.store.object(sub)?.ok_or(SubCatalogFailed::NotFound)?;
-        authorize(self.effective_level(caller, collection)?, Action::Read)?;
+        self.gate(caller, Action::Read { collection })??;
         if !listed.object_type().is_collection() {
             return Err(SubCatalogFailed::NotACollection);
         }
-        let level = self.effective_level(caller, sub)?;
-        authorize(level, Action::Read)?;
+        let level = self
+            .gate(caller, Action::Read { collection: sub })??
+            .level();
         sink.start(ts, level);
         self.members_into(sub, since, page, sink)?;
         Ok(())
@@ -157,10 +158,7 @@ impl Services {
             .read_facts(Reader::User(caller.user()), collection, object)?;
         let found =
             reached_object(&mut facts, collection, object).ok_or(ViewObjectFailed::NotFound)?;
-        authorize(
-            facts.access.effective_level(caller, collection),
-            Action::Read,
-        )?;
+        decide(caller, Action::Read { collection }, &facts.access)?;
         Ok(found)
     }
 

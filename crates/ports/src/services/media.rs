@@ -1,11 +1,11 @@
 //! Media use cases: objects, memberships, permissions, catalog listing.
 
-use medialib_domain::permission::authorize;
-use medialib_domain::projection::describe_view;
+use medialib_domain::authz;
 use medialib_domain::{
-    Action, AfterRemoval, Caller, DescribeRefused, DescribeView, Forbidden, Lifecycle, MediaObject,
-    MembershipError, NewObject, ObjectId, ObjectPatch, ObjectType, PageCursor, PageRequest,
-    PermissionLevel, ShortCode, Since, Timestamp, TokenKind, UpdateError, UserId,
+    AccessView, Action, AfterRemoval, Caller, DescribeRefused, DescribeView, Lifecycle,
+    MediaObject, MembershipError, NewObject, ObjectId, ObjectPatch, ObjectType, PageCursor,
+    PageRequest, PermissionLevel, Permit, Refusal, ShortCode, Since, Timestamp, TokenKind,
+    UpdateError, UserId,
 };
 
 use super::{BearerError, Services};
@@ -38,9 +38,9 @@ pub enum CreateObjectFailed {
     /// The target is not a catalog.
     #[error("the target is not a collection")]
     NotACollection,
-    /// The caller is not admin of the collection.
+    /// The authorization gate refused (403, or 404 for what the caller cannot see).
     #[error(transparent)]
-    Forbidden(#[from] Forbidden),
+    Refused(#[from] Refusal),
     /// Storage failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -77,9 +77,9 @@ pub enum UpdateObjectFailed {
     /// No such object in that collection.
     #[error("object not found in this collection")]
     NotFound,
-    /// The caller is not admin of the collection.
+    /// The authorization gate refused (403, or 404 for what the caller cannot see).
     #[error(transparent)]
-    Forbidden(#[from] Forbidden),
+    Refused(#[from] Refusal),
     /// A domain rule refused the change (type change: 409).
     #[error(transparent)]
     Rule(#[from] UpdateError),
@@ -97,12 +97,9 @@ pub enum AddMemberFailed {
     /// No such object.
     #[error("object not found")]
     MemberNotFound,
-    /// The caller is not admin of the collection.
+    /// The authorization gate refused (403, or 404 for what the caller cannot see).
     #[error(transparent)]
-    Forbidden(#[from] Forbidden),
-    /// The caller cannot see the object it tries to add.
-    #[error("the caller has no access to the object")]
-    NoAccessToMember,
+    Refused(#[from] Refusal),
     /// Not a collection, or a cycle (409).
     #[error(transparent)]
     Rule(#[from] MembershipError),
@@ -120,9 +117,9 @@ pub enum MembershipChangeFailed {
     /// The target is not a catalog.
     #[error("the target is not a collection")]
     NotACollection,
-    /// The caller lacks the level needed.
+    /// The authorization gate refused (403, or 404 for what the caller cannot see).
     #[error(transparent)]
-    Forbidden(#[from] Forbidden),
+    Refused(#[from] Refusal),
     /// Storage failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -134,9 +131,9 @@ pub enum PermissionFailed {
     /// No such collection.
     #[error("collection not found")]
     CollectionNotFound,
-    /// The caller is not admin of the collection.
+    /// The authorization gate refused (403, or 404 for what the caller cannot see).
     #[error(transparent)]
-    Forbidden(#[from] Forbidden),
+    Refused(#[from] Refusal),
     /// The change was refused (last admin, unknown user, no entry).
     #[error(transparent)]
     Change(#[from] PermissionChangeError),
@@ -197,28 +194,49 @@ impl CatalogPage {
 }
 
 impl Services {
-    /// The caller's effective level on a collection.
+    /// The facts the gate needs for `action`: the caller's entries and the graph above
+    /// every object the action names (nothing to read for an action that names none).
+    pub(super) fn access_for(
+        &self,
+        caller: &Caller,
+        action: Action,
+    ) -> Result<AccessView, StoreError> {
+        let subjects = action.subjects();
+        if subjects.is_empty() {
+            return Ok(AccessView::default());
+        }
+        self.store.access_view(caller.user(), &subjects)
+    }
+
+    /// Asks the domain's authorization gate whether `caller` may do `action`.
+    pub(super) fn gate(
+        &self,
+        caller: &Caller,
+        action: Action,
+    ) -> Result<Result<Permit, Refusal>, StoreError> {
+        let access = self.access_for(caller, action)?;
+        Ok(authz::decide(caller, action, &access))
+    }
+
+    /// The caller's effective level on `object` as the gate computes it (a library: its
+    /// own; any other object: the best over the collections holding it).
     pub fn effective_level(
         &self,
         caller: &Caller,
-        collection: ObjectId,
+        object: ObjectId,
     ) -> Result<PermissionLevel, StoreError> {
-        if caller.is_org_admin() {
-            return Ok(PermissionLevel::Admin);
-        }
-        let view = self.store.access_view(caller.user(), collection)?;
-        Ok(view.effective_level(caller, collection))
+        let access = self.store.access_view(caller.user(), &[object])?;
+        Ok(authz::level_on(caller, &access, object))
     }
 
-    fn require(
-        &self,
-        caller: &Caller,
-        collection: ObjectId,
-        action: Action,
-    ) -> Result<PermissionLevel, RequireError> {
-        let level = self.effective_level(caller, collection)?;
-        authorize(level, action)?;
-        Ok(level)
+    /// Whether `caller` may do `action` (OPTIONS' `proceed`): the same gate every use case
+    /// asks, on the same facts.
+    pub fn permits(&self, caller: &Caller, action: Action) -> Result<bool, StoreError> {
+        Ok(self.gate(caller, action)?.is_ok())
+    }
+
+    fn require(&self, caller: &Caller, action: Action) -> Result<Permit, RequireError> {
+        Ok(self.gate(caller, action)??)
     }
 
     /// A live collection, or `None` when it does not exist or is not a catalog.
@@ -253,6 +271,8 @@ impl Services {
                 if object.object_type() != ObjectType::Catalog {
                     return Err(CreateObjectFailed::LibraryMustBeCatalog);
                 }
+                self.require(caller, Action::CreateLibrary)
+                    .map_err(RequireError::into_create)?;
                 self.store
                     .create_library(&object, caller.user())
                     .map_err(CreateObjectFailed::from_repo)?;
@@ -264,7 +284,7 @@ impl Services {
                 if !target.object_type().is_collection() {
                     return Err(CreateObjectFailed::NotACollection);
                 }
-                self.require(caller, collection, Action::Write)
+                self.require(caller, Action::CreateIn { collection })
                     .map_err(RequireError::into_create)?;
                 self.store
                     .create_in_collection(&object, collection)
@@ -307,7 +327,7 @@ impl Services {
             .store
             .read_facts(Reader::Bearer(&digest), collection, object)
             .map_err(DescribeFailed::Store)?;
-        let caller = self.bearer_caller(facts.bearer.take())?.user.as_caller();
+        let caller = self.bearer_caller(facts.bearer.take())?.caller();
         Ok(decide_describe(facts, Some(&caller), collection, object)?)
     }
 
@@ -323,7 +343,7 @@ impl Services {
         if self.live_object(collection)?.is_none() || !self.reachable(collection, object)? {
             return Err(UpdateObjectFailed::NotFound);
         }
-        self.require(caller, collection, Action::Write)
+        self.require(caller, Action::Edit { collection })
             .map_err(RequireError::into_update)?;
         self.store
             .update_object(object, patch, self.clock.now())
@@ -332,24 +352,6 @@ impl Services {
                 UpdateObjectError::Rule(r) => UpdateObjectFailed::Rule(r),
                 UpdateObjectError::Store(s) => UpdateObjectFailed::Store(s),
             })
-    }
-
-    /// Whether the caller can see `object` through some collection (or, for a catalog, itself).
-    fn can_view_object(&self, caller: &Caller, object: &MediaObject) -> Result<bool, StoreError> {
-        if caller.is_org_admin() {
-            return Ok(true);
-        }
-        if object.object_type().is_collection()
-            && self.effective_level(caller, object.id())? >= PermissionLevel::View
-        {
-            return Ok(true);
-        }
-        for c in self.store.collections_of(object.id())? {
-            if self.effective_level(caller, c)? >= PermissionLevel::View {
-                return Ok(true);
-            }
-        }
-        Ok(false)
     }
 
     /// Adds an existing object to a collection (catalog PUT/POST); idempotent.
@@ -363,16 +365,11 @@ impl Services {
         let target = self
             .live_object(collection)?
             .ok_or(AddMemberFailed::CollectionNotFound)?;
-        self.require(caller, collection, Action::Write)
+        // An unknown member and one the caller cannot see are refused alike (`Hidden`).
+        self.require(caller, Action::Link { collection, member })
             .map_err(RequireError::into_add)?;
         if !target.object_type().is_collection() {
             return Err(AddMemberFailed::Rule(MembershipError::NotACollection));
-        }
-        let obj = self
-            .live_object(member)?
-            .ok_or(AddMemberFailed::MemberNotFound)?;
-        if !self.can_view_object(caller, &obj)? {
-            return Err(AddMemberFailed::NoAccessToMember);
         }
         self.store
             .add_member(collection, member, self.clock.now())
@@ -395,7 +392,7 @@ impl Services {
         if self.live_object(collection)?.is_none() {
             return Err(MembershipChangeFailed::NotFound);
         }
-        self.require(caller, collection, Action::Write)
+        self.require(caller, Action::Unlink { collection })
             .map_err(RequireError::into_membership)?;
         self.store
             .remove_member(collection, member, self.clock.now())
@@ -435,8 +432,7 @@ impl Services {
                 .read_facts(Reader::User(caller.user()), collection, collection)?;
         let target = reached_object(&mut facts, collection, collection)
             .ok_or(MembershipChangeFailed::NotFound)?;
-        let level = facts.access.effective_level(caller, collection);
-        authorize(level, Action::Read)?;
+        let level = authz::decide(caller, Action::Read { collection }, &facts.access)?.level();
         if !target.object_type().is_collection() {
             return Err(MembershipChangeFailed::NotACollection);
         }
@@ -477,16 +473,16 @@ impl Services {
     fn permission_target(
         &self,
         caller: &Caller,
+        action: Action,
         collection: ObjectId,
     ) -> Result<(), PermissionFailed> {
         if self.live_object(collection)?.is_none() {
             return Err(PermissionFailed::CollectionNotFound);
         }
-        self.require(caller, collection, Action::Write)
-            .map_err(|e| match e {
-                RequireError::Forbidden(f) => PermissionFailed::Forbidden(f),
-                RequireError::Store(s) => PermissionFailed::Store(s),
-            })?;
+        self.require(caller, action).map_err(|e| match e {
+            RequireError::Refused(r) => PermissionFailed::Refused(r),
+            RequireError::Store(s) => PermissionFailed::Store(s),
+        })?;
         Ok(())
     }
 
@@ -499,7 +495,7 @@ impl Services {
         target: UserId,
         level: PermissionLevel,
     ) -> Result<(), PermissionFailed> {
-        self.permission_target(caller, collection)?;
+        self.permission_target(caller, Action::Grant { collection }, collection)?;
         self.store
             .set_permission(collection, target, level, self.clock.now())?;
         Ok(())
@@ -513,7 +509,7 @@ impl Services {
         collection: ObjectId,
         target: UserId,
     ) -> Result<(), PermissionFailed> {
-        self.permission_target(caller, collection)?;
+        self.permission_target(caller, Action::Grant { collection }, collection)?;
         self.store.remove_permission(collection, target)?;
         Ok(())
     }
@@ -524,7 +520,7 @@ impl Services {
         caller: &Caller,
         collection: ObjectId,
     ) -> Result<Vec<PermissionEntry>, PermissionFailed> {
-        self.permission_target(caller, collection)?;
+        self.permission_target(caller, Action::ReadPermissions { collection }, collection)?;
         Ok(self.store.permission_entries(collection)?)
     }
 }
@@ -553,8 +549,7 @@ fn decide_describe(
     object: ObjectId,
 ) -> Result<(MediaObject, DescribeView), DescribeFailed> {
     let obj = reached_object(&mut facts, collection, object).ok_or(DescribeFailed::NotFound)?;
-    let level = caller.map(|c| facts.access.effective_level(c, collection));
-    let view = describe_view(level, obj.is_public())?;
+    let view = authz::decide_describe(caller, collection, obj.is_public(), &facts.access)?;
     Ok((obj, view))
 }
 
@@ -573,15 +568,15 @@ pub(super) fn reached_object(
         .filter(|o| live && reachable && o.lifecycle() == Lifecycle::Live)
 }
 
-/// A failed level check, before it is folded into the operation's own error.
-enum RequireError {
-    Forbidden(Forbidden),
+/// A refusal of the gate, before it is folded into the operation's own error.
+pub(super) enum RequireError {
+    Refused(Refusal),
     Store(StoreError),
 }
 
-impl From<Forbidden> for RequireError {
-    fn from(f: Forbidden) -> Self {
-        Self::Forbidden(f)
+impl From<Refusal> for RequireError {
+    fn from(r: Refusal) -> Self {
+        Self::Refused(r)
     }
 }
 
@@ -595,7 +590,7 @@ macro_rules! fold_require {
     ($name:ident, $target:ident) => {
         fn $name(self) -> $target {
             match self {
-                RequireError::Forbidden(f) => $target::Forbidden(f),
+                RequireError::Refused(r) => $target::Refused(r),
                 RequireError::Store(s) => $target::Store(s),
             }
         }

@@ -91,6 +91,13 @@ pub struct AuthenticatedCaller {
     pub expires_in: i64,
 }
 
+impl AuthenticatedCaller {
+    /// The caller the authorization gate sees: the token's user, limited by its scopes.
+    pub fn caller(&self) -> medialib_domain::Caller {
+        self.user.as_caller().with_scope(self.scope)
+    }
+}
+
 /// A bearer token that does not authenticate (401 `invalid_token`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BearerError {

@@ -3,11 +3,10 @@
 //! the info record with its owner (info GET), and the libraries a caller may contribute
 //! an object to (contribute GET).
 
-use medialib_domain::permission::authorize;
 use medialib_domain::projection::{UserFieldVisibility, user_fields};
 use medialib_domain::{
-    Action, Caller, DescribeRefused, DescribeView, Forbidden, IdOrZero, MediaObject, ObjectId,
-    PermissionLevel, PersonName, UniqueId, User, UserId, UserRelation,
+    Action, Caller, DescribeRefused, DescribeView, IdOrZero, MediaObject, ObjectId,
+    PermissionLevel, PersonName, Refusal, UniqueId, User, UserId, UserRelation,
 };
 
 use super::{DescribeFailed, PermissionFailed, Services};
@@ -61,9 +60,9 @@ pub enum UpdateUserFailed {
     /// The target is not a catalog.
     #[error("the target is not a collection")]
     NotACollection,
-    /// Neither the user itself (with `view`) nor an admin of the collection.
+    /// The authorization gate refused (403, or 404 for what the caller cannot see).
     #[error(transparent)]
-    Forbidden(#[from] Forbidden),
+    Refused(#[from] Refusal),
     /// No such user, or the user holds no entry on the collection.
     #[error("user not found in this collection")]
     UserNotFound,
@@ -95,9 +94,9 @@ pub enum AddUserFailed {
     /// The target is not a catalog.
     #[error("the target is not a collection")]
     NotACollection,
-    /// The caller is not admin of the collection.
+    /// The authorization gate refused (403, or 404 for what the caller cannot see).
     #[error(transparent)]
-    Forbidden(#[from] Forbidden),
+    Refused(#[from] Refusal),
     /// Provisioning the user failed.
     #[error(transparent)]
     Create(#[from] CreateUserError),
@@ -165,7 +164,14 @@ pub enum ContributeFailed {
 enum TargetError {
     Missing,
     NotACollection,
+    Refused(Refusal),
     Store(StoreError),
+}
+
+impl From<Refusal> for TargetError {
+    fn from(r: Refusal) -> Self {
+        Self::Refused(r)
+    }
 }
 
 impl From<StoreError> for TargetError {
@@ -175,17 +181,19 @@ impl From<StoreError> for TargetError {
 }
 
 impl Services {
-    /// The caller's effective level on a live catalog.
-    fn collection_level(
+    /// Asks the gate for `action` on the live catalog `collection`; the permit carries the
+    /// caller's effective level there.
+    fn on_collection(
         &self,
         caller: &Caller,
         collection: ObjectId,
-    ) -> Result<PermissionLevel, TargetError> {
+        action: Action,
+    ) -> Result<medialib_domain::Permit, TargetError> {
         let target = self.store.object(collection)?.ok_or(TargetError::Missing)?;
         if !target.object_type().is_collection() {
             return Err(TargetError::NotACollection);
         }
-        Ok(self.effective_level(caller, collection)?)
+        Ok(self.gate(caller, action)??)
     }
 
     /// Whether `user` holds an explicit entry (any level) on `collection`.
@@ -205,15 +213,15 @@ impl Services {
         target: IdOrZero<UserId>,
     ) -> Result<UserView, ReadUserFailed> {
         let level = self
-            .collection_level(caller, collection)
+            .on_collection(caller, collection, Action::Read { collection })
             .map_err(|e| match e {
                 TargetError::Missing => ReadUserFailed::CollectionNotFound,
                 TargetError::NotACollection => ReadUserFailed::NotACollection,
+                // Without `view`, the user is not found (DECISIONS.md §3).
+                TargetError::Refused(_) => ReadUserFailed::NotFound,
                 TargetError::Store(s) => ReadUserFailed::Store(s),
-            })?;
-        if level < PermissionLevel::View {
-            return Err(ReadUserFailed::NotFound);
-        }
+            })?
+            .level();
         let target = match target {
             IdOrZero::Zero => caller.user(),
             IdOrZero::Id(id) => id,
@@ -238,8 +246,11 @@ impl Services {
 
     /// Changes a user's names through a collection (user POST with a user id).
     ///
-    /// Allowed to the user itself (with `view` on the collection) and to admins of the
-    /// collection, for users holding an entry there.
+    /// The user itself needs `view` on the collection; anyone else needs `admin` there and
+    /// the user must hold an entry on it. Names are organization-wide, so the gate lets only
+    /// the user itself and organization admins change them: anyone else naming different
+    /// names is refused and nothing changes (naming the same names, or none, changes
+    /// nothing and is allowed).
     #[tracing::instrument(skip(self, patch), fields(user = %caller.user()))]
     pub fn update_user(
         &self,
@@ -248,21 +259,21 @@ impl Services {
         target: UserId,
         patch: UserPatch,
     ) -> Result<User, UpdateUserFailed> {
-        let level = self
-            .collection_level(caller, collection)
+        let is_self = target == caller.user();
+        let addressing = if is_self {
+            Action::Read { collection }
+        } else {
+            Action::Grant { collection }
+        };
+        self.on_collection(caller, collection, addressing)
             .map_err(|e| match e {
                 TargetError::Missing => UpdateUserFailed::CollectionNotFound,
                 TargetError::NotACollection => UpdateUserFailed::NotACollection,
+                TargetError::Refused(r) => UpdateUserFailed::Refused(r),
                 TargetError::Store(s) => UpdateUserFailed::Store(s),
             })?;
-        let is_self = target == caller.user();
-        if is_self {
-            authorize(level, Action::Read)?;
-        } else {
-            authorize(level, Action::Write)?;
-            if !self.holds_entry(collection, target)? {
-                return Err(UpdateUserFailed::UserNotFound);
-            }
+        if !is_self && !self.holds_entry(collection, target)? {
+            return Err(UpdateUserFailed::UserNotFound);
         }
         let user = self
             .store
@@ -274,6 +285,9 @@ impl Services {
             .is_some_and(|u| *u != user.unique_id)
         {
             return Err(UpdateUserFailed::UniqueIdFixed);
+        }
+        if is_self || user.would_rename(patch.first_name.as_ref(), patch.last_name.as_ref()) {
+            self.gate(caller, Action::Rename { user: target })??;
         }
         self.apply_names(user, patch.first_name, patch.last_name)
             .map_err(|e| match e {
@@ -309,8 +323,11 @@ impl Services {
 
     /// Adds a user to a collection by uniqueId (user POST with `user_id` 0): admin only.
     ///
-    /// An unknown uniqueId is provisioned; given names are set; the user gets `view`
-    /// unless it already holds `view` or `admin` there (an admin is never demoted).
+    /// An unknown uniqueId is provisioned with the given names. An existing user keeps its
+    /// names unless the gate allows the caller to rename it (itself, or an organization
+    /// admin): naming different names for someone else is refused before anything is
+    /// written. The user gets `view` unless it already holds `view` or `admin` there (an
+    /// admin is never demoted).
     #[tracing::instrument(skip(self, input), fields(user = %caller.user()))]
     pub fn add_user(
         &self,
@@ -318,14 +335,19 @@ impl Services {
         collection: ObjectId,
         input: AddUserInput,
     ) -> Result<User, AddUserFailed> {
-        let level = self
-            .collection_level(caller, collection)
+        self.on_collection(caller, collection, Action::Grant { collection })
             .map_err(|e| match e {
                 TargetError::Missing => AddUserFailed::CollectionNotFound,
                 TargetError::NotACollection => AddUserFailed::NotACollection,
+                TargetError::Refused(r) => AddUserFailed::Refused(r),
                 TargetError::Store(s) => AddUserFailed::Store(s),
             })?;
-        authorize(level, Action::Write)?;
+        let names = (input.first_name.as_ref(), input.last_name.as_ref());
+        if let Some(existing) = self.store.user_by_unique_id(&input.unique_id)?
+            && existing.would_rename(names.0, names.1)
+        {
+            self.gate(caller, Action::Rename { user: existing.id })??;
+        }
         let user = self.provision_user(&input.unique_id)?;
         let user = self
             .apply_names(user, input.first_name, input.last_name)
@@ -352,17 +374,17 @@ impl Services {
         &self,
         caller: &Caller,
         collection: ObjectId,
+        action: Action,
     ) -> Result<(), PermissionFailed> {
-        let level = self
-            .collection_level(caller, collection)
+        self.on_collection(caller, collection, action)
             .map_err(|e| match e {
                 TargetError::Missing => PermissionFailed::CollectionNotFound,
                 TargetError::NotACollection => {
                     PermissionFailed::Change(PermissionChangeError::NotACollection)
                 }
+                TargetError::Refused(r) => PermissionFailed::Refused(r),
                 TargetError::Store(s) => PermissionFailed::Store(s),
             })?;
-        authorize(level, Action::Write)?;
         Ok(())
     }
 
@@ -373,7 +395,7 @@ impl Services {
         collection: ObjectId,
         only: Option<UserId>,
     ) -> Result<Vec<PermissionEntry>, PermissionFailed> {
-        self.permission_admin(caller, collection)?;
+        self.permission_admin(caller, collection, Action::ReadPermissions { collection })?;
         match only {
             None => Ok(self.store.permission_entries(collection)?),
             Some(id) => {
@@ -401,7 +423,7 @@ impl Services {
         grantee: Grantee,
         level: PermissionLevel,
     ) -> Result<UserId, PermissionFailed> {
-        self.permission_admin(caller, collection)?;
+        self.permission_admin(caller, collection, Action::Grant { collection })?;
         let target = match grantee {
             Grantee::Id(id) => id,
             Grantee::UniqueId(u) => {
@@ -430,7 +452,7 @@ impl Services {
         collection: ObjectId,
         grantee: Grantee,
     ) -> Result<(), PermissionFailed> {
-        self.permission_admin(caller, collection)?;
+        self.permission_admin(caller, collection, Action::Grant { collection })?;
         let target = match grantee {
             Grantee::Id(id) => id,
             Grantee::UniqueId(u) => {
@@ -470,15 +492,18 @@ impl Services {
 
     /// The libraries the caller administers, for contributing `object` (contribute GET).
     ///
-    /// Candidates are the live catalogs on which the caller holds an explicit entry (any
-    /// level) and, for organization admins, every live catalog; kept when the caller's
-    /// effective level there is `admin`; ordered by title (Unicode code points), then uuid.
+    /// `object` must be one the caller can see (the gate's `See`): an object it cannot see
+    /// is refused exactly as an unknown one. Candidates are the live catalogs on which the
+    /// caller holds an explicit entry (any level) and, for organization admins, every live
+    /// catalog; kept when the gate lets the caller administer it; ordered by title (Unicode
+    /// code points), then uuid.
     pub fn contribute_libraries(
         &self,
         caller: &Caller,
         object: ObjectId,
     ) -> Result<Vec<ContributeLibrary>, ContributeFailed> {
-        if self.store.object(object)?.is_none() {
+        if self.store.object(object)?.is_none() || self.gate(caller, Action::See { object })?.is_err()
+        {
             return Err(ContributeFailed::NotFound);
         }
         let candidates = if caller.is_org_admin() {
@@ -489,7 +514,10 @@ impl Services {
         let parents = self.store.collections_of(object)?;
         let mut out = Vec::new();
         for library in candidates {
-            if self.effective_level(caller, library.id())? == PermissionLevel::Admin {
+            let action = Action::Administer {
+                collection: library.id(),
+            };
+            if self.permits(caller, action)? {
                 let member = parents.contains(&library.id());
                 out.push(ContributeLibrary { library, member });
             }
