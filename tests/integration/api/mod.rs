@@ -7,6 +7,7 @@
 //! same database: the real token store, not a bypass of the authorization check.
 
 mod authz_holes;
+mod authz_walk;
 mod catalog;
 mod contribute;
 mod describe;
