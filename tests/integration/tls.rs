@@ -147,6 +147,32 @@ async fn the_base_url_defaults_to_https() {
     );
 }
 
+/// Under native TLS every response carries HSTS (DECISIONS.md §4), errors included.
+#[tokio::test]
+async fn native_tls_puts_hsts_on_every_response() {
+    let pem = Pem::new();
+    let app = spawn_https(&pem).await;
+    let client = pem.client(app.port, false);
+    let mut missing = Vec::new();
+    for path in [
+        "/healthz",
+        "/api/nope",
+        "/api/catalog/c/0/o/0",
+        "/api/authenticate",
+    ] {
+        let res = client
+            .get(format!("https://localhost:{}{path}", app.port))
+            .send()
+            .await
+            .unwrap();
+        let hsts = res.headers().get("strict-transport-security");
+        if hsts.and_then(|v| v.to_str().ok()) != Some("max-age=31536000") {
+            missing.push(format!("{path} ({}): {hsts:?}", res.status()));
+        }
+    }
+    assert!(missing.is_empty(), "no HSTS on: {missing:?}");
+}
+
 /// The start-up error for `cert` and `key` (set directly: loading the configuration
 /// already refuses files that cannot be read).
 async fn startup_error(cert: &Path, key: &Path) -> StartupError {

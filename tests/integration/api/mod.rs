@@ -6,6 +6,8 @@
 //! authorization, a code exchange) through the application services on the
 //! same database: the real token store, not a bypass of the authorization check.
 
+mod authz_holes;
+mod authz_walk;
 mod catalog;
 mod contribute;
 mod describe;
