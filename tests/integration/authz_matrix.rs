@@ -344,9 +344,9 @@ const SECTIONS: &[Section] = &[
             row(
                 "POST",
                 "/api/user/c/{L}/o/{V2}",
-                "firstName=Ada",
-                "401 | 403 | 403 | 202 | 202 | 403 | 401 | 401",
-                "rename another member: `admin` on L (§3)",
+                "firstName=Eve",
+                "401 | 403 | 403 | 403 | 202 | 403 | 401 | 401",
+                "rename another member: names are organization-wide, so only an organization admin (§3)",
             ),
             row(
                 "POST",
@@ -359,8 +359,8 @@ const SECTIONS: &[Section] = &[
                 "OPTIONS",
                 "/api/user/c/{L}/o/{V2}",
                 "",
-                "200 no | 200 no | 200 no | 200 yes | 200 yes | 200 no | 200 no | 200 no",
-                "`proceed`: `admin` on L (§4)",
+                "200 no | 200 no | 200 no | 200 no | 200 yes | 200 no | 200 no | 200 no",
+                "`proceed`: may rename V2, so only an organization admin (§3, §4)",
             ),
         ],
     },
@@ -555,7 +555,7 @@ const SECTIONS: &[Section] = &[
                 "/api/catalog/c/{L}/o/{P}",
                 "",
                 "401 | 403 | 403 | 201 | 201 | 403 | 401 | 401",
-                "add (again: idempotent): `admin` on L and `view` on the object (§3)",
+                "add (again: idempotent): `admin` on L and `admin` on the object (§3)",
             ),
             row(
                 "POST",
@@ -568,8 +568,8 @@ const SECTIONS: &[Section] = &[
                 "PUT",
                 "/api/catalog/c/{L}/o/{foreign}",
                 "",
-                "401 | 403 | 403 | 403 | 201 | 403 | 401 | 401",
-                "an object the caller cannot view: refused even to L's admin (§3)",
+                "401 | 403 | 403 | 404 | 201 | 403 | 401 | 401",
+                "an object the caller cannot view: to L's admin, 404 as an unknown uuid (§3)",
             ),
             row(
                 "DELETE",

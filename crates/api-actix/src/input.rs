@@ -420,6 +420,39 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 mod tests {
     use super::*;
 
+    fn call(query: &str, body: &str) -> ApiCall {
+        ApiCall {
+            method: Method::POST,
+            query: parse_urlencoded(query.as_bytes()).unwrap(),
+            form: parse_urlencoded(body.as_bytes()).unwrap(),
+        }
+    }
+
+    #[test]
+    fn unknown_fields_are_named() {
+        let known = ["type", "title", "properties["];
+        assert_eq!(call("", "type=video&title=x").only(&known), Ok(()));
+        assert_eq!(
+            call("", "_METHOD=PUT&properties[color]=red&properties[a]b]=c").only(&known),
+            Ok(())
+        );
+        for (query, body, unknown) in [
+            ("", "type=video&titel=Intro", "titel"),
+            ("titel=Intro", "", "titel"),
+            ("", "properties=x", "properties"),
+            ("", "properties[x", "properties[x"),
+            ("", "propertiesX[a]=b", "propertiesX[a]"),
+            ("", "Type=video", "Type"),
+        ] {
+            assert_eq!(
+                call(query, body).only(&known),
+                Err(ApiError::BadRequest(format!("unknown field: {unknown}"))),
+                "{query} {body}"
+            );
+        }
+        assert!(call("", "type=x").only(&[]).is_err());
+    }
+
     #[test]
     fn urlencoded_is_strict() {
         let f = parse_urlencoded(b"title=a+b%C3%A9&properties%5Bk%5D=v&x").unwrap();

@@ -13,9 +13,11 @@
 //! - booleans are the strings `"true"`/`"false"`, `uuid`/`userId` are UUIDs, `images`
 //!   has the keys `thumbnail`, `square`, `large`, and fields typed `&'static str` take a
 //!   fixed set of values ([`FIXED_VALUES`]);
-//! - request forms accept unknown scalar fields (ignored), client-defined properties
-//!   have their limits and are `properties[KEY]` (`deepObject`) in urlencoded bodies,
-//!   and some request bodies are optional ([`OPTIONAL_BODIES`]).
+//! - request forms are closed too: an unknown field is a 400 naming it (DECISIONS.md §4;
+//!   the method override `_METHOD` is the one field every form takes, docs/api.md);
+//!   client-defined properties have their limits and are `properties[KEY]`
+//!   (`deepObject`) in urlencoded bodies, and some request bodies are optional
+//!   ([`OPTIONAL_BODIES`]).
 //!
 //! The unit tests below check that every refinement finds its target, and
 //! `tests/integration/api/openapi.rs` that real answers conform to the document.
@@ -290,11 +292,9 @@ fn refine(doc: &mut Value) {
         if response_schemas.contains(name) {
             close(schema);
         } else if request_schemas.contains(name) && schema.get("properties").is_some() {
-            // Fields a call does not know are ignored, but a JSON body's values must be
-            // scalars (input.rs).
+            // A field a call does not know is a 400 naming it (input.rs, `ApiCall::only`).
             schema.as_object_mut().into_iter().for_each(|s| {
-                s.entry("additionalProperties")
-                    .or_insert(json!({"type": ["string", "number", "boolean"]}));
+                s.entry("additionalProperties").or_insert(json!(false));
             });
         }
         for (schema_name, property, values) in FIXED_VALUES {
@@ -581,7 +581,7 @@ mod tests {
     }
 
     #[test]
-    fn response_records_are_closed_and_forms_are_not() {
+    fn response_records_and_forms_are_closed() {
         let doc = document().unwrap();
         let schemas = &doc["components"]["schemas"];
         for name in ["DescribeRecord", "LimitedRecord", "UuidBody", "ErrorBody"] {
@@ -591,10 +591,10 @@ mod tests {
                 "{name}"
             );
         }
-        // Forms stay open: unknown fields are ignored, as long as they are scalars.
+        // Forms are closed: an unknown field is a 400.
         assert_eq!(
             schemas["DescribeForm"]["additionalProperties"],
-            json!({"type": ["string", "number", "boolean"]})
+            json!(false)
         );
         assert_eq!(
             schemas["LimitedRecord"]["properties"]["public"]["enum"],

@@ -16,7 +16,8 @@
 //!   the best level over the collections that hold it (which is what [`AccessView`]
 //!   resolves for a non-collection, since entries exist only on collections);
 //! - a user's names change only by that user or an organization admin;
-//! - an object the caller cannot view is hidden: refused exactly as an unknown one;
+//! - an object the caller cannot view (not public, and no `view` through any collection
+//!   holding it) is hidden: refused exactly as an unknown one;
 //! - every change needs a credential that allows writes (the OAuth `write` scope);
 //! - organization admins have `admin` everywhere (scope still applies).
 
@@ -129,6 +130,8 @@ pub enum Action {
     See {
         /// The object.
         object: ObjectId,
+        /// Whether it is public (its limited record is anyone's to read).
+        public: bool,
     },
 }
 
@@ -156,7 +159,7 @@ impl Action {
             | Self::Unlink { collection }
             | Self::Grant { collection } => vec![collection],
             Self::Link { collection, member } => vec![collection, member],
-            Self::See { object } => vec![object],
+            Self::See { object, .. } => vec![object],
             Self::CreateLibrary | Self::Rename { .. } => Vec::new(),
         }
     }
@@ -264,16 +267,15 @@ pub fn decide(caller: &Caller, action: Action, access: &AccessView) -> Result<Pe
         | Action::Edit { collection }
         | Action::CreateIn { collection }
         | Action::Unlink { collection }
-        | Action::Grant { collection } => {
-            at_least(Subject::Collection, level(collection), Admin)
-        }
+        | Action::Grant { collection } => at_least(Subject::Collection, level(collection), Admin),
         Action::CreateLibrary => Ok(Permit { level: Admin }),
         Action::Link { collection, member } => {
             at_least(Subject::Collection, level(collection), Admin)?;
             match level(member) {
                 PermissionLevel::None => Err(Refusal::Hidden),
-                on_member => at_least(Subject::Linked, on_member, Admin)
-                    .map(|_| Permit { level: Admin }),
+                on_member => {
+                    at_least(Subject::Linked, on_member, Admin).map(|_| Permit { level: Admin })
+                }
             }
         }
         Action::Rename { user } => {
@@ -283,8 +285,8 @@ pub fn decide(caller: &Caller, action: Action, access: &AccessView) -> Result<Pe
                 Err(Refusal::NotSelf)
             }
         }
-        Action::See { object } => match level(object) {
-            PermissionLevel::None => Err(Refusal::Hidden),
+        Action::See { object, public } => match level(object) {
+            PermissionLevel::None if !public => Err(Refusal::Hidden),
             l => Ok(Permit { level: l }),
         },
     }
@@ -371,10 +373,13 @@ mod tests {
             member: stranger,
         };
         assert_eq!(decide(&c, action, &access), Err(Refusal::Hidden));
-        assert_eq!(
-            decide(&c, Action::See { object: stranger }, &access),
-            Err(Refusal::Hidden)
-        );
+        let see = |public| Action::See {
+            object: stranger,
+            public,
+        };
+        assert_eq!(decide(&c, see(false), &access), Err(Refusal::Hidden));
+        // A public object's existence is no secret: its limited record is anyone's.
+        assert!(decide(&c, see(true), &access).is_ok());
     }
 
     #[test]
@@ -400,10 +405,7 @@ mod tests {
         let me = Caller::new(user(1), false);
         let rename = |u| Action::Rename { user: u };
         assert!(decide(&me, rename(user(1)), &access).is_ok());
-        assert_eq!(
-            decide(&me, rename(user(2)), &access),
-            Err(Refusal::NotSelf)
-        );
+        assert_eq!(decide(&me, rename(user(2)), &access), Err(Refusal::NotSelf));
         let org = Caller::new(user(3), true);
         assert!(decide(&org, rename(user(2)), &access).is_ok());
     }
@@ -438,8 +440,15 @@ mod tests {
             collection: v[0],
             member: v[1],
         };
-        assert_eq!(decide(&org, action, &access).map(|p| p.level()), Ok(L::Admin));
-        assert!(decide(&org, Action::See { object: v[1] }, &access).is_ok());
+        assert_eq!(
+            decide(&org, action, &access).map(|p| p.level()),
+            Ok(L::Admin)
+        );
+        let see = Action::See {
+            object: v[1],
+            public: false,
+        };
+        assert!(decide(&org, see, &access).is_ok());
     }
 
     #[test]

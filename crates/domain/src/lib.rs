@@ -19,6 +19,7 @@ pub mod session;
 pub mod text;
 pub mod time;
 
+pub use authz::{Action, Caller, Forbidden, Permit, Refusal, Subject};
 pub use catalog_page::{
     CursorWithoutLimit, InvalidCursor, InvalidPageSize, PageCursor, PageRequest, PageSize,
 };
@@ -28,7 +29,6 @@ pub use object::{
     AfterRemoval, Lifecycle, MediaObject, NewObject, ObjectFields, ObjectPatch, ObjectType,
     ShortCode, StoredObject, TypeRequired, UpdateError,
 };
-pub use authz::{Action, Caller, Forbidden, Permit, Refusal, Subject};
 pub use permission::{AccessView, LastAdmin, PermissionLevel};
 pub use projection::{DescribeRefused, DescribeView, UserRelation};
 pub use secret::{Secret, TokenDigest, TokenKind};

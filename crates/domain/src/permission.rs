@@ -3,8 +3,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use crate::graph::CollectionGraph;
 use crate::authz::Caller;
+use crate::graph::CollectionGraph;
 use crate::ids::{ObjectId, UserId};
 
 /// A user's level on a collection: `none < view < admin`.

@@ -759,11 +759,15 @@ async fn who_may_list_add_and_remove(b: Backend) {
         &api.call(Method::DELETE, &member, Some(&tm), &[]).await,
         403,
     );
-    // ... cannot add an object they cannot see into a library of their own.
+    // ... cannot add an object they cannot see into a library of their own: it is refused
+    // exactly as an unknown uuid (DECISIONS.md §3, no existence oracle).
     let own = api.library(&tm, "Mine").await;
-    assert_error(
-        &put(&api, &tm, &format!("/api/catalog/c/{own}/o/{video}")).await,
-        403,
+    let hidden = put(&api, &tm, &format!("/api/catalog/c/{own}/o/{video}")).await;
+    let unknown = put(&api, &tm, &format!("/api/catalog/c/{own}/o/{GHOST}")).await;
+    assert_error(&hidden, 404);
+    assert_eq!(
+        (hidden.status, &hidden.json),
+        (unknown.status, &unknown.json)
     );
 
     // An object that is not in that collection.

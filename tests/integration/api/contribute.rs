@@ -57,8 +57,23 @@ async fn lists_exactly_the_admin_libraries_with_membership(b: Backend) {
     assert_eq!(titles, ["Delta", "Epsilon", "Gamma"]);
     assert_eq!(a.json[0]["member"], "true");
     assert_eq!(a.json[2]["member"], "false");
-    // Someone who administers nothing gets the empty set.
-    let (_, tc) = api.signed_in("carol");
+    // Someone who cannot see the object gets exactly what an unknown uuid gets (DECISIONS.md
+    // §3: no existence oracle).
+    let (carol, tc) = api.signed_in("carol");
+    let hidden = api.get(&contribute_path(&o), Some(&tc)).await;
+    let unknown = api
+        .get(
+            &contribute_path("0123456789abcdef0123456789abcdef"),
+            Some(&tc),
+        )
+        .await;
+    assert_error(&hidden, 404);
+    assert_eq!(
+        (hidden.status, &hidden.json),
+        (unknown.status, &unknown.json)
+    );
+    // Once she may view it (through Delta), she administers nothing: the empty set.
+    grant(&api, &tb, &delta, &carol, "view").await;
     let a = api.get(&contribute_path(&o), Some(&tc)).await;
     assert_eq!((a.status, &a.json), (StatusCode::OK, &json!([])));
 }

@@ -418,12 +418,22 @@ async fn a_real_session_conforms_to_the_document(b: Backend) {
     let a = api
         .call(
             Method::POST,
-            &format!("/api/user/c/{lib}/o/{carol}"),
+            &format!("/api/user/c/{lib}/o/{}", alice.id),
             Some(&t),
             &[("lastName", "Jones")],
         )
         .await;
     checked.status(USER, "post", &a, 202);
+    // Another user's names: only that user or an organization admin changes them.
+    let a = api
+        .call(
+            Method::POST,
+            &format!("/api/user/c/{lib}/o/{carol}"),
+            Some(&t),
+            &[("lastName", "Jones")],
+        )
+        .await;
+    checked.status(USER, "post", &a, 403);
     let a = api
         .get(&format!("/api/user/c/{lib}/o/{carol}"), Some(&t))
         .await;

@@ -184,12 +184,37 @@ async fn post_updates_names_for_the_user_itself_or_an_admin(b: Backend) {
         .await;
     assert_error(&a, 400);
     assert_eq!(a.json["message"], "uniqueId is required when user_id is 0");
-    // An admin of the collection.
+    // An admin of the collection may not rename others: names are organization-wide
+    // (DECISIONS.md §3, revised), so only the user itself or an organization admin
+    // changes them; naming the names the user already has changes nothing and is allowed.
+    let before = api.get(&bobs, Some(&t)).await.json;
     let a = api
         .call(
             Method::POST,
             &bobs,
             Some(&t),
+            &[("firstName", "Bob"), ("lastName", "Builder")],
+        )
+        .await;
+    assert_error(&a, 403);
+    assert_eq!(api.get(&bobs, Some(&t)).await.json, before);
+    let same = [
+        ("firstName", before["firstName"].as_str().unwrap()),
+        ("lastName", before["lastName"].as_str().unwrap()),
+    ];
+    let a = api.call(Method::POST, &bobs, Some(&t), &same).await;
+    assert_eq!(a.status, StatusCode::ACCEPTED, "{a:?}");
+    // An organization admin may.
+    let (_, to) = {
+        let root = api.user("root", true);
+        let token = api.token(&root, "read write");
+        (root, token)
+    };
+    let a = api
+        .call(
+            Method::POST,
+            &bobs,
+            Some(&to),
             &[("firstName", "Bob"), ("lastName", "Builder")],
         )
         .await;
@@ -262,7 +287,7 @@ async fn post_updates_names_for_the_user_itself_or_an_admin(b: Backend) {
         .call(
             Method::POST,
             &bobs,
-            Some(&t),
+            Some(&to),
             &[("uniqueId", "bob"), ("firstName", "B")],
         )
         .await;

@@ -4,7 +4,9 @@
 use actix_web::http::Method;
 use actix_web::http::header::ContentType;
 use actix_web::{HttpRequest, HttpResponse, web};
-use medialib_domain::{Action, Caller, IdOrZero, ObjectId, PageCursor, PageRequest, PageSize, Since};
+use medialib_domain::{
+    Action, Caller, IdOrZero, ObjectId, PageCursor, PageRequest, PageSize, Since,
+};
 
 use super::{
     CollectionObject, Public, begin, collection_id, is_read, not_implemented, options, path_id,

@@ -16,7 +16,14 @@ use crate::state::AppState;
 const ALLOW: &str = "GET, HEAD, PUT, POST, OPTIONS";
 
 /// The fields of describe PUT and POST (spec §4.2).
-const FIELDS: &[&str] = &["type", "title", "description", "public", "duration", "properties["];
+const FIELDS: &[&str] = &[
+    "type",
+    "title",
+    "description",
+    "public",
+    "duration",
+    "properties[",
+];
 
 /// `/api/describe/c/{c}/o/{o}`.
 pub async fn handle(

@@ -6,8 +6,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use medialib_domain::{Caller, ObjectId};
 
 use super::{
-    CollectionObject, Public, begin, collection_id, is_read, not_implemented, options,
-    path_real_id,
+    CollectionObject, Public, begin, collection_id, is_read, not_implemented, options, path_real_id,
 };
 use crate::blocking::run;
 use crate::error::ApiError;

@@ -149,8 +149,10 @@ struct OptionsBody {
 }
 
 /// `OPTIONS`: 200 with `Allow` and `{methods, authenticated, proceed}`, where `proceed`
-/// says whether the authorization gate lets the caller do `writes`, what the path's write
-/// methods do (`None` when it has none).
+/// says whether the caller may perform the path's write methods: for a media-API path,
+/// whether the authorization gate lets it do `writes`, what those methods do; for a path
+/// whose writes the gate does not guard (`None`: sign-out, the token endpoint), whether
+/// the caller is signed in with a credential that allows writes.
 pub async fn options(
     state: &AppState,
     req: &HttpRequest,
@@ -164,6 +166,9 @@ pub async fn options(
     } else {
         None
     };
+    let has_writes = methods
+        .iter()
+        .any(|m| matches!(*m, "PUT" | "POST" | "DELETE"));
     let proceed = match (&caller, writes) {
         (Some(c), Some(action)) => {
             let who = c.caller();
@@ -171,7 +176,8 @@ pub async fn options(
                 .await
                 .unwrap_or(false)
         }
-        _ => false,
+        (Some(c), None) => has_writes && c.caller().may_write(),
+        (None, _) => false,
     };
     Ok(HttpResponse::Ok()
         .insert_header(("Allow", allow))

@@ -7,8 +7,7 @@ use medialib_domain::{Action, Caller, IdOrZero, ObjectId, PermissionLevel, Uniqu
 use medialib_ports::services::people::Grantee;
 
 use super::{
-    CollectionObject, Public, begin, collection_id, is_read, not_implemented, options,
-    user_path_id,
+    CollectionObject, Public, begin, collection_id, is_read, not_implemented, options, user_path_id,
 };
 use crate::blocking::run;
 use crate::error::ApiError;

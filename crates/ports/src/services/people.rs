@@ -502,8 +502,14 @@ impl Services {
         caller: &Caller,
         object: ObjectId,
     ) -> Result<Vec<ContributeLibrary>, ContributeFailed> {
-        if self.store.object(object)?.is_none() || self.gate(caller, Action::See { object })?.is_err()
-        {
+        let Some(found) = self.store.object(object)? else {
+            return Err(ContributeFailed::NotFound);
+        };
+        let see = Action::See {
+            object,
+            public: found.is_public(),
+        };
+        if self.gate(caller, see)?.is_err() {
             return Err(ContributeFailed::NotFound);
         }
         let candidates = if caller.is_org_admin() {
