@@ -356,3 +356,84 @@ fn errors_map_to_http_in_one_place() {
         offences.join("\n  ")
     );
 }
+
+/// What decides a permission, written anywhere but in the domain's gate: a comparison of
+/// levels, the organization-admin flag or the token's write scope read to choose an outcome.
+/// Each needle is something a use case, handler or adapter would write to decide for itself.
+const PERMISSION_DECISIONS: [&str; 10] = [
+    "is_org_admin()",
+    "may_write()",
+    "contains(Scope::Write)",
+    "== PermissionLevel::",
+    "!= PermissionLevel::",
+    ">= PermissionLevel::",
+    "<= PermissionLevel::",
+    "> PermissionLevel::",
+    "< PermissionLevel::",
+    "effective_level(caller",
+];
+
+/// Places where a needle is allowed, each with why it decides no permission.
+const NOT_DECISIONS: [(&str, &str, &str); 1] = [(
+    "crates/api-actix/src/oauth/pages.rs",
+    "contains(Scope::Write)",
+    "the consent page puts the requested scopes in words",
+)];
+
+/// The permission-deciding needles in `code` (production code: what precedes `#[cfg(test)]`).
+fn permission_decisions_in(code: &str) -> Vec<&'static str> {
+    let code = code.split("#[cfg(test)]").next().unwrap_or_default();
+    PERMISSION_DECISIONS
+        .into_iter()
+        .filter(|needle| code.contains(needle))
+        .collect()
+}
+
+#[test]
+fn permissions_are_decided_only_in_the_domain() {
+    // The checker finds what it looks for (a guard that found nothing would pass vacuously).
+    assert_eq!(
+        permission_decisions_in("if level >= PermissionLevel::View { allow() }"),
+        [">= PermissionLevel::"]
+    );
+    assert_eq!(
+        permission_decisions_in("if caller.is_org_admin() { return Ok(()) }"),
+        ["is_org_admin()"]
+    );
+    assert!(permission_decisions_in("#[cfg(test)]\nmod t { x.is_org_admin() }").is_empty());
+    // ... and the gate itself is where they are.
+    let root = workspace_root();
+    let gate = std::fs::read_to_string(root.join("crates/domain/src/authz.rs")).unwrap();
+    assert!(!permission_decisions_in(&gate).is_empty());
+
+    let mut files = Vec::new();
+    for dir in std::fs::read_dir(root.join("crates")).unwrap() {
+        let dir = dir.unwrap().path();
+        if dir.file_name().is_some_and(|n| n != "domain") {
+            rust_files(&dir.join("src"), &mut files);
+        }
+    }
+    let mut offences = Vec::new();
+    for file in &files {
+        let relative = file
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let text = std::fs::read_to_string(file).expect("readable source");
+        for needle in permission_decisions_in(&text) {
+            let allowed = NOT_DECISIONS
+                .iter()
+                .any(|(f, n, _)| *f == relative && *n == needle);
+            if !allowed {
+                offences.push(format!("{relative}: {needle}"));
+            }
+        }
+    }
+    assert!(
+        files.len() > 20 && offences.is_empty(),
+        "Architecture invariant broken: permissions are decided only by the domain's gate \
+         (crates/domain/src/authz.rs); outside it, found:\n  {}",
+        offences.join("\n  ")
+    );
+}

@@ -292,6 +292,33 @@ pub fn decide(caller: &Caller, action: Action, access: &AccessView) -> Result<Pe
     }
 }
 
+/// Whether `caller` may use the write methods of a call that no permission guards (sign
+/// out, the OAuth endpoints): any caller whose credential allows writes. OPTIONS'
+/// `proceed` on such paths.
+pub fn may_use_unguarded_writes(caller: &Caller) -> bool {
+    caller.may_write()
+}
+
+/// Where the libraries a caller administers can be (contribute GET): everywhere for an
+/// organization admin, otherwise only where the caller holds an explicit entry (a level
+/// is inherited only from such an entry). The gate still decides each candidate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AdminReach {
+    /// Every live library.
+    Everywhere,
+    /// Libraries on which the caller holds an explicit entry.
+    ThroughEntries,
+}
+
+/// [`AdminReach`] of `caller`.
+pub fn admin_reach(caller: &Caller) -> AdminReach {
+    if caller.is_org_admin() {
+        AdminReach::Everywhere
+    } else {
+        AdminReach::ThroughEntries
+    }
+}
+
 /// Describe GET: what `caller` (`None`: anonymous) sees of an object reached through
 /// `collection`: the complete record with `view` on the collection, the limited one of a
 /// public object otherwise, else refused (401 anonymous, 403 signed in).

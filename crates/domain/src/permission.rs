@@ -135,6 +135,16 @@ impl AccessView {
     }
 }
 
+/// The entry a user added to a collection by uniqueId gets (user POST with `user_id` 0):
+/// `view`, unless the entry they hold already gives `view` or more (an admin is never
+/// demoted by being added). `None`: keep the entry as it is.
+pub fn level_when_added(current: Option<PermissionLevel>) -> Option<PermissionLevel> {
+    match current {
+        Some(l) if l >= PermissionLevel::View => None,
+        _ => Some(PermissionLevel::View),
+    }
+}
+
 /// Removing or demoting the last admin of a collection is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("the last admin of a collection cannot be removed or demoted")]
@@ -244,6 +254,15 @@ mod tests {
             view.effective_level(&caller(true), v[0]),
             PermissionLevel::Admin
         );
+    }
+
+    #[test]
+    fn adding_a_member_never_demotes() {
+        use PermissionLevel as L;
+        assert_eq!(level_when_added(None), Some(L::View));
+        assert_eq!(level_when_added(Some(L::None)), Some(L::View));
+        assert_eq!(level_when_added(Some(L::View)), None);
+        assert_eq!(level_when_added(Some(L::Admin)), None);
     }
 
     #[test]

@@ -49,6 +49,19 @@ pub enum UserRelation {
     Other,
 }
 
+impl UserRelation {
+    /// How a caller with `level` on the collection relates to the user it reads.
+    pub fn of(is_self: bool, level: PermissionLevel) -> Self {
+        if is_self {
+            Self::SelfUser
+        } else if level == PermissionLevel::Admin {
+            Self::CollectionAdmin
+        } else {
+            Self::Other
+        }
+    }
+}
+
 /// The user-record fields a relation may see.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UserFieldVisibility {

@@ -168,12 +168,11 @@ impl MediaRepository for DieselStore {
         let c = collection.to_string();
         let now = object.created().epoch_seconds();
         let r: Result<Result<(), CreateObjectError>, DbError> = with_tx!(self.db, conn => {
-            match live_type!(conn, &c).as_deref() {
+            match live_type!(conn, &c).as_deref().map(ObjectType::parse) {
                 None => return Ok(Err(CreateObjectError::CollectionNotFound)),
-                Some(t) if t != ObjectType::Catalog.as_str() => {
-                    return Ok(Err(CreateObjectError::NotACollection));
-                }
-                Some(_) => {}
+                Some(Ok(t)) if t.is_collection() => {}
+                Some(Ok(_)) => return Ok(Err(CreateObjectError::NotACollection)),
+                Some(Err(e)) => return Ok(Err(StoreError::Corrupt(format!("type: {e}")).into())),
             }
             insert_object!(conn, object);
             diesel::insert_into(memberships::table)
@@ -800,12 +799,13 @@ impl DieselStore {
         let (c, u) = (collection.to_string(), user.to_string());
         let r: Result<Result<(), PermissionChangeError>, DbError> = with_tx!(self.db, conn => {
             conn.lock_collection(&c)?;
-            match live_type!(conn, &c).as_deref() {
+            match live_type!(conn, &c).as_deref().map(ObjectType::parse) {
                 None => return Ok(Err(PermissionChangeError::CollectionNotFound)),
-                Some(t) if t != ObjectType::Catalog.as_str() => {
-                    return Ok(Err(PermissionChangeError::NotACollection));
+                Some(Ok(t)) if t.is_collection() => {}
+                Some(Ok(_)) => return Ok(Err(PermissionChangeError::NotACollection)),
+                Some(Err(e)) => {
+                    return Ok(Err(StoreError::Corrupt(format!("type: {e}")).into()));
                 }
-                Some(_) => {}
             }
             let user_exists: i64 = users::table.filter(users::id.eq(&u)).count().get_result(conn)?;
             if user_exists == 0 {

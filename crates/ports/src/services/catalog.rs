@@ -190,10 +190,16 @@ impl Services {
             .store
             .object_by_shortcode(code)?
             .ok_or(PublicObjectFailed::NotFound)?;
-        if found.is_public() {
-            Ok(found)
-        } else {
-            Err(PublicObjectFailed::SignInRequired)
+        // Anonymous: the gate shows a public object's limited record and nothing else.
+        let anonymous = medialib_domain::authz::decide_describe(
+            None,
+            found.id(),
+            found.is_public(),
+            &medialib_domain::AccessView::default(),
+        );
+        match anonymous {
+            Ok(_) => Ok(found),
+            Err(_) => Err(PublicObjectFailed::SignInRequired),
         }
     }
 }

@@ -3,6 +3,8 @@
 //! the info record with its owner (info GET), and the libraries a caller may contribute
 //! an object to (contribute GET).
 
+use medialib_domain::authz::{AdminReach, admin_reach};
+use medialib_domain::permission::level_when_added;
 use medialib_domain::projection::{UserFieldVisibility, user_fields};
 use medialib_domain::{
     Action, Caller, DescribeRefused, DescribeView, IdOrZero, MediaObject, ObjectId,
@@ -231,13 +233,7 @@ impl Services {
             return Err(ReadUserFailed::NotFound);
         }
         let user = self.store.user(target)?.ok_or(ReadUserFailed::NotFound)?;
-        let relation = if is_self {
-            UserRelation::SelfUser
-        } else if level == PermissionLevel::Admin {
-            UserRelation::CollectionAdmin
-        } else {
-            UserRelation::Other
-        };
+        let relation = UserRelation::of(is_self, level);
         Ok(UserView {
             user,
             visibility: user_fields(relation),
@@ -358,13 +354,9 @@ impl Services {
                 NamesError::Store(s) => AddUserFailed::Store(s),
             })?;
         let current = self.store.explicit_level(collection, user.id)?;
-        if current.is_none_or(|l| l < PermissionLevel::View) {
-            self.store.set_permission(
-                collection,
-                user.id,
-                PermissionLevel::View,
-                self.clock.now(),
-            )?;
+        if let Some(level) = level_when_added(current) {
+            self.store
+                .set_permission(collection, user.id, level, self.clock.now())?;
         }
         Ok(user)
     }
@@ -512,10 +504,9 @@ impl Services {
         if self.gate(caller, see)?.is_err() {
             return Err(ContributeFailed::NotFound);
         }
-        let candidates = if caller.is_org_admin() {
-            self.store.all_catalogs()?
-        } else {
-            self.store.catalogs_with_entries_for(caller.user())?
+        let candidates = match admin_reach(caller) {
+            AdminReach::Everywhere => self.store.all_catalogs()?,
+            AdminReach::ThroughEntries => self.store.catalogs_with_entries_for(caller.user())?,
         };
         let parents = self.store.collections_of(object)?;
         let mut out = Vec::new();
