@@ -11,6 +11,7 @@ use std::sync::{Arc, Barrier};
 
 use medialib_adapters_diesel::testing::{PgTestDb, sqlite_test_url};
 use medialib_adapters_diesel::{Database, DieselStore, PoolOptions};
+use medialib_adapters_memory::MemoryStore;
 use medialib_domain::oauth::{
     AuthorizeParams, Client, ClientId, ClientKind, ClientName, Issuer, RedirectUri,
     RefreshTokenState, TokenLifetimes,
@@ -27,10 +28,9 @@ use medialib_ports::services::{
     TokenResponse, UpdateObjectFailed,
 };
 use medialib_ports::{
-    AddOutcome, CatalogItem, ClientRepository, Clock, CreateClientError, CreateUserError,
-    CredentialRepository, GrantRepository, Housekeeping, MediaRepository, PasswordHash,
-    PendingSignInRepository, PermissionChangeError, PurgeReport, RandomSource, RevokeOutcome,
-    ServiceSettings, Services, SessionRepository, UserRepository,
+    AddOutcome, CatalogItem, Clock, CreateClientError, CreateUserError, PasswordHash,
+    PermissionChangeError, PurgeReport, RandomSource, RevokeOutcome, ServiceSettings, Services,
+    Store,
 };
 use medialib_ports::{
     Credentials, PendingSignIn, RedirectCallback, RedirectStart, SignInMethod, SsoError,
@@ -60,11 +60,13 @@ impl RandomSource for OsRandom {
 enum Guard {
     Sqlite(#[allow(dead_code, reason = "kept alive for the test's duration")] tempfile::TempDir),
     Postgres(#[allow(dead_code, reason = "dropping it drops the database")] PgTestDb),
+    /// The in-memory store keeps nothing outside the process.
+    Memory,
 }
 
 /// One backend, migrated, with services on top.
 struct Harness {
-    store: Arc<DieselStore>,
+    store: Arc<dyn Store>,
     services: Services,
     clock: Arc<TestClock>,
     _guard: Guard,
@@ -86,11 +88,19 @@ impl Harness {
         Self::on(&url, Guard::Postgres(db))
     }
 
+    /// The in-memory store (`medialib-adapters-memory`): the same contract, no database.
+    fn memory() -> Self {
+        Self::with_store(Arc::new(MemoryStore::new(rand::random())), Guard::Memory)
+    }
+
     fn on(url: &str, guard: Guard) -> Self {
         let db = Database::connect(url, &PoolOptions::default()).unwrap();
         db.migrate(&mut |_| {}).unwrap();
         db.ensure_namespace(rand::random()).unwrap();
-        let store = Arc::new(DieselStore::new(db));
+        Self::with_store(Arc::new(DieselStore::new(db)), guard)
+    }
+
+    fn with_store(store: Arc<dyn Store>, guard: Guard) -> Self {
         let clock = Arc::new(TestClock(AtomicI64::new(1_700_000_000)));
         let services = Services::new(
             store.clone(),
@@ -1991,8 +2001,14 @@ macro_rules! contract {
         mod sqlite {
             $( #[test] fn $case() { super::cases::$case(&super::Harness::sqlite()); } )*
         }
+        mod memory {
+            $( #[test] fn $case() { super::cases::$case(&super::Harness::memory()); } )*
+        }
         mod postgres {
-            $( #[test] fn $case() { super::cases::$case(&super::Harness::postgres()); } )*
+            $( #[test] fn $case() {
+                if medialib_adapters_diesel::testing::skipping_pg() { return; }
+                super::cases::$case(&super::Harness::postgres());
+            } )*
         }
     };
 }

@@ -34,6 +34,16 @@ pub fn skip_pg() -> bool {
     std::env::var(SKIP_PG_ENV).is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"))
 }
 
+/// [`skip_pg`], with a note on stderr when it is set: every PostgreSQL test asks this first
+/// (directly, or through [`PgTestDb::create_or_skip`] and the test macros) and returns.
+pub fn skipping_pg() -> bool {
+    let skip = skip_pg();
+    if skip {
+        eprintln!("{SKIP_PG_ENV} is set: skipping a PostgreSQL test");
+    }
+    skip
+}
+
 /// The PostgreSQL admin URL for tests ([`PG_URL_ENV`] or [`DEFAULT_PG_ADMIN_URL`]).
 pub fn pg_admin_url() -> String {
     std::env::var(PG_URL_ENV)
@@ -99,8 +109,7 @@ impl PgTestDb {
 
     /// `None` (after a note on stderr) when [`skip_pg`] is set; otherwise [`PgTestDb::create`].
     pub fn create_or_skip() -> Option<PgTestDb> {
-        if skip_pg() {
-            eprintln!("{SKIP_PG_ENV} is set: skipping a PostgreSQL test");
+        if skipping_pg() {
             return None;
         }
         Some(PgTestDb::create())

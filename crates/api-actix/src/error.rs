@@ -99,6 +99,12 @@ struct ErrorBody<'a> {
     message: &'a str,
 }
 
+/// Whether an answer with `status` is the service's failure, logged at ERROR: a 5xx, except
+/// 501, which answers a client asking for a method a path does not offer.
+pub(crate) fn is_service_failure(status: StatusCode) -> bool {
+    status.is_server_error() && status != StatusCode::NOT_IMPLEMENTED
+}
+
 #[derive(Serialize)]
 struct OAuthErrorBody<'a> {
     error: &'a str,

@@ -4,8 +4,8 @@
 //!   shortcode is a JSON 404, like every error outside the pages themselves).
 //! - `GET /m/{shortcode}` is the landing page, `GET /embed/{shortcode}` the same player
 //!   for iframes, and `GET /embed/{shortcode}.js` a script that inserts that iframe.
-//!   Only public objects are shown: there are no browser sessions yet, so a private
-//!   object's page is a 401 HTML page saying sign-in is required.
+//!   Only public objects are shown: these pages do not read the browser session yet, so a
+//!   private object's page is a 401 HTML page saying sign-in is required.
 //! - `GET /api/oembed?url=PERMLINK&format=json` is oEmbed 1.0 for public objects.
 //!
 //! Pages load nothing but `/assets/player.css` from this service, and carry a strict CSP,

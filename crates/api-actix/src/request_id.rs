@@ -69,7 +69,7 @@ pub async fn request_span(
     match result {
         Ok(mut res) => {
             let status = res.status().as_u16();
-            if res.status().is_server_error() {
+            if crate::error::is_service_failure(res.status()) {
                 tracing::error!(status, latency_ms, "request failed");
             } else {
                 tracing::info!(status, latency_ms, "request finished");

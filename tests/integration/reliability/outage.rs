@@ -256,8 +256,7 @@ const DB_TIMEOUT: u64 = 1;
 
 #[tokio::test]
 async fn postgres_stopped_under_load_answers_503_then_recovers_without_restart() {
-    if std::env::var("MEDIALIB_TEST_SKIP_PG").is_ok_and(|v| v == "1") {
-        eprintln!("MEDIALIB_TEST_SKIP_PG=1: skipped");
+    if medialib_adapters_diesel::testing::skipping_pg() {
         return;
     }
     let cluster = Arc::new(PrivateCluster::create());

@@ -77,7 +77,8 @@ pub enum PublicObjectFailed {
     /// No live object has this shortcode.
     #[error("no object has this permLink")]
     NotFound,
-    /// The object is not public: a signed-in browser session is needed (none exist yet).
+    /// The object is not public: a signed-in browser session is needed (these pages do not
+    /// read sessions yet).
     #[error("sign-in required")]
     SignInRequired,
     /// Storage failed.

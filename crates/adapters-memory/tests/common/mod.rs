@@ -1,0 +1,246 @@
+//! The harness of the ported contract cases: a `MemoryStore` with the application services
+//! on top, a clock the test sets and a deterministic random source. Its methods are those
+//! of the contract suite's `Harness` (tests/integration/contract.rs), so that the cases read
+//! the same.
+
+#![allow(dead_code, reason = "each test binary uses part of the harness")]
+
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Barrier};
+
+use medialib_adapters_memory::MemoryStore;
+use medialib_domain::oauth::{
+    AuthorizeParams, Client, ClientId, ClientKind, ClientName, Issuer, RedirectUri, TokenLifetimes,
+};
+use medialib_domain::{
+    Description, Lifetime, NewObject, ObjectFields, ObjectId, ObjectType, PermissionLevel,
+    PersonName, Properties, Secret, Timestamp, Title, TokenDigest, TokenKind, UniqueId, User,
+    UserId,
+};
+use medialib_ports::services::{ClientCredentials, NewUserInput, Placement, TokenResponse};
+use medialib_ports::{
+    ClientRepository, Clock, OrgRepository, RandomExt, RandomSource, ServiceSettings, Services,
+};
+
+/// A clock the test sets.
+#[derive(Debug)]
+pub struct TestClock(AtomicI64);
+
+impl Clock for TestClock {
+    fn now(&self) -> Timestamp {
+        Timestamp::from_epoch_seconds(self.0.load(Ordering::SeqCst))
+    }
+}
+
+/// Deterministic "randomness": every draw is different (a counter in the first eight bytes,
+/// a fixed pattern after them), and the same from run to run.
+#[derive(Debug)]
+pub struct CountingRandom(AtomicU64);
+
+impl RandomSource for CountingRandom {
+    fn fill(&self, buf: &mut [u8]) {
+        let n = self.0.fetch_add(1, Ordering::SeqCst).to_le_bytes();
+        for (i, b) in buf.iter_mut().enumerate() {
+            *b = n
+                .get(i)
+                .copied()
+                .unwrap_or(0xA5 ^ u8::try_from(i % 256).unwrap());
+        }
+    }
+}
+
+/// The store, the services on it, the clock and the random source.
+pub struct Harness {
+    pub store: Arc<MemoryStore>,
+    pub services: Services,
+    pub clock: Arc<TestClock>,
+    pub random: Arc<CountingRandom>,
+}
+
+pub const START: i64 = 1_700_000_000;
+pub const ISSUER: &str = "https://media.example.edu";
+pub const REDIRECT: &str = "https://lms.example.edu/callback";
+
+impl Harness {
+    pub fn new() -> Self {
+        let store = Arc::new(MemoryStore::new([7; 16]));
+        let clock = Arc::new(TestClock(AtomicI64::new(START)));
+        let random = Arc::new(CountingRandom(AtomicU64::new(1)));
+        let services = Services::new(
+            store.clone(),
+            clock.clone(),
+            random.clone(),
+            ServiceSettings {
+                lifetimes: TokenLifetimes {
+                    access: Lifetime::from_seconds(3600).unwrap(),
+                    refresh: Lifetime::from_seconds(86_400).unwrap(),
+                },
+                code_ttl: Lifetime::from_seconds(60).unwrap(),
+                issuer: Issuer::new(ISSUER),
+                session_ttl: Lifetime::from_seconds(3600).unwrap(),
+            },
+        );
+        Self {
+            store,
+            services,
+            clock,
+            random,
+        }
+    }
+
+    pub fn set_time(&self, secs: i64) {
+        self.clock.0.store(secs, Ordering::SeqCst);
+    }
+
+    pub fn advance(&self, secs: i64) {
+        self.clock.0.fetch_add(secs, Ordering::SeqCst);
+    }
+
+    pub fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+
+    pub fn user(&self, unique_id: &str, org_admin: bool) -> User {
+        self.services
+            .create_user(NewUserInput {
+                unique_id: UniqueId::parse(unique_id).unwrap(),
+                first_name: PersonName::parse("First", "firstName").unwrap(),
+                last_name: PersonName::parse(unique_id, "lastName").unwrap(),
+                org_admin,
+            })
+            .unwrap()
+    }
+
+    pub fn new_object(t: ObjectType, title: &str) -> NewObject {
+        NewObject {
+            object_type: t,
+            fields: ObjectFields {
+                title: Title::parse(title).unwrap(),
+                description: Description::parse("d").unwrap(),
+                public: false,
+                duration: None,
+                properties: Properties::empty(),
+            },
+        }
+    }
+
+    pub fn library(&self, owner: &User, title: &str) -> ObjectId {
+        self.services
+            .create_object(
+                &owner.as_caller(),
+                Placement::TopLevel,
+                Self::new_object(ObjectType::Catalog, title),
+            )
+            .unwrap()
+            .id()
+    }
+
+    pub fn object_in(
+        &self,
+        owner: &User,
+        collection: ObjectId,
+        t: ObjectType,
+        title: &str,
+    ) -> ObjectId {
+        self.services
+            .create_object(
+                &owner.as_caller(),
+                Placement::In(collection),
+                Self::new_object(t, title),
+            )
+            .unwrap()
+            .id()
+    }
+
+    pub fn level(&self, who: &User, collection: ObjectId) -> PermissionLevel {
+        self.services
+            .effective_level(&who.as_caller(), collection)
+            .unwrap()
+    }
+
+    /// Registers a confidential client; returns its credentials.
+    pub fn client(&self) -> ClientCredentials {
+        let ns = OrgRepository::namespace(&*self.store).unwrap();
+        let id = ClientId::generate(&ns, self.random.bytes16());
+        let (secret, digest) = TokenKind::ClientSecret.mint(self.random.bytes32());
+        let client = Client::new(
+            id.clone(),
+            ClientName::parse("LMS").unwrap(),
+            vec![RedirectUri::parse(REDIRECT).unwrap()],
+            ClientKind::Confidential {
+                secret_digest: digest,
+            },
+        )
+        .unwrap();
+        self.store.create_client(&client, self.now()).unwrap();
+        ClientCredentials {
+            client_id: id.as_str().to_owned(),
+            client_secret: Some(secret),
+        }
+    }
+
+    /// Runs the authorization step for `user` and returns the code.
+    pub fn code(&self, creds: &ClientCredentials, user: &User, offline: bool) -> String {
+        let params = AuthorizeParams {
+            response_type: Some("code"),
+            client_id: Some(&creds.client_id),
+            redirect_uri: Some(REDIRECT),
+            state: Some("xyz"),
+            access_type: offline.then_some("offline"),
+            ..AuthorizeParams::default()
+        };
+        let request = self.services.start_authorization(&params).unwrap().unwrap();
+        let response = self
+            .services
+            .approve_authorization(request, user.id)
+            .unwrap();
+        assert_eq!(response.param("state"), Some("xyz"));
+        assert_eq!(response.param("iss"), Some(ISSUER));
+        response.param("code").unwrap().to_owned()
+    }
+
+    /// Authorizes and exchanges a code: the tokens of a fresh grant.
+    pub fn tokens(&self, creds: &ClientCredentials, user: &User, offline: bool) -> TokenResponse {
+        let code = self.code(creds, user, offline);
+        self.services
+            .exchange_code(creds, &code, Some(REDIRECT), None)
+            .unwrap()
+    }
+
+    /// A fresh session cookie and its digest.
+    pub fn session_cookie(&self) -> (Secret, TokenDigest) {
+        TokenKind::Session.mint(self.random.bytes32())
+    }
+}
+
+pub fn secret_str(s: &Option<Secret>) -> String {
+    s.as_ref().unwrap().expose().to_owned()
+}
+
+/// The stored digest of a token response's refresh token.
+pub fn refresh_digest(t: &TokenResponse) -> TokenDigest {
+    TokenDigest::of(t.refresh_token.as_ref().unwrap())
+}
+
+/// A user id that no stored user has.
+pub fn unknown_user() -> UserId {
+    UserId::parse("0123456789abcdef0123456789abcdef").unwrap()
+}
+
+/// Runs every job on its own thread, released together by a barrier; their results in order.
+pub fn race<T: Send>(jobs: Vec<Box<dyn FnOnce() -> T + Send + '_>>) -> Vec<T> {
+    let barrier = Barrier::new(jobs.len());
+    std::thread::scope(|s| {
+        let handles: Vec<_> = jobs
+            .into_iter()
+            .map(|job| {
+                let barrier = &barrier;
+                s.spawn(move || {
+                    barrier.wait();
+                    job()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|t| t.join().unwrap()).collect()
+    })
+}
