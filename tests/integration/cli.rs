@@ -872,20 +872,14 @@ fn services_at(db_url: &str, now: i64) -> medialib_ports::Services {
     use std::sync::Arc;
 
     use medialib_domain::oauth::{Issuer, TokenLifetimes};
-    use medialib_domain::{Lifetime, Timestamp};
+    use medialib_domain::Lifetime;
 
-    struct FixedClock(i64);
-    impl medialib_ports::Clock for FixedClock {
-        fn now(&self) -> Timestamp {
-            Timestamp::from_epoch_seconds(self.0)
-        }
-    }
     let db = Database::connect(db_url, &PoolOptions::default()).unwrap();
     db.migrate(&mut |_| {}).unwrap();
     db.ensure_namespace(rand::random()).unwrap();
     medialib_ports::Services::new(
         Arc::new(medialib_adapters_diesel::DieselStore::new(db)),
-        Arc::new(FixedClock(now)),
+        Arc::new(medialib_ports::ManualClock::at(now)),
         Arc::new(medialib::world::OsRandom),
         medialib_ports::ServiceSettings {
             lifetimes: TokenLifetimes {

@@ -6,7 +6,7 @@
 //! together. Time is a settable test clock; randomness is the OS RNG.
 
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicI64, Ordering};
+
 use std::sync::{Arc, Barrier};
 
 use medialib_adapters_diesel::testing::{PgTestDb, sqlite_test_url};
@@ -28,7 +28,7 @@ use medialib_ports::services::{
     TokenResponse, UpdateObjectFailed,
 };
 use medialib_ports::{
-    AddOutcome, CatalogItem, Clock, CreateClientError, CreateUserError, PasswordHash,
+    AddOutcome, CatalogItem, Clock, CreateClientError, CreateUserError, ManualClock, PasswordHash,
     PermissionChangeError, PurgeReport, RandomSource, RevokeOutcome, ServiceSettings, Services,
     Store,
 };
@@ -36,16 +36,6 @@ use medialib_ports::{
     Credentials, PendingSignIn, RedirectCallback, RedirectStart, SignInMethod, SsoError,
     SsoIdentity, SsoProvider, StoredPendingSignIn,
 };
-
-/// A clock the test sets.
-#[derive(Debug)]
-struct TestClock(AtomicI64);
-
-impl Clock for TestClock {
-    fn now(&self) -> Timestamp {
-        Timestamp::from_epoch_seconds(self.0.load(Ordering::SeqCst))
-    }
-}
 
 /// The OS random source.
 #[derive(Debug)]
@@ -68,7 +58,7 @@ enum Guard {
 struct Harness {
     store: Arc<dyn Store>,
     services: Services,
-    clock: Arc<TestClock>,
+    clock: Arc<ManualClock>,
     _guard: Guard,
 }
 
@@ -101,7 +91,7 @@ impl Harness {
     }
 
     fn with_store(store: Arc<dyn Store>, guard: Guard) -> Self {
-        let clock = Arc::new(TestClock(AtomicI64::new(1_700_000_000)));
+        let clock = Arc::new(ManualClock::at(1_700_000_000));
         let services = Services::new(
             store.clone(),
             clock.clone(),
@@ -125,11 +115,11 @@ impl Harness {
     }
 
     fn set_time(&self, secs: i64) {
-        self.clock.0.store(secs, Ordering::SeqCst);
+        self.clock.set(secs);
     }
 
     fn advance(&self, secs: i64) {
-        self.clock.0.fetch_add(secs, Ordering::SeqCst);
+        self.clock.advance(secs);
     }
 
     fn user(&self, unique_id: &str, org_admin: bool) -> User {

@@ -24,4 +24,4 @@ pub use sso::{
     Credentials, NoSso, PasswordHash, PendingSignIn, RedirectCallback, RedirectStart, SignInMethod,
     SsoError, SsoIdentity, SsoProvider,
 };
-pub use world::{Clock, RandomExt, RandomSource};
+pub use world::{Clock, ManualClock, RandomExt, RandomSource};

@@ -8,6 +8,36 @@ pub trait Clock: Send + Sync {
     fn now(&self) -> Timestamp;
 }
 
+/// A clock that tells the time it is set to: for tests of use cases and adapters (the
+/// one test clock of the workspace). It reads no real clock.
+#[derive(Debug)]
+pub struct ManualClock(std::sync::atomic::AtomicI64);
+
+impl ManualClock {
+    /// A clock showing `epoch_seconds`.
+    pub fn at(epoch_seconds: i64) -> Self {
+        Self(std::sync::atomic::AtomicI64::new(epoch_seconds))
+    }
+
+    /// Sets the time.
+    pub fn set(&self, epoch_seconds: i64) {
+        self.0
+            .store(epoch_seconds, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Moves the time by `seconds` (negative: back).
+    pub fn advance(&self, seconds: i64) {
+        self.0
+            .fetch_add(seconds, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now(&self) -> Timestamp {
+        Timestamp::from_epoch_seconds(self.0.load(std::sync::atomic::Ordering::SeqCst))
+    }
+}
+
 /// A cryptographically secure random source.
 pub trait RandomSource: Send + Sync {
     /// Fills `buf` with random bytes.

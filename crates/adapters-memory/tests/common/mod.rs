@@ -5,7 +5,7 @@
 
 #![allow(dead_code, reason = "each test binary uses part of the harness")]
 
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 
 use medialib_adapters_memory::MemoryStore;
@@ -19,18 +19,9 @@ use medialib_domain::{
 };
 use medialib_ports::services::{ClientCredentials, NewUserInput, Placement, TokenResponse};
 use medialib_ports::{
-    ClientRepository, Clock, OrgRepository, RandomExt, RandomSource, ServiceSettings, Services,
+    ClientRepository, Clock, ManualClock, OrgRepository, RandomExt, RandomSource, ServiceSettings,
+    Services,
 };
-
-/// A clock the test sets.
-#[derive(Debug)]
-pub struct TestClock(AtomicI64);
-
-impl Clock for TestClock {
-    fn now(&self) -> Timestamp {
-        Timestamp::from_epoch_seconds(self.0.load(Ordering::SeqCst))
-    }
-}
 
 /// Deterministic "randomness": every draw is different (a counter in the first eight bytes,
 /// a fixed pattern after them), and the same from run to run.
@@ -53,7 +44,7 @@ impl RandomSource for CountingRandom {
 pub struct Harness {
     pub store: Arc<MemoryStore>,
     pub services: Services,
-    pub clock: Arc<TestClock>,
+    pub clock: Arc<ManualClock>,
     pub random: Arc<CountingRandom>,
 }
 
@@ -64,7 +55,7 @@ pub const REDIRECT: &str = "https://lms.example.edu/callback";
 impl Harness {
     pub fn new() -> Self {
         let store = Arc::new(MemoryStore::new([7; 16]));
-        let clock = Arc::new(TestClock(AtomicI64::new(START)));
+        let clock = Arc::new(ManualClock::at(START));
         let random = Arc::new(CountingRandom(AtomicU64::new(1)));
         let services = Services::new(
             store.clone(),
@@ -89,11 +80,11 @@ impl Harness {
     }
 
     pub fn set_time(&self, secs: i64) {
-        self.clock.0.store(secs, Ordering::SeqCst);
+        self.clock.set(secs);
     }
 
     pub fn advance(&self, secs: i64) {
-        self.clock.0.fetch_add(secs, Ordering::SeqCst);
+        self.clock.advance(secs);
     }
 
     pub fn now(&self) -> Timestamp {
