@@ -871,8 +871,8 @@ fn serve_exits_promptly_on_sigterm_with_housekeeping_running() {
 fn services_at(db_url: &str, now: i64) -> medialib_ports::Services {
     use std::sync::Arc;
 
-    use medialib_domain::oauth::{Issuer, TokenLifetimes};
     use medialib_domain::Lifetime;
+    use medialib_domain::oauth::{Issuer, TokenLifetimes};
 
     let db = Database::connect(db_url, &PoolOptions::default()).unwrap();
     db.migrate(&mut |_| {}).unwrap();
