@@ -99,6 +99,22 @@ struct ErrorBody<'a> {
     message: &'a str,
 }
 
+impl ApiError {
+    /// A response with the status and headers (`WWW-Authenticate`, `Retry-After`, `Allow`,
+    /// `Cache-Control`) this error answers with, but no body: for an HTML page that shows the
+    /// error to a browser (the JSON body's content type and length are left out).
+    pub(crate) fn page_builder(&self) -> actix_web::HttpResponseBuilder {
+        let json = self.error_response();
+        let mut builder = HttpResponse::build(json.status());
+        for (name, value) in json.headers() {
+            if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+                builder.append_header((name.clone(), value.clone()));
+            }
+        }
+        builder
+    }
+}
+
 /// Whether an answer with `status` is the service's failure, logged at ERROR: a 5xx, except
 /// 501, which answers a client asking for a method a path does not offer.
 pub(crate) fn is_service_failure(status: StatusCode) -> bool {

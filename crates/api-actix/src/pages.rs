@@ -91,8 +91,6 @@ fn page_headers(builder: &mut HttpResponseBuilder, framing: Framing) {
 /// An error as an HTML page: status and headers (`WWW-Authenticate`, `Retry-After`,
 /// `Cache-Control`) come from [`ApiError`], only the body is HTML instead of JSON.
 fn html_error(e: &ApiError, framing: Framing) -> HttpResponse {
-    let json = e.error_response();
-    let status = json.status();
     let (heading, message) = match e {
         ApiError::AuthenticationRequired | ApiError::InvalidToken => (
             "Sign-in required",
@@ -109,14 +107,9 @@ fn html_error(e: &ApiError, framing: Framing) -> HttpResponse {
         message: &message,
     };
     let Ok(body) = page.render() else {
-        return json;
+        return e.error_response();
     };
-    let mut builder = HttpResponse::build(status);
-    for (name, value) in json.headers() {
-        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
-            builder.append_header((name.clone(), value.clone()));
-        }
-    }
+    let mut builder = e.page_builder();
     page_headers(&mut builder, framing);
     builder.content_type("text/html; charset=utf-8").body(body)
 }

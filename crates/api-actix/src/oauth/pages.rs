@@ -19,7 +19,7 @@
 //! come from [`ApiError`]; only the body is HTML.
 
 use actix_web::http::{Method, header};
-use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder, ResponseError, web};
+use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder, web};
 use askama::Template;
 use medialib_domain::oauth::{
     AuthorizationRequest, AuthorizeParams, AuthorizeRejection, ErrorPage as Untrusted,
@@ -670,14 +670,7 @@ fn security_headers(builder: &mut HttpResponseBuilder, form_action: &FormAction)
 /// A response with the status and headers (`WWW-Authenticate`, `Retry-After`, `Allow`) that
 /// [`ApiError`] chooses for `error`; the body is added by the caller.
 fn error_builder(error: &ApiError) -> HttpResponseBuilder {
-    let json = error.error_response();
-    let mut builder = HttpResponse::build(json.status());
-    for (name, value) in json.headers() {
-        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
-            builder.append_header((name.clone(), value.clone()));
-        }
-    }
-    builder
+    error.page_builder()
 }
 
 /// Renders `page` with the security headers.
