@@ -201,6 +201,26 @@ fn ports_know_nothing_of_sql_http_or_async_runtimes() {
 }
 
 #[test]
+fn the_memory_store_knows_nothing_of_sql_drivers_or_async_runtimes() {
+    let metadata = metadata();
+    let graph = Graph::new(&metadata);
+    graph.assert_no_dependency(
+        "medialib-adapters-memory must not depend (even transitively) on diesel, a database \
+         driver, actix, tokio or r2d2: it is the store for tests that need no database",
+        "medialib-adapters-memory",
+        |dep| {
+            dep.starts_with("diesel")
+                || dep.starts_with("actix")
+                || dep.starts_with("libsqlite3")
+                || dep.starts_with("pq-sys")
+                || dep == "tokio"
+                || dep == "r2d2"
+                || dep == "medialib-adapters-diesel"
+        },
+    );
+}
+
+#[test]
 fn http_layer_does_not_know_the_storage_adapter() {
     let metadata = metadata();
     let graph = Graph::new(&metadata);

@@ -220,6 +220,14 @@ impl Harness {
         assert_eq!(response.param("iss"), Some(ISSUER));
         response.param("code").unwrap().to_owned()
     }
+
+    /// Tokens for `user` through a real approval and code exchange.
+    fn tokens(&self, creds: &ClientCredentials, user: &User, offline: bool) -> TokenResponse {
+        let code = self.code(creds, user, offline);
+        self.services
+            .exchange_code(creds, &code, Some(REDIRECT), None)
+            .unwrap()
+    }
 }
 
 fn secret_str(s: &Option<Secret>) -> String {
@@ -1547,6 +1555,42 @@ mod cases {
         assert_eq!(purge(7261 + 86_401), PurgeReport::default());
     }
 
+    /// A grant with nothing left is kept while it is younger than the grace of the pass (its
+    /// code may have gone in an earlier pass with a shorter grace).
+    pub fn purge_keeps_grants_younger_than_the_code_grace(h: &Harness) {
+        let t0 = h.clock.now().epoch_seconds();
+        let alice = h.user("alice", false);
+        let creds = h.client();
+        let t = h.tokens(&creds, &alice, true);
+        // No grace: the expired code goes; the grant keeps its live tokens.
+        h.set_time(t0 + 61);
+        assert_eq!(
+            h.store.purge_expired(h.clock.now(), 0).unwrap(),
+            PurgeReport {
+                codes: 1,
+                ..PurgeReport::default()
+            }
+        );
+        // Every token expired; a grace longer than the grant's age keeps the empty grant.
+        h.set_time(t0 + 86_401);
+        assert_eq!(
+            h.store.purge_expired(h.clock.now(), 100_000).unwrap(),
+            PurgeReport {
+                access_tokens: 1,
+                refresh_tokens: 1,
+                ..PurgeReport::default()
+            }
+        );
+        assert_eq!(
+            h.store.purge_expired(h.clock.now(), 0).unwrap(),
+            PurgeReport {
+                grants: 1,
+                ..PurgeReport::default()
+            }
+        );
+        assert_eq!(h.store.refresh_token(&refresh_digest(&t)).unwrap(), None);
+    }
+
     pub fn purge_works_in_batches(h: &Harness) {
         let alice = h.user("alice", false);
         let now = h.clock.now();
@@ -2029,6 +2073,7 @@ contract!(
     refresh_token_lookup_reports_state,
     purge_deletes_exactly_what_expired,
     purge_works_in_batches,
+    purge_keeps_grants_younger_than_the_code_grace,
     soft_deleted_objects_are_restored,
     pending_sign_ins_are_taken_once_and_expire,
     concurrent_takes_of_a_pending_sign_in_have_one_winner,

@@ -503,3 +503,29 @@ impl From<medialib_ports::services::catalog::PublicObjectFailed> for ApiError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_501_is_the_clients_doing_not_a_service_failure() {
+        assert!(is_service_failure(StatusCode::INTERNAL_SERVER_ERROR));
+        assert!(is_service_failure(StatusCode::SERVICE_UNAVAILABLE));
+        assert!(!is_service_failure(StatusCode::NOT_IMPLEMENTED));
+        assert!(!is_service_failure(StatusCode::NOT_FOUND));
+        let unimplemented = ApiError::MethodNotImplemented { allow: "GET" };
+        assert!(!is_service_failure(unimplemented.status_code()));
+        assert!(is_service_failure(ApiError::Internal.status_code()));
+    }
+
+    #[test]
+    fn a_page_carries_the_errors_headers_without_its_json_type() {
+        let page = ApiError::MethodNotImplemented { allow: "GET, HEAD" }
+            .page_builder()
+            .finish();
+        assert_eq!(page.status(), StatusCode::NOT_IMPLEMENTED);
+        assert_eq!(page.headers().get(header::ALLOW).unwrap(), "GET, HEAD");
+        assert!(page.headers().get(header::CONTENT_TYPE).is_none());
+    }
+}

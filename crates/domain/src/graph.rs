@@ -81,7 +81,7 @@ impl CollectionGraph {
         left
     }
 
-    /// Every member with its parent collections (to merge one graph into another).
+    /// Every member with its parent collections, consuming the graph (to list its edges).
     pub fn into_parents(self) -> impl Iterator<Item = (ObjectId, BTreeSet<ObjectId>)> {
         self.parents.into_iter()
     }

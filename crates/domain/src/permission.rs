@@ -95,16 +95,6 @@ impl AccessView {
         self.resolve(object, &mut memo, &mut visiting)
     }
 
-    /// Adds what `other` holds (more edges, more entries of the same user).
-    pub fn merge(&mut self, other: AccessView) {
-        for (member, parents) in other.graph.into_parents() {
-            for p in parents {
-                self.graph.insert_edge(p, member);
-            }
-        }
-        self.explicit.extend(other.explicit);
-    }
-
     fn resolve(
         &self,
         id: ObjectId,

@@ -5,8 +5,8 @@
 
 #![allow(dead_code, reason = "each test binary uses part of the harness")]
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Barrier};
 
 use medialib_adapters_memory::MemoryStore;
 use medialib_domain::oauth::{
@@ -204,10 +204,6 @@ impl Harness {
     }
 }
 
-pub fn secret_str(s: &Option<Secret>) -> String {
-    s.as_ref().unwrap().expose().to_owned()
-}
-
 /// The stored digest of a token response's refresh token.
 pub fn refresh_digest(t: &TokenResponse) -> TokenDigest {
     TokenDigest::of(t.refresh_token.as_ref().unwrap())
@@ -216,22 +212,4 @@ pub fn refresh_digest(t: &TokenResponse) -> TokenDigest {
 /// A user id that no stored user has.
 pub fn unknown_user() -> UserId {
     UserId::parse("0123456789abcdef0123456789abcdef").unwrap()
-}
-
-/// Runs every job on its own thread, released together by a barrier; their results in order.
-pub fn race<T: Send>(jobs: Vec<Box<dyn FnOnce() -> T + Send + '_>>) -> Vec<T> {
-    let barrier = Barrier::new(jobs.len());
-    std::thread::scope(|s| {
-        let handles: Vec<_> = jobs
-            .into_iter()
-            .map(|job| {
-                let barrier = &barrier;
-                s.spawn(move || {
-                    barrier.wait();
-                    job()
-                })
-            })
-            .collect();
-        handles.into_iter().map(|t| t.join().unwrap()).collect()
-    })
 }
