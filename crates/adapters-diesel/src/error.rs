@@ -35,6 +35,10 @@ pub(crate) enum DbError {
     /// A query or the transaction failed.
     #[error("database error: {0}")]
     Query(#[from] DieselError),
+    /// Work inside a transaction failed with a port error (a row that does not parse, say):
+    /// the transaction rolls back and the error passes through unchanged.
+    #[error(transparent)]
+    Store(StoreError),
 }
 
 impl From<DbError> for StoreError {
@@ -43,6 +47,7 @@ impl From<DbError> for StoreError {
             DbError::Pool(e) => e.into(),
             DbError::Query(e) if is_connection_loss(&e) => StoreError::Unavailable(e.to_string()),
             DbError::Query(e) => StoreError::Unexpected(e.to_string()),
+            DbError::Store(e) => e,
         }
     }
 }

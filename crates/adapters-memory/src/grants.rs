@@ -1,24 +1,25 @@
 //! `GrantRepository`: codes, grants and tokens, stored by digest only.
 //!
-//! The two contested operations (spending a code, rotating a refresh token) are one step
-//! under the store's mutex: of concurrent callers exactly one finds the code unused or the
-//! token valid; every other finds it spent, which the domain calls a replay or a reuse.
-//! The domain decides (`ClientKind::authenticate`, `StoredCode::redeem`,
-//! `RefreshTokenRecord::rotate`); what this file decides itself is what the diesel adapter
-//! decides in its `store/grants.rs`, marked `Mirrors adapters-diesel grants.rs`.
+//! The two contested operations (spending a code, rotating a refresh token) are units of
+//! work under the store's mutex: the service reads the facts, the domain decides
+//! (`decide_code`, `decide_refresh`), the unit writes the decision. Of concurrent callers
+//! exactly one finds the code unused or the token valid; every other finds it spent, which
+//! the domain calls a replay or a reuse. What this file still decides itself (revocation by
+//! RFC 7009, sign out) is what the diesel adapter decides in its `store/grants.rs`, marked
+//! `Mirrors adapters-diesel grants.rs`.
 
 use medialib_domain::oauth::{
-    AccessTokenRecord, ClientId, IssuedCode, IssuedTokens, RedeemError, RefreshError,
-    RefreshTokenRecord, RefreshTokenState, Rotation, StoredCode, mint_tokens,
+    AccessTokenRecord, ClientId, CodeDecision, CodeFacts, IssuedCode, RefreshDecision,
+    RefreshFacts, RefreshTokenRecord, StoredCode,
 };
-use medialib_domain::{GrantId, Timestamp, TokenDigest, UserId};
+use medialib_domain::{Timestamp, TokenDigest, UserId};
 use medialib_ports::{
-    BearerRecord, CodeExchange, ExchangeError, GrantRepository, RefreshExchange, RevokeOutcome,
-    RotateError, StoreError,
+    Applied, BearerRecord, CodeUnit, GrantRepository, GrantUnit, RefreshUnit, RevokeOutcome,
+    StoreError,
 };
 
 use crate::MemoryStore;
-use crate::state::{CodeRecord, GrantRecord, constraint};
+use crate::state::{CodeRecord, GrantRecord, State, constraint};
 
 impl GrantRepository for MemoryStore {
     fn store_code(&self, code: &IssuedCode, _now: Timestamp) -> Result<(), StoreError> {
@@ -43,105 +44,32 @@ impl GrantRepository for MemoryStore {
         Ok(())
     }
 
-    fn exchange_code(
+    fn code_grant(
         &self,
-        req: CodeExchange<'_>,
-    ) -> Result<(GrantId, IssuedTokens), ExchangeError> {
+        digest: &TokenDigest,
+        client: &ClientId,
+        work: &mut dyn FnMut(&mut CodeUnit<'_>) -> Result<CodeDecision, StoreError>,
+    ) -> Result<CodeDecision, StoreError> {
         let mut state = self.lock();
-        let Some(client) = state.clients.get(req.presentation.client) else {
-            return Err(ExchangeError::UnknownClient);
-        };
-        // The client authenticates before the code is touched.
-        client
-            .kind()
-            .authenticate(req.client_secret)
-            .map_err(ExchangeError::ClientRefused)?;
-        let Some(record) = state.codes.get(&req.digest) else {
-            return Err(ExchangeError::UnknownCode);
-        };
-        let stored = match record.redeemed_at {
-            None => StoredCode::Unused(record.code.clone()),
-            Some(_) => StoredCode::Redeemed {
-                grant: record.grant,
-            },
-        };
-        let spec = match stored.redeem(&req.presentation, req.now) {
-            Ok(spec) => spec,
-            Err(RedeemError::Replayed { grant }) => {
-                // Mirrors adapters-diesel grants.rs: a replayed code revokes the grant it
-                // produced (every access and refresh token issued from it); a code burnt by
-                // a failed redemption produced none, and its replay revokes nothing.
-                if let Some(g) = grant {
-                    state.revoke_grant(g, req.now);
-                }
-                return Err(RedeemError::Replayed { grant }.into());
-            }
-            Err(e) => {
-                // Mirrors adapters-diesel grants.rs: a failed redemption (expired, another
-                // client, redirect or PKCE mismatch) burns the code: it stays spent.
-                if let Some(code) = state.codes.get_mut(&req.digest) {
-                    code.redeemed_at.get_or_insert(req.now);
-                }
-                return Err(e.into());
-            }
-        };
-        let tokens = mint_tokens(&spec, req.random, req.now, req.lifetimes);
-        // Everything the database would refuse (and roll back, code claim included) is
-        // checked before the first write.
-        if state.grants.contains_key(&req.grant_id) {
-            return Err(constraint("oauth_grants.id is the primary key").into());
-        }
-        state.check_new_tokens(&tokens)?;
-        if let Some(code) = state.codes.get_mut(&req.digest) {
-            code.redeemed_at = Some(req.now);
-            code.grant = Some(req.grant_id);
-        }
-        state.grants.insert(
-            req.grant_id,
-            GrantRecord {
-                client: spec.client.clone(),
-                user: spec.user,
-                scope: tokens.scope,
-                created_at: req.now,
-                revoked_at: None,
-            },
-        );
-        state.insert_tokens(req.grant_id, spec.user, &spec.client, &tokens);
-        Ok((req.grant_id, tokens))
+        work(&mut Unit {
+            state: &mut state,
+            digest: *digest,
+            client,
+        })
     }
 
-    fn rotate_refresh_token(&self, req: RefreshExchange<'_>) -> Result<Rotation, RotateError> {
+    fn refresh_grant(
+        &self,
+        digest: &TokenDigest,
+        client: &ClientId,
+        work: &mut dyn FnMut(&mut RefreshUnit<'_>) -> Result<RefreshDecision, StoreError>,
+    ) -> Result<RefreshDecision, StoreError> {
         let mut state = self.lock();
-        let Some(client) = state.clients.get(req.presentation.client) else {
-            return Err(RotateError::UnknownClient);
-        };
-        // The client authenticates before the token is touched.
-        client
-            .kind()
-            .authenticate(req.client_secret)
-            .map_err(RotateError::ClientRefused)?;
-        let Some(record) = state.refresh_record(&req.digest) else {
-            return Err(RotateError::UnknownToken);
-        };
-        let (user, client) = (record.user, record.client.clone());
-        let rotation = match record.rotate(&req.presentation, req.random, req.now, req.lifetimes) {
-            Ok(rotation) => rotation,
-            Err(RefreshError::Reused { grant }) => {
-                // Mirrors adapters-diesel grants.rs: a used refresh token presented again
-                // (a concurrent loser's included) revokes its whole grant family.
-                state.revoke_grant(grant, req.now);
-                return Err(RefreshError::Reused { grant }.into());
-            }
-            Err(e) => return Err(e.into()),
-        };
-        state.check_new_tokens(&rotation.tokens)?;
-        // The record was read `Valid` under this same lock, so the token is unused: this
-        // caller is the one that spends it.
-        if let Some(spent) = state.refresh_tokens.get_mut(&req.digest) {
-            spent.used_at = Some(req.now);
-        }
-        state.insert_tokens(rotation.grant, user, &client, &rotation.tokens);
-        Ok(rotation)
+        work(&mut Unit {
+            state: &mut state,
+            digest: *digest,
+            client,
+        })
     }
 
     fn access_token(&self, digest: &TokenDigest) -> Result<Option<AccessTokenRecord>, StoreError> {
@@ -202,20 +130,114 @@ impl GrantRepository for MemoryStore {
         &self,
         digest: &TokenDigest,
     ) -> Result<Option<RefreshTokenRecord>, StoreError> {
-        let state = self.lock();
-        let Some(mut record) = state.refresh_record(digest) else {
-            return Ok(None);
+        Ok(self.lock().refresh_record(digest))
+    }
+}
+
+/// One contested grant's unit of work, under the store's mutex: a read and a write that
+/// nothing can come between, so a write never loses. Like the diesel adapter's units, it
+/// decides nothing: it reads facts and writes decisions.
+struct Unit<'a> {
+    state: &'a mut State,
+    digest: TokenDigest,
+    client: &'a ClientId,
+}
+
+impl GrantUnit<CodeFacts, CodeDecision> for Unit<'_> {
+    fn facts(&mut self) -> Result<CodeFacts, StoreError> {
+        let Some(client) = self.state.clients.get(self.client) else {
+            return Ok(CodeFacts {
+                client: None,
+                code: None,
+            });
         };
-        // Mirrors adapters-diesel grants.rs: for introspection a revocation outranks use (a
-        // used token of a revoked grant is reported `Revoked`).
-        if state
-            .refresh_tokens
-            .get(digest)
-            .and_then(|t| state.grants.get(&t.grant))
-            .is_some_and(|g| g.revoked_at.is_some())
-        {
-            record.state = RefreshTokenState::Revoked;
+        let code = self
+            .state
+            .codes
+            .get(&self.digest)
+            .map(|c| match c.redeemed_at {
+                None => StoredCode::Unused(c.code.clone()),
+                Some(_) => StoredCode::Redeemed { grant: c.grant },
+            });
+        Ok(CodeFacts {
+            client: Some(client.kind().clone()),
+            code,
+        })
+    }
+
+    fn apply(&mut self, decision: &CodeDecision, now: Timestamp) -> Result<Applied, StoreError> {
+        match decision {
+            CodeDecision::Redeem(r) => {
+                let grant = r.grant();
+                // Everything the database would refuse (and roll back, the claim included)
+                // is checked before the first write.
+                if self.state.grants.contains_key(&grant) {
+                    return Err(constraint("oauth_grants.id is the primary key"));
+                }
+                self.state.check_new_tokens(&r.new_tokens())?;
+                let Some(code) = self.state.codes.get_mut(&self.digest) else {
+                    return Ok(Applied::Lost);
+                };
+                if code.redeemed_at.is_some() {
+                    return Ok(Applied::Lost);
+                }
+                code.redeemed_at = Some(now);
+                code.grant = Some(grant);
+                let spec = r.spec();
+                self.state.grants.insert(
+                    grant,
+                    GrantRecord {
+                        client: spec.client().clone(),
+                        user: spec.user(),
+                        scope: spec.scope(),
+                        created_at: now,
+                        revoked_at: None,
+                    },
+                );
+                self.state.insert_tokens(&r.new_tokens());
+            }
+            CodeDecision::BurnCode(_) => {
+                if let Some(code) = self.state.codes.get_mut(&self.digest) {
+                    code.redeemed_at.get_or_insert(now);
+                }
+            }
+            CodeDecision::RevokeGrant(g) => self.state.revoke_grant(*g, now),
+            CodeDecision::Refuse(_) => {}
         }
-        Ok(Some(record))
+        Ok(Applied::Written)
+    }
+}
+
+impl GrantUnit<RefreshFacts, RefreshDecision> for Unit<'_> {
+    fn facts(&mut self) -> Result<RefreshFacts, StoreError> {
+        let Some(client) = self.state.clients.get(self.client) else {
+            return Ok(RefreshFacts {
+                client: None,
+                token: None,
+            });
+        };
+        Ok(RefreshFacts {
+            client: Some(client.kind().clone()),
+            token: self.state.refresh_record(&self.digest),
+        })
+    }
+
+    fn apply(&mut self, decision: &RefreshDecision, now: Timestamp) -> Result<Applied, StoreError> {
+        match decision {
+            RefreshDecision::Rotate(r) => {
+                self.state.check_new_tokens(&r.new_tokens())?;
+                let Some(spent) = self.state.refresh_tokens.get_mut(&self.digest) else {
+                    return Ok(Applied::Lost);
+                };
+                if spent.used_at.is_some() {
+                    return Ok(Applied::Lost);
+                }
+                spent.used_at = Some(now);
+                self.state.insert_tokens(&r.new_tokens());
+            }
+            RefreshDecision::RevokeGrant(g) => self.state.revoke_grant(*g, now),
+            RefreshDecision::Refuse(_) => {}
+        }
+        Ok(Applied::Written)
     }
 }

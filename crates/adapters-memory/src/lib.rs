@@ -20,6 +20,8 @@ mod grants;
 mod media;
 mod sessions;
 mod state;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod users;
 
 use std::fmt;

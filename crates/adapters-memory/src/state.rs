@@ -5,8 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use medialib_domain::oauth::{
-    AccessTokenRecord, Client, ClientId, IssuedCode, IssuedTokens, RefreshTokenRecord,
-    RefreshTokenState, ScopeSet,
+    AccessTokenRecord, Client, ClientId, IssuedCode, NewTokens, RefreshTokenRecord, Revocation,
+    ScopeSet,
 };
 use medialib_domain::{
     AccessView, BrowserSession, GrantId, Lifecycle, MediaObject, ObjectId, PermissionLevel,
@@ -211,7 +211,10 @@ impl State {
             client: t.client.clone(),
             scope: t.scope,
             expires_at: t.expires_at,
-            revoked: t.revoked_at.is_some() || grant.revoked_at.is_some(),
+            revoked: Revocation {
+                token: t.revoked_at.is_some(),
+                grant: grant.revoked_at.is_some(),
+            },
         })
     }
 
@@ -222,19 +225,11 @@ impl State {
         Some(BearerRecord { token, user })
     }
 
-    /// A refresh token with its grant's client, user and scope, as rotation reads it.
+    /// A refresh token with its grant's client, user and scope (a refresh token is revoked
+    /// only with its grant here: RFC 7009 on a refresh token revokes the grant).
     pub(crate) fn refresh_record(&self, digest: &TokenDigest) -> Option<RefreshTokenRecord> {
         let t = self.refresh_tokens.get(digest)?;
         let grant = self.grants.get(&t.grant)?;
-        // Mirrors adapters-diesel grants.rs: for rotation, use outranks revocation (a used
-        // token of a revoked grant is `Used`, so presenting it is a reuse).
-        let state = if t.used_at.is_some() {
-            RefreshTokenState::Used
-        } else if grant.revoked_at.is_some() {
-            RefreshTokenState::Revoked
-        } else {
-            RefreshTokenState::Valid
-        };
         Some(RefreshTokenRecord {
             digest: *digest,
             grant: t.grant,
@@ -242,7 +237,11 @@ impl State {
             user: grant.user,
             scope: grant.scope,
             expires_at: t.expires_at,
-            state,
+            used: t.used_at.is_some(),
+            revoked: Revocation {
+                token: false,
+                grant: grant.revoked_at.is_some(),
+            },
         })
     }
 
@@ -255,11 +254,11 @@ impl State {
     }
 
     /// Refuses tokens whose digests are taken, as the tables' primary keys would.
-    pub(crate) fn check_new_tokens(&self, tokens: &IssuedTokens) -> Result<(), StoreError> {
+    pub(crate) fn check_new_tokens(&self, tokens: &NewTokens<'_>) -> Result<(), StoreError> {
         if self.access_tokens.contains_key(&tokens.access.digest) {
             return Err(constraint("oauth_access_tokens.digest is the primary key"));
         }
-        if let Some(r) = &tokens.refresh {
+        if let Some(r) = tokens.refresh {
             if self.refresh_tokens.contains_key(&r.digest) {
                 return Err(constraint("oauth_refresh_tokens.digest is the primary key"));
             }
@@ -269,29 +268,23 @@ impl State {
 
     /// Stores a minted access token and, when there is one, a refresh token of `grant`
     /// (checked by [`check_new_tokens`](Self::check_new_tokens) first).
-    pub(crate) fn insert_tokens(
-        &mut self,
-        grant: GrantId,
-        user: UserId,
-        client: &ClientId,
-        tokens: &IssuedTokens,
-    ) {
+    pub(crate) fn insert_tokens(&mut self, tokens: &NewTokens<'_>) {
         self.access_tokens.insert(
             tokens.access.digest,
             AccessRecord {
-                grant,
-                user,
-                client: client.clone(),
+                grant: tokens.grant,
+                user: tokens.user,
+                client: tokens.client.clone(),
                 scope: tokens.scope,
                 expires_at: tokens.access.expires_at,
                 revoked_at: None,
             },
         );
-        if let Some(r) = &tokens.refresh {
+        if let Some(r) = tokens.refresh {
             self.refresh_tokens.insert(
                 r.digest,
                 RefreshRecord {
-                    grant,
+                    grant: tokens.grant,
                     expires_at: r.expires_at,
                     used_at: None,
                 },

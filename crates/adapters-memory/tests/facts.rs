@@ -8,11 +8,9 @@
     reason = "tests (helpers included) fail by panicking"
 )]
 
-mod common;
-
 use std::collections::BTreeSet;
 
-use common::Harness;
+use medialib_adapters_memory::testing::Harness;
 use medialib_domain::{Caller, ObjectId, ObjectType, PermissionLevel, TokenDigest};
 use medialib_ports::{GrantRepository, MediaRepository, Reader};
 
@@ -119,12 +117,12 @@ fn read_facts_agree_with_the_fine_grained_reads() {
         .unwrap();
     assert!(f.collection_live && f.member);
     assert_eq!(f.access.effective_level(&caller, s), PermissionLevel::None);
-    assert!(!f.bearer.unwrap().token.revoked);
+    assert!(!f.bearer.unwrap().token.revoked.is_revoked());
     let f = h
         .store
         .read_facts(Reader::Bearer(&digests[1]), s, v)
         .unwrap();
-    assert!(f.bearer.unwrap().token.revoked);
+    assert!(f.bearer.unwrap().token.revoked.is_revoked());
     assert_eq!(
         h.store
             .read_facts(Reader::Bearer(&digests[2]), s, v)

@@ -8,12 +8,10 @@
     reason = "tests (helpers included) fail by panicking"
 )]
 
-mod common;
-
 use std::sync::Arc;
 
-use common::Harness;
 use medialib_adapters_memory::MemoryStore;
+use medialib_adapters_memory::testing::Harness;
 use medialib_domain::OrgNamespace;
 use medialib_ports::{OrgRepository, Store};
 

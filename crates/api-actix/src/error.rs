@@ -11,8 +11,9 @@ use medialib_ports::services::people::{
     AddUserFailed, ContributeFailed, InfoFailed, ReadUserFailed, UpdateUserFailed,
 };
 use medialib_ports::services::{
-    AddMemberFailed, BearerError, CreateObjectFailed, DescribeFailed, MembershipChangeFailed,
-    PermissionFailed, SignInError, TokenError, UpdateObjectFailed,
+    AddMemberFailed, BearerError, ClientAuthFailed, CodeGrantFailed, CreateObjectFailed,
+    DescribeFailed, MembershipChangeFailed, OAuthFailure, PermissionFailed, RefreshGrantFailed,
+    SignInError, UpdateObjectFailed,
 };
 use medialib_ports::{CreateUserError, PermissionChangeError, StoreError};
 use serde::Serialize;
@@ -224,21 +225,39 @@ impl From<StoreError> for ApiError {
     }
 }
 
-impl From<TokenError> for ApiError {
-    fn from(e: TokenError) -> Self {
-        match e {
-            TokenError::Store(s) => {
+impl ApiError {
+    /// A token, revocation or introspection failure (RFC 6749 §5.2); a storage failure's
+    /// own words stay in the log.
+    fn oauth(e: &impl OAuthFailure) -> Self {
+        let description = match e.store_failure() {
+            Some(s) => {
                 tracing::warn!(reason = %s, "token endpoint storage failure");
-                Self::OAuth {
-                    code: TokenError::Store(s).error_code(),
-                    description: "the service cannot answer now; try again later".into(),
-                }
+                "the service cannot answer now; try again later".to_owned()
             }
-            other => Self::OAuth {
-                code: other.error_code(),
-                description: other.to_string(),
-            },
+            None => e.to_string(),
+        };
+        Self::OAuth {
+            code: e.error_code(),
+            description,
         }
+    }
+}
+
+impl From<ClientAuthFailed> for ApiError {
+    fn from(e: ClientAuthFailed) -> Self {
+        Self::oauth(&e)
+    }
+}
+
+impl From<CodeGrantFailed> for ApiError {
+    fn from(e: CodeGrantFailed) -> Self {
+        Self::oauth(&e)
+    }
+}
+
+impl From<RefreshGrantFailed> for ApiError {
+    fn from(e: RefreshGrantFailed) -> Self {
+        Self::oauth(&e)
     }
 }
 

@@ -13,7 +13,7 @@ use medialib_domain::oauth::{
     AuthorizeParams, AuthorizeRejection, Client, ClientId, ClientKind, ClientName,
     CodePresentation, ErrorPage, GrantSpec, IssuedCode, Issuer, OAuthErrorCode, RedeemError,
     RedirectUri, RefreshError, RefreshPresentation, RefreshTokenRecord, RefreshTokenState,
-    ScopeSet, StoredCode, TokenLifetimes, TokenRandomness, mint_tokens,
+    Revocation, ScopeSet, StoredCode, TokenLifetimes, TokenRandomness, mint_tokens,
     validate_authorization_request,
 };
 use medialib_domain::{
@@ -1179,12 +1179,7 @@ fn a_code_redeems_into_its_grant() {
         ),
     ] {
         let (_, issued) = issue(&params, &conf, 6);
-        let want = GrantSpec {
-            client: lms.clone(),
-            user: user(),
-            scope: issued.scope,
-            offline: issued.offline,
-        };
+        let want = (lms.clone(), user(), issued.scope, issued.offline);
         let p = CodePresentation {
             client: &lms,
             redirect_uri: Some(REDIRECT),
@@ -1192,6 +1187,7 @@ fn a_code_redeems_into_its_grant() {
         };
         // One second before expiry is still fine.
         let got = StoredCode::Unused(issued).redeem(&p, ts(NOW + CODE_TTL - 1));
+        let got = got.map(|g| (g.client().clone(), g.user(), g.scope(), g.offline()));
         assert_eq!(got, Ok(want), "{case}");
     }
     // A public client with PKCE.
@@ -1448,13 +1444,25 @@ fn code_redemption_refusals() {
 // Minting and access tokens
 // ---------------------------------------------------------------------------
 
+/// A grant as only the domain makes one: by redeeming a code.
 fn spec(offline: bool, s: ScopeSet) -> GrantSpec {
-    GrantSpec {
-        client: cid("lms"),
+    let lms = cid("lms");
+    let code = IssuedCode {
+        digest: TokenDigest::of(&Secret::new("mlc_spec")),
+        client: lms.clone(),
+        redirect_uri: RedirectUri::parse(REDIRECT).unwrap(),
         user: user(),
         scope: s,
         offline,
-    }
+        challenge: None,
+        expires_at: ts(NOW + CODE_TTL),
+    };
+    let p = CodePresentation {
+        client: &lms,
+        redirect_uri: Some(REDIRECT),
+        verifier: None,
+    };
+    StoredCode::Unused(code).redeem(&p, ts(NOW)).unwrap()
 }
 
 #[test]
@@ -1501,7 +1509,10 @@ fn access_record(revoked: bool) -> AccessTokenRecord {
         client: cid("lms"),
         scope: scope("read"),
         expires_at: ts(NOW + ACCESS_TTL),
-        revoked,
+        revoked: Revocation {
+            token: revoked,
+            grant: false,
+        },
     }
 }
 
@@ -1535,13 +1546,13 @@ fn access_token_checks() {
         let got = access_record(revoked).check(ts(now));
         match (got, want) {
             (Ok(active), Ok(expires_in)) => {
-                assert_eq!(active.expires_in, expires_in, "{case}");
-                assert_eq!(active.grant, grant_id(2), "{case}");
-                assert_eq!(active.user, user(), "{case}");
-                assert_eq!(active.client, cid("lms"), "{case}");
-                assert_eq!(active.scope, scope("read"), "{case}");
+                assert_eq!(active.expires_in(), expires_in, "{case}");
+                assert_eq!(active.grant(), grant_id(2), "{case}");
+                assert_eq!(active.user(), user(), "{case}");
+                assert_eq!(active.client(), &cid("lms"), "{case}");
+                assert_eq!(active.scope(), scope("read"), "{case}");
             }
-            (got, want) => assert_eq!(got.map(|a| a.expires_in), want, "{case}"),
+            (got, want) => assert_eq!(got.map(|a| a.expires_in()), want, "{case}"),
         }
     }
 }
@@ -1559,8 +1570,13 @@ fn refresh_record(state: RefreshTokenState, s: ScopeSet) -> (Secret, RefreshToke
         user: user(),
         scope: s,
         expires_at: ts(NOW + REFRESH_TTL),
-        state,
+        used: state == RefreshTokenState::Used,
+        revoked: Revocation {
+            token: false,
+            grant: state == RefreshTokenState::Revoked,
+        },
     };
+    assert_eq!(rec.state(), state);
     (secret, rec)
 }
 
@@ -1585,28 +1601,24 @@ fn refresh_rotation_mints_a_new_pair() {
         };
         let now = NOW + REFRESH_TTL - 1;
         let rot = rec.rotate(&p, rnd(21, 22), ts(now), lifetimes()).unwrap();
-        assert_eq!(rot.spent, spent, "{case}");
-        assert_eq!(rot.grant, grant_id(3), "{case}");
-        assert_eq!(rot.tokens.scope, want_scope, "{case}");
-        let new_refresh = rot
-            .tokens
-            .refresh
-            .as_ref()
-            .expect("rotation always mints a refresh token");
+        assert_eq!(rot.spent(), spent, "{case}");
+        assert_eq!(rot.grant(), grant_id(3), "{case}");
+        assert_eq!(rot.scope(), want_scope, "{case}");
+        let new_refresh = rot.refresh();
         assert!(new_refresh.secret.expose().starts_with("mlr_"));
-        assert!(rot.tokens.access.secret.expose().starts_with("mla_"));
+        assert!(rot.access().secret.expose().starts_with("mla_"));
         assert_ne!(
             new_refresh.digest, spent,
             "{case}: new refresh digest differs from the spent one"
         );
-        assert_ne!(rot.tokens.access.digest, spent, "{case}");
-        assert_ne!(rot.tokens.access.digest, new_refresh.digest, "{case}");
+        assert_ne!(rot.access().digest, spent, "{case}");
+        assert_ne!(rot.access().digest, new_refresh.digest, "{case}");
         assert_eq!(
             new_refresh.expires_at,
             ts(now + REFRESH_TTL),
             "{case}: idle expiry restarts"
         );
-        assert_eq!(rot.tokens.access.expires_at, ts(now + ACCESS_TTL), "{case}");
+        assert_eq!(rot.access().expires_at, ts(now + ACCESS_TTL), "{case}");
     }
 }
 
@@ -1751,7 +1763,7 @@ fn whole_lifecycle() {
     };
     let now = NOW + 5;
     let grant = StoredCode::Unused(issued).redeem(&p, ts(now)).unwrap();
-    assert!(grant.offline);
+    assert!(grant.offline());
     let g = grant_id(4);
     // The adapter marks the code redeemed; a replay names the grant to revoke.
     assert_eq!(
@@ -1762,25 +1774,26 @@ fn whole_lifecycle() {
     let tokens = mint_tokens(&grant, rnd(41, 42), ts(now), lifetimes());
     let access = AccessTokenRecord {
         grant: g,
-        user: grant.user,
-        client: grant.client.clone(),
+        user: grant.user(),
+        client: grant.client().clone(),
         scope: tokens.scope,
         expires_at: tokens.access.expires_at,
-        revoked: false,
+        revoked: Revocation::NONE,
     };
     let active = access.check(ts(now + 10)).unwrap();
-    assert_eq!(active.expires_in, ACCESS_TTL - 10);
-    assert_eq!(active.scope, scope("read"));
+    assert_eq!(active.expires_in(), ACCESS_TTL - 10);
+    assert_eq!(active.scope(), scope("read"));
 
     let refresh = tokens.refresh.unwrap();
     let record = RefreshTokenRecord {
         digest: refresh.digest,
         grant: g,
-        client: grant.client.clone(),
-        user: grant.user,
+        client: grant.client().clone(),
+        user: grant.user(),
         scope: tokens.scope,
         expires_at: refresh.expires_at,
-        state: RefreshTokenState::Valid,
+        used: false,
+        revoked: Revocation::NONE,
     };
     let rp = RefreshPresentation {
         client: &lms,
@@ -1790,14 +1803,14 @@ fn whole_lifecycle() {
         .clone()
         .rotate(&rp, rnd(43, 44), ts(now + 100), lifetimes())
         .unwrap();
-    assert_eq!(rot.spent, refresh.digest);
+    assert_eq!(rot.spent(), refresh.digest);
     assert_eq!(
-        rot.tokens.scope,
+        rot.scope(),
         scope("read"),
         "the consented scope carries over"
     );
     let spent = RefreshTokenRecord {
-        state: RefreshTokenState::Used,
+        used: true,
         ..record
     };
     assert_eq!(

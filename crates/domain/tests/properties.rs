@@ -7,9 +7,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use medialib_domain::oauth::{
-    ClientId, CodeChallenge, CodePresentation, CodeVerifier, GrantSpec, IssuedCode, RedeemError,
-    RedirectUri, RefreshError, RefreshPresentation, RefreshTokenRecord, RefreshTokenState,
-    ScopeSet, StoredCode, TokenLifetimes, TokenRandomness, mint_tokens,
+    ClientId, CodeChallenge, CodePresentation, CodeVerifier, IssuedCode, RedeemError, RedirectUri,
+    RefreshError, RefreshPresentation, RefreshTokenRecord, RefreshTokenState, Revocation, ScopeSet,
+    StoredCode, TokenLifetimes, TokenRandomness,
 };
 use medialib_domain::{
     AccessView, Caller, CollectionGraph, GrantId, Lifetime, MembershipError, ObjectId, ObjectType,
@@ -432,31 +432,20 @@ struct Family {
 
 impl Family {
     fn new() -> Self {
-        let spec = GrantSpec {
-            client: client(),
-            user: the_user(),
-            scope: ScopeSet::DEFAULT,
-            offline: true,
-        };
-        let tokens = mint_tokens(
-            &spec,
-            randomness(0),
-            Timestamp::from_epoch_seconds(NOW),
-            lifetimes(),
-        );
-        let r = tokens.refresh.unwrap();
+        let (_, digest) = TokenKind::Refresh.mint(randomness(0).refresh);
         let rec = RefreshTokenRecord {
-            digest: r.digest,
+            digest,
             grant: the_grant(),
             client: client(),
             user: the_user(),
-            scope: tokens.scope,
-            expires_at: r.expires_at,
-            state: RefreshTokenState::Valid,
+            scope: ScopeSet::DEFAULT,
+            expires_at: Timestamp::from_epoch_seconds(NOW).plus(lifetimes().refresh),
+            used: false,
+            revoked: Revocation::NONE,
         };
         Self {
-            store: BTreeMap::from([(r.digest, rec)]),
-            order: vec![r.digest],
+            store: BTreeMap::from([(digest, rec)]),
+            order: vec![digest],
             minted: 1,
         }
     }
@@ -481,17 +470,18 @@ impl Family {
             .rotate(&p, random, Timestamp::from_epoch_seconds(now), lifetimes())
         {
             Ok(rot) => {
-                assert_eq!(rot.spent, digest);
-                assert_eq!(rot.grant, the_grant());
-                let new = rot.tokens.refresh.unwrap();
+                assert_eq!(rot.spent(), digest);
+                assert_eq!(rot.grant(), the_grant());
+                let new = rot.refresh().clone();
                 assert!(!self.store.contains_key(&new.digest), "a fresh digest");
-                self.store.get_mut(&digest).unwrap().state = RefreshTokenState::Used;
+                self.store.get_mut(&digest).unwrap().used = true;
                 self.store.insert(
                     new.digest,
                     RefreshTokenRecord {
                         digest: new.digest,
                         expires_at: new.expires_at,
-                        state: RefreshTokenState::Valid,
+                        used: false,
+                        revoked: Revocation::NONE,
                         ..rec
                     },
                 );
@@ -501,8 +491,8 @@ impl Family {
             Err(e) => {
                 if matches!(e, RefreshError::Reused { .. }) && revoke_on_reuse {
                     for r in self.store.values_mut() {
-                        if r.state == RefreshTokenState::Valid {
-                            r.state = RefreshTokenState::Revoked;
+                        if r.state() == RefreshTokenState::Valid {
+                            r.revoked.grant = true;
                         }
                     }
                 }
@@ -628,9 +618,9 @@ proptest! {
                     prop_assert_eq!(got.is_ok(), all_right, "attempt {:?}: {:?}", a, got);
                     let grant = match &got {
                         Ok(spec) => {
-                            prop_assert_eq!(&spec.client, &client());
-                            prop_assert_eq!(spec.user, the_user());
-                            prop_assert_eq!(spec.offline, offline);
+                            prop_assert_eq!(spec.client(), &client());
+                            prop_assert_eq!(spec.user(), the_user());
+                            prop_assert_eq!(spec.offline(), offline);
                             successes += 1;
                             Some(the_grant())
                         }

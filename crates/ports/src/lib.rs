@@ -12,12 +12,12 @@ pub mod world;
 
 pub use error::StoreError;
 pub use repos::{
-    AddMemberError, AddOutcome, BearerRecord, CatalogItem, ClientRepository, CodeExchange,
-    CreateClientError, CreateObjectError, CreateUserError, CredentialRepository, ExchangeError,
-    GrantRepository, Housekeeping, MediaRepository, OrgRepository, PendingSignInRepository,
-    PermissionChangeError, PermissionEntry, PurgeReport, ReadFacts, Reader, RefreshExchange,
-    RemoveMemberError, RevokeOutcome, RotateError, SessionRepository, Store, StoredPendingSignIn,
-    UpdateObjectError, UserRepository,
+    AddMemberError, AddOutcome, Applied, BearerRecord, CatalogItem, ClientRepository, CodeUnit,
+    CreateClientError, CreateObjectError, CreateUserError, CredentialRepository, GrantRepository,
+    GrantUnit, Housekeeping, MediaRepository, OrgRepository, PendingSignInRepository,
+    PermissionChangeError, PermissionEntry, PurgeReport, ReadFacts, Reader, RefreshUnit,
+    RemoveMemberError, RevokeOutcome, SessionRepository, Store, StoredPendingSignIn,
+    UpdateObjectError, UserRepository, decide_and_write,
 };
 pub use services::{ServiceSettings, Services};
 pub use sso::{

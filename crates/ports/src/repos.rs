@@ -2,14 +2,13 @@
 //! one transaction or conditional update, so concurrent callers never both win.
 
 use medialib_domain::oauth::{
-    AccessTokenRecord, Client, ClientAuthError, ClientId, CodePresentation, IssuedCode,
-    IssuedTokens, RedeemError, RefreshError, RefreshPresentation, RefreshTokenRecord, Rotation,
-    TokenLifetimes, TokenRandomness,
+    AccessTokenRecord, Client, ClientId, CodeDecision, CodeFacts, IssuedCode, RefreshDecision,
+    RefreshFacts, RefreshTokenRecord,
 };
 use medialib_domain::{
-    AccessView, AfterRemoval, BrowserSession, GrantId, MediaObject, MembershipError, ObjectId,
-    ObjectPatch, OrgNamespace, PageRequest, PermissionLevel, PersonName, Secret, ShortCode, Since,
-    Timestamp, TokenDigest, UniqueId, UpdateError, User, UserId,
+    AccessView, AfterRemoval, BrowserSession, MediaObject, MembershipError, ObjectId, ObjectPatch,
+    OrgNamespace, PageRequest, PermissionLevel, PersonName, Secret, ShortCode, Since, Timestamp,
+    TokenDigest, UniqueId, UpdateError, User, UserId,
 };
 
 use crate::error::StoreError;
@@ -374,83 +373,53 @@ pub trait ClientRepository: Send + Sync {
     fn set_client_secret(&self, id: &ClientId, digest: &TokenDigest) -> Result<bool, StoreError>;
 }
 
-/// Everything a code exchange needs, decided before the atomic step.
-#[derive(Debug, Clone, Copy)]
-pub struct CodeExchange<'a> {
-    /// Digest of the presented code.
-    pub digest: TokenDigest,
-    /// What the client presented with it; `presentation.client` is the claimed client id,
-    /// authenticated in the same atomic step (before the code is touched).
-    pub presentation: CodePresentation<'a>,
-    /// The client secret presented with it (`None` for a public client).
-    pub client_secret: Option<&'a Secret>,
-    /// Now.
-    pub now: Timestamp,
-    /// The id the new grant gets.
-    pub grant_id: GrantId,
-    /// Random bytes for the new tokens.
-    pub random: TokenRandomness,
-    /// Token lifetimes.
-    pub lifetimes: TokenLifetimes,
+/// Whether a grant unit's write took.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Applied {
+    /// Written as decided.
+    Written,
+    /// Between the unit's read and its write a concurrent caller claimed the code (spent the
+    /// token): nothing was written, and the facts have changed.
+    Lost,
 }
 
-/// A code exchange failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ExchangeError {
-    /// No client has the presented id: nothing was read or spent.
-    #[error("unknown client")]
-    UnknownClient,
-    /// The client did not authenticate (`ClientKind::authenticate`): nothing was spent.
-    #[error(transparent)]
-    ClientRefused(ClientAuthError),
-    /// No such code.
-    #[error("unknown authorization code")]
-    UnknownCode,
-    /// The domain refused it (a replay has already revoked the grant it produced).
-    #[error(transparent)]
-    Refused(#[from] RedeemError),
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
+/// One contested grant (a code exchange, a refresh) inside a store transaction: the
+/// service reads the facts, the domain decides, the unit writes the decision. The unit
+/// decides nothing; its one judgement is whether a conditional write still matched
+/// ([`Applied::Lost`] when it did not).
+pub trait GrantUnit<F, D> {
+    /// The facts of the presentation, read in the unit's transaction.
+    fn facts(&mut self) -> Result<F, StoreError>;
+    /// Writes what `decision` says, at `now`.
+    fn apply(&mut self, decision: &D, now: Timestamp) -> Result<Applied, StoreError>;
 }
 
-/// Everything a refresh needs, decided before the atomic step.
-#[derive(Debug, Clone, Copy)]
-pub struct RefreshExchange<'a> {
-    /// Digest of the presented refresh token.
-    pub digest: TokenDigest,
-    /// What the client presented with it; `presentation.client` is the claimed client id,
-    /// authenticated in the same atomic step (before the token is touched).
-    pub presentation: RefreshPresentation<'a>,
-    /// The client secret presented with it (`None` for a public client).
-    pub client_secret: Option<&'a Secret>,
-    /// Now.
-    pub now: Timestamp,
-    /// Random bytes for the new pair.
-    pub random: TokenRandomness,
-    /// Token lifetimes.
-    pub lifetimes: TokenLifetimes,
+/// Reads, decides and writes one contested grant in its unit, the one way a service runs
+/// one: if the write lost to a concurrent caller, the facts have changed and `decide` runs
+/// again on them (they then say "replay" or "reuse", which revokes what the winner got). A
+/// second loss would mean the store's conditional write is broken.
+pub fn decide_and_write<F, D>(
+    unit: &mut (dyn GrantUnit<F, D> + '_),
+    now: Timestamp,
+    decide: impl Fn(F) -> D,
+) -> Result<D, StoreError> {
+    let first = decide(unit.facts()?);
+    if unit.apply(&first, now)? == Applied::Written {
+        return Ok(first);
+    }
+    let again = decide(unit.facts()?);
+    match unit.apply(&again, now)? {
+        Applied::Written => Ok(again),
+        Applied::Lost => Err(StoreError::Unexpected(
+            "a grant's conditional write lost twice in one transaction".into(),
+        )),
+    }
 }
 
-/// A refresh failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum RotateError {
-    /// No client has the presented id: nothing was read or spent.
-    #[error("unknown client")]
-    UnknownClient,
-    /// The client did not authenticate (`ClientKind::authenticate`): nothing was spent.
-    #[error(transparent)]
-    ClientRefused(ClientAuthError),
-    /// No such refresh token.
-    #[error("unknown refresh token")]
-    UnknownToken,
-    /// The domain refused it (a reuse has already revoked the grant family).
-    #[error(transparent)]
-    Refused(#[from] RefreshError),
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
+/// The unit of a code exchange.
+pub type CodeUnit<'a> = dyn GrantUnit<CodeFacts, CodeDecision> + 'a;
+/// The unit of a refresh.
+pub type RefreshUnit<'a> = dyn GrantUnit<RefreshFacts, RefreshDecision> + 'a;
 
 /// What a revocation request found (RFC 7009).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -469,18 +438,23 @@ pub enum RevokeOutcome {
 pub trait GrantRepository: Send + Sync {
     /// Stores an issued code.
     fn store_code(&self, code: &IssuedCode, now: Timestamp) -> Result<(), StoreError>;
-    /// Authenticates the client, then spends a code and issues the grant's tokens, in one
-    /// atomic step. A client that does not authenticate leaves the code untouched.
-    /// A replayed code revokes every token issued from it.
-    fn exchange_code(
+    /// Runs `work` in one transaction over the code with `digest` presented by `client`:
+    /// an `Err` from `work` rolls back, an `Ok` commits. Of concurrent units that decide to
+    /// redeem the same code exactly one writes; the others' writes are [`Applied::Lost`].
+    fn code_grant(
         &self,
-        req: CodeExchange<'_>,
-    ) -> Result<(GrantId, IssuedTokens), ExchangeError>;
-    /// Authenticates the client, then rotates a refresh token in one atomic step; of
-    /// concurrent callers exactly one wins. A client that does not authenticate leaves the
-    /// token untouched.
-    /// A used token (including a race loser's) revokes its whole grant family.
-    fn rotate_refresh_token(&self, req: RefreshExchange<'_>) -> Result<Rotation, RotateError>;
+        digest: &TokenDigest,
+        client: &ClientId,
+        work: &mut dyn FnMut(&mut CodeUnit<'_>) -> Result<CodeDecision, StoreError>,
+    ) -> Result<CodeDecision, StoreError>;
+    /// Runs `work` in one transaction over the refresh token with `digest` presented by
+    /// `client`, as [`code_grant`](Self::code_grant) does for a code.
+    fn refresh_grant(
+        &self,
+        digest: &TokenDigest,
+        client: &ClientId,
+        work: &mut dyn FnMut(&mut RefreshUnit<'_>) -> Result<RefreshDecision, StoreError>,
+    ) -> Result<RefreshDecision, StoreError>;
     /// An access token by digest (revocation of its grant included).
     fn access_token(&self, digest: &TokenDigest) -> Result<Option<AccessTokenRecord>, StoreError>;
     /// An access token by digest with the user it acts for, in one step.
@@ -494,7 +468,7 @@ pub trait GrantRepository: Send + Sync {
     ) -> Result<RevokeOutcome, StoreError>;
     /// Revokes every access token of `user` (sign out); refresh tokens survive.
     fn revoke_user_access_tokens(&self, user: UserId, now: Timestamp) -> Result<u64, StoreError>;
-    /// A refresh token by digest (for introspection); `state` says `Revoked` when its grant is.
+    /// A refresh token by digest, with its grant (for introspection).
     fn refresh_token(&self, digest: &TokenDigest)
     -> Result<Option<RefreshTokenRecord>, StoreError>;
 }

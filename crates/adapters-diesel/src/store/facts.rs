@@ -29,7 +29,7 @@
 
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Bool, Nullable, Text};
-use medialib_domain::oauth::AccessTokenRecord;
+use medialib_domain::oauth::{AccessTokenRecord, Revocation};
 use medialib_domain::{AccessView, PermissionLevel, TokenDigest};
 use medialib_ports::{BearerRecord, ReadFacts, Reader, StoreError};
 
@@ -284,7 +284,10 @@ pub(crate) fn into_facts(rows: Vec<FactRow>) -> Result<ReadFacts, StoreError> {
                     client: client_id(&need(s3, "t")?)?,
                     scope: scope(&need(s4, "t")?)?,
                     expires_at: ts(need(n1, "t")?),
-                    revoked: n2.is_some() || n3.is_some(),
+                    revoked: Revocation {
+                        token: n2.is_some(),
+                        grant: n3.is_some(),
+                    },
                 });
             }
             "u" => {
@@ -549,13 +552,16 @@ mod tests {
         let w = world(url);
         let live = w.store.bearer(&w.tokens[0]).unwrap().unwrap();
         assert_eq!(live.user.as_ref(), Some(&w.users[0]));
-        assert!(!live.token.revoked);
+        assert!(!live.token.revoked.is_revoked());
         assert_eq!(
             live.token.expires_at,
             Timestamp::from_epoch_seconds(NOW + 60)
         );
         let revoked = w.store.bearer(&w.tokens[1]).unwrap().unwrap();
-        assert!(revoked.token.revoked, "a revoked grant revokes its tokens");
+        assert!(
+            revoked.token.revoked.grant && !revoked.token.revoked.token,
+            "a revoked grant revokes its tokens"
+        );
         let orphan = w.store.bearer(&w.tokens[2]).unwrap().unwrap();
         assert_eq!(orphan.user, None);
         assert_eq!(w.store.bearer(&w.tokens[3]).unwrap(), None);

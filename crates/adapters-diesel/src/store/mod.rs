@@ -3,6 +3,7 @@
 mod clients;
 mod facts;
 mod fixed;
+mod grant_units;
 mod grants;
 mod media;
 mod pending;

@@ -232,7 +232,10 @@ pub async fn access_token(
         }
         other => {
             tracing::info!(grant_type = other, "unsupported grant type");
-            return Err(medialib_ports::services::TokenError::UnsupportedGrantType.into());
+            return Err(ApiError::OAuth {
+                code: OAuthErrorCode::UnsupportedGrantType,
+                description: "grant_type must be authorization_code or refresh_token".into(),
+            });
         }
     };
     Ok(no_store(StatusCode::OK).json(TokenBody::from(&tokens)))
@@ -415,10 +418,10 @@ pub async fn token_info(req: HttpRequest, state: web::Data<AppState>) -> HttpRes
         Ok::<_, ApiError>(TokenInfo {
             kind: "authorize",
             authenticated: bool_str(true),
-            user_id: caller.user.id.to_string(),
-            client_id: caller.client.as_str().to_owned(),
-            scope: caller.scope.to_string(),
-            expires_in: caller.expires_in,
+            user_id: caller.user().id.to_string(),
+            client_id: caller.client().as_str().to_owned(),
+            scope: caller.scope().to_string(),
+            expires_in: caller.expires_in(),
         })
     };
     match answer.await {
@@ -475,7 +478,7 @@ pub async fn logout(
     let who = match presented_token(&req)? {
         Some(token) => {
             let caller = run(&state, move |s| s.authenticate_bearer(&token)).await?;
-            SigningOut::Bearer(caller.user)
+            SigningOut::Bearer(caller.into_user())
         }
         None => {
             let cookie = super::cookie(&req, SESSION_COOKIE);

@@ -6,6 +6,7 @@ mod authorize;
 mod client;
 mod credentials;
 mod error;
+mod exchange;
 mod pkce;
 mod redirect;
 mod scope;
@@ -18,11 +19,16 @@ pub use authorize::{
 pub use client::{Client, ClientAuthError, ClientId, ClientKind, ClientName, InvalidClientField};
 pub use credentials::{Credentials, InvalidCredentials, is_b64token, parse_authorization};
 pub use error::OAuthErrorCode;
+pub use exchange::{
+    CodeDecision, CodeExchange, CodeFacts, CodeRefusal, Redemption, RefreshDecision,
+    RefreshExchange, RefreshFacts, RefreshRefusal, decide_code, decide_refresh,
+};
 pub use pkce::{CodeChallenge, CodeVerifier, InvalidPkce};
 pub use redirect::{InvalidRedirectUri, RedirectUri};
 pub use scope::{InvalidScope, Scope, ScopeSet};
 pub use tokens::{
-    AccessTokenInvalid, AccessTokenRecord, ActiveAccess, CodePresentation, GrantSpec, IssuedCode,
-    IssuedTokens, MintedToken, RedeemError, RefreshError, RefreshPresentation, RefreshTokenRecord,
-    RefreshTokenState, Rotation, StoredCode, TokenLifetimes, TokenRandomness, mint_tokens,
+    AccessTokenInvalid, AccessTokenRecord, ActiveAccess, AuthenticatedCaller, CodePresentation,
+    GrantSpec, IssuedCode, IssuedTokens, MintedToken, NewTokens, RedeemError, RefreshError,
+    RefreshPresentation, RefreshTokenRecord, RefreshTokenState, Revocation, Rotation, StoredCode,
+    TokenLifetimes, TokenRandomness, mint_tokens,
 };

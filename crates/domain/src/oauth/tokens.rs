@@ -8,6 +8,8 @@ use super::error::OAuthErrorCode;
 use super::pkce::{CodeChallenge, CodeVerifier};
 use super::redirect::RedirectUri;
 use super::scope::ScopeSet;
+use crate::User;
+use crate::authz::Caller;
 use crate::ids::{GrantId, UserId};
 use crate::secret::{Secret, TokenDigest, TokenKind};
 use crate::time::{Lifetime, Timestamp};
@@ -92,17 +94,36 @@ impl RedeemError {
     }
 }
 
-/// What a successful redemption or rotation grants.
+/// What a successful redemption or rotation grants: a proof that only
+/// [`StoredCode::redeem`] and [`RefreshTokenRecord::rotate`] make.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GrantSpec {
+    client: ClientId,
+    user: UserId,
+    scope: ScopeSet,
+    offline: bool,
+}
+
+impl GrantSpec {
     /// The client.
-    pub client: ClientId,
+    pub fn client(&self) -> &ClientId {
+        &self.client
+    }
+
     /// The user.
-    pub user: UserId,
+    pub fn user(&self) -> UserId {
+        self.user
+    }
+
     /// The scopes.
-    pub scope: ScopeSet,
+    pub fn scope(&self) -> ScopeSet {
+        self.scope
+    }
+
     /// Whether refresh tokens are issued.
-    pub offline: bool,
+    pub fn offline(&self) -> bool {
+        self.offline
+    }
 }
 
 impl StoredCode {
@@ -191,6 +212,16 @@ pub struct IssuedTokens {
     pub scope: ScopeSet,
 }
 
+/// Mints one token valid until `expires_at`.
+fn minted(kind: TokenKind, bytes: [u8; 32], expires_at: Timestamp) -> MintedToken {
+    let (secret, digest) = kind.mint(bytes);
+    MintedToken {
+        secret,
+        digest,
+        expires_at,
+    }
+}
+
 /// Mints the tokens a grant gets: always an access token, a refresh token only when offline.
 pub fn mint_tokens(
     grant: &GrantSpec,
@@ -198,20 +229,36 @@ pub fn mint_tokens(
     now: Timestamp,
     lifetimes: TokenLifetimes,
 ) -> IssuedTokens {
-    let mint = |kind: TokenKind, bytes, ttl| {
-        let (secret, digest) = kind.mint(bytes);
-        MintedToken {
-            secret,
-            digest,
-            expires_at: now.plus(ttl),
-        }
-    };
+    let mint = |kind: TokenKind, bytes, ttl| minted(kind, bytes, now.plus(ttl));
     IssuedTokens {
         access: mint(TokenKind::Access, random.access, lifetimes.access),
         refresh: grant
             .offline
             .then(|| mint(TokenKind::Refresh, random.refresh, lifetimes.refresh)),
         scope: grant.scope,
+    }
+}
+
+/// Whether a stored token was revoked, as the store records it: the token itself (logout,
+/// RFC 7009) or its whole grant (a replay, a reuse, RFC 7009 on a refresh token).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Revocation {
+    /// The token itself was revoked.
+    pub token: bool,
+    /// Its grant was revoked.
+    pub grant: bool,
+}
+
+impl Revocation {
+    /// Not revoked at all.
+    pub const NONE: Revocation = Revocation {
+        token: false,
+        grant: false,
+    };
+
+    /// Whether the token no longer works because of a revocation, its own or its grant's.
+    pub fn is_revoked(self) -> bool {
+        self.token || self.grant
     }
 }
 
@@ -229,7 +276,7 @@ pub struct AccessTokenRecord {
     /// End of validity.
     pub expires_at: Timestamp,
     /// Revoked itself (logout, RFC 7009) or through its grant.
-    pub revoked: bool,
+    pub revoked: Revocation,
 }
 
 /// Why an access token no longer works (401 `invalid_token`).
@@ -243,25 +290,100 @@ pub enum AccessTokenInvalid {
     Revoked,
 }
 
-/// An access token that is good now.
+/// An access token that is good now: a proof that only [`AccessTokenRecord::check`] makes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ActiveAccess {
+    grant: GrantId,
+    user: UserId,
+    client: ClientId,
+    scope: ScopeSet,
+    expires_in: i64,
+}
+
+impl ActiveAccess {
     /// The grant.
-    pub grant: GrantId,
+    pub fn grant(&self) -> GrantId {
+        self.grant
+    }
+
     /// The user.
-    pub user: UserId,
+    pub fn user(&self) -> UserId {
+        self.user
+    }
+
     /// The client.
-    pub client: ClientId,
+    pub fn client(&self) -> &ClientId {
+        &self.client
+    }
+
     /// Scopes.
-    pub scope: ScopeSet,
+    pub fn scope(&self) -> ScopeSet {
+        self.scope
+    }
+
     /// Seconds left.
-    pub expires_in: i64,
+    pub fn expires_in(&self) -> i64 {
+        self.expires_in
+    }
+}
+
+impl ActiveAccess {
+    /// The caller behind the token, if `user` (read with it) is the user it acts for.
+    pub fn acting_for(self, user: Option<User>) -> Option<AuthenticatedCaller> {
+        let user = user.filter(|u| u.id == self.user)?;
+        Some(AuthenticatedCaller { user, access: self })
+    }
+}
+
+/// The caller behind a valid bearer token: a proof that only
+/// [`ActiveAccess::acting_for`] makes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthenticatedCaller {
+    user: User,
+    access: ActiveAccess,
+}
+
+impl AuthenticatedCaller {
+    /// The user.
+    pub fn user(&self) -> &User {
+        &self.user
+    }
+
+    /// The token's scopes.
+    pub fn scope(&self) -> ScopeSet {
+        self.access.scope
+    }
+
+    /// The client holding the token.
+    pub fn client(&self) -> &ClientId {
+        &self.access.client
+    }
+
+    /// The grant.
+    pub fn grant(&self) -> GrantId {
+        self.access.grant
+    }
+
+    /// Seconds left.
+    pub fn expires_in(&self) -> i64 {
+        self.access.expires_in
+    }
+
+    /// The caller the authorization gate sees: the token's user, limited by its scopes.
+    pub fn caller(&self) -> Caller {
+        self.user.as_caller().with_scope(self.access.scope)
+    }
+
+    /// The user, for what follows authentication (sign out).
+    pub fn into_user(self) -> User {
+        self.user
+    }
 }
 
 impl AccessTokenRecord {
     /// Checks the token at `now`.
     pub fn check(self, now: Timestamp) -> Result<ActiveAccess, AccessTokenInvalid> {
-        if self.revoked {
+        if self.revoked.is_revoked() {
             return Err(AccessTokenInvalid::Revoked);
         }
         if now >= self.expires_at {
@@ -303,8 +425,10 @@ pub struct RefreshTokenRecord {
     pub scope: ScopeSet,
     /// Idle expiry.
     pub expires_at: Timestamp,
-    /// Valid, used or revoked.
-    pub state: RefreshTokenState,
+    /// Whether it was rotated already.
+    pub used: bool,
+    /// Whether it, or its grant, was revoked.
+    pub revoked: Revocation,
 }
 
 /// What the client presents with a refresh token.
@@ -349,19 +473,107 @@ impl RefreshError {
     }
 }
 
-/// A rotation: the spent token and the new pair that replaces it.
+/// A rotation: the spent token and the new pair that replaces it. Only
+/// [`RefreshTokenRecord::rotate`] makes one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rotation {
+    spent: TokenDigest,
+    grant: GrantId,
+    client: ClientId,
+    user: UserId,
+    access: MintedToken,
+    refresh: MintedToken,
+    scope: ScopeSet,
+}
+
+impl Rotation {
     /// The token that is now used.
-    pub spent: TokenDigest,
+    pub fn spent(&self) -> TokenDigest {
+        self.spent
+    }
+
     /// The grant family.
+    pub fn grant(&self) -> GrantId {
+        self.grant
+    }
+
+    /// The new access token.
+    pub fn access(&self) -> &MintedToken {
+        &self.access
+    }
+
+    /// The new refresh token (a rotation always has one).
+    pub fn refresh(&self) -> &MintedToken {
+        &self.refresh
+    }
+
+    /// The scopes of the new access token.
+    pub fn scope(&self) -> ScopeSet {
+        self.scope
+    }
+
+    /// The rows to write: the new pair of the grant.
+    pub fn new_tokens(&self) -> NewTokens<'_> {
+        NewTokens {
+            grant: self.grant,
+            user: self.user,
+            client: &self.client,
+            access: &self.access,
+            refresh: Some(&self.refresh),
+            scope: self.scope,
+        }
+    }
+
+    /// The new pair, for the token response.
+    pub fn into_tokens(self) -> IssuedTokens {
+        IssuedTokens {
+            access: self.access,
+            refresh: Some(self.refresh),
+            scope: self.scope,
+        }
+    }
+}
+
+/// The token rows a redemption or a rotation writes, all of one grant.
+#[derive(Debug, Clone, Copy)]
+pub struct NewTokens<'a> {
+    /// The grant they descend from.
     pub grant: GrantId,
-    /// The new tokens (the refresh token is always present).
-    pub tokens: IssuedTokens,
+    /// The user they act for.
+    pub user: UserId,
+    /// The client holding them.
+    pub client: &'a ClientId,
+    /// The access token.
+    pub access: &'a MintedToken,
+    /// The refresh token, for offline grants.
+    pub refresh: Option<&'a MintedToken>,
+    /// The access token's scopes.
+    pub scope: ScopeSet,
 }
 
 impl RefreshTokenRecord {
+    /// The token's state as introspection reports it (RFC 7662): a revocation outranks use,
+    /// so a used token of a revoked grant is `Revoked`.
+    pub fn state(&self) -> RefreshTokenState {
+        if self.revoked.is_revoked() {
+            RefreshTokenState::Revoked
+        } else if self.used {
+            RefreshTokenState::Used
+        } else {
+            RefreshTokenState::Valid
+        }
+    }
+
+    /// Whether introspection reports the token active at `now`: neither used nor revoked,
+    /// and not past its idle expiry.
+    pub fn is_active(&self, now: Timestamp) -> bool {
+        self.state() == RefreshTokenState::Valid && now < self.expires_at
+    }
+
     /// Rotates the token: it becomes used and a new pair is minted, or the refusal says why.
+    ///
+    /// Here use outranks revocation: a used token presented again is a reuse, and revokes
+    /// its grant family (again, if it already was), whatever else happened to it.
     pub fn rotate(
         self,
         p: &RefreshPresentation<'_>,
@@ -369,10 +581,11 @@ impl RefreshTokenRecord {
         now: Timestamp,
         lifetimes: TokenLifetimes,
     ) -> Result<Rotation, RefreshError> {
-        match self.state {
-            RefreshTokenState::Used => return Err(RefreshError::Reused { grant: self.grant }),
-            RefreshTokenState::Revoked => return Err(RefreshError::Revoked),
-            RefreshTokenState::Valid => {}
+        if self.used {
+            return Err(RefreshError::Reused { grant: self.grant });
+        }
+        if self.revoked.is_revoked() {
+            return Err(RefreshError::Revoked);
         }
         if &self.client != p.client {
             return Err(RefreshError::WrongClient);
@@ -385,16 +598,15 @@ impl RefreshTokenRecord {
             Some(s) => s,
             None => self.scope,
         };
-        let spec = GrantSpec {
-            client: self.client,
-            user: self.user,
-            scope,
-            offline: true,
-        };
+        let mint = |kind: TokenKind, bytes, ttl| minted(kind, bytes, now.plus(ttl));
         Ok(Rotation {
             spent: self.digest,
             grant: self.grant,
-            tokens: mint_tokens(&spec, random, now, lifetimes),
+            client: self.client,
+            user: self.user,
+            access: mint(TokenKind::Access, random.access, lifetimes.access),
+            refresh: mint(TokenKind::Refresh, random.refresh, lifetimes.refresh),
+            scope,
         })
     }
 }

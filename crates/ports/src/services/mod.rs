@@ -23,7 +23,11 @@ pub use media::{
     DescribeWithTokenFailed, MembershipChangeFailed, PermissionFailed, Placement,
     UpdateObjectFailed,
 };
-pub use oauth::{AuthenticatedCaller, BearerError, ClientCredentials, TokenError, TokenResponse};
+pub use medialib_domain::oauth::AuthenticatedCaller;
+pub use oauth::{
+    BearerError, ClientAuthFailed, ClientCredentials, CodeGrantFailed, OAuthFailure,
+    RefreshGrantFailed, TokenResponse,
+};
 pub use sessions::{
     FinishSignInError, Introspection, PENDING_SIGN_IN_SECONDS, RedirectSignIn, SignInError,
     StartedSession,

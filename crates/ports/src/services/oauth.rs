@@ -1,17 +1,17 @@
 //! OAuth use cases: authorization, token endpoint, bearer authentication, revocation.
 
 use medialib_domain::oauth::{
-    AccessTokenInvalid, AuthorizationRequest, AuthorizationResponse, AuthorizeParams,
-    AuthorizeRejection, Client, ClientId, CodePresentation, OAuthErrorCode, RefreshPresentation,
-    ScopeSet, TokenRandomness, validate_authorization_request,
+    AccessTokenInvalid, AuthenticatedCaller, AuthorizationRequest, AuthorizationResponse,
+    AuthorizeParams, AuthorizeRejection, Client, ClientAuthError, ClientId, CodeExchange,
+    CodePresentation, CodeRefusal, InvalidScope, IssuedTokens, OAuthErrorCode, RefreshExchange,
+    RefreshPresentation, RefreshRefusal, ScopeSet, TokenRandomness, decide_code, decide_refresh,
+    validate_authorization_request,
 };
-use medialib_domain::{GrantId, Secret, TokenKind, User, UserId};
+use medialib_domain::{GrantId, Secret, Timestamp, TokenKind, UserId};
 
 use super::Services;
 use crate::error::StoreError;
-use crate::repos::{
-    BearerRecord, CodeExchange, ExchangeError, RefreshExchange, RevokeOutcome, RotateError,
-};
+use crate::repos::{BearerRecord, RevokeOutcome, decide_and_write};
 use crate::world::RandomExt as _;
 
 /// How a client authenticated at the token endpoint (body fields or HTTP Basic).
@@ -23,40 +23,129 @@ pub struct ClientCredentials {
     pub client_secret: Option<Secret>,
 }
 
-/// A token endpoint failure, named after RFC 6749 §5.2.
+/// Names the RFC 6749 §5.2 error code of a token, revocation or introspection failure;
+/// its `Display` is the `error_description`.
+pub trait OAuthFailure: std::fmt::Display {
+    /// The RFC 6749 error code.
+    fn error_code(&self) -> OAuthErrorCode;
+    /// The storage failure behind it, if that is what it is (its text is not for clients).
+    fn store_failure(&self) -> Option<&StoreError>;
+}
+
+/// The code of a storage failure: `temporarily_unavailable` when it may pass, else
+/// `server_error`.
+fn store_code(e: &StoreError) -> OAuthErrorCode {
+    match e {
+        StoreError::Unavailable(_) => OAuthErrorCode::TemporarilyUnavailable,
+        _ => OAuthErrorCode::ServerError,
+    }
+}
+
+/// A client did not authenticate at the token, revocation or introspection endpoint.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum TokenError {
-    /// Malformed request.
-    #[error("{0}")]
-    InvalidRequest(String),
-    /// Unknown client or failed client authentication.
-    #[error("{0}")]
-    InvalidClient(String),
-    /// Bad, expired, used or foreign code / refresh token.
-    #[error("{0}")]
-    InvalidGrant(String),
-    /// Scope wider than granted.
-    #[error("{0}")]
-    InvalidScope(String),
-    /// Only `authorization_code` and `refresh_token` are supported.
-    #[error("grant_type must be authorization_code or refresh_token")]
-    UnsupportedGrantType,
+pub enum ClientAuthFailed {
+    /// No client has the id (or it is malformed): the same words as a wrong secret.
+    #[error("client authentication failed")]
+    Unknown,
+    /// The client's credentials do not authenticate it.
+    #[error(transparent)]
+    Refused(#[from] ClientAuthError),
     /// Storage failed.
     #[error(transparent)]
     Store(#[from] StoreError),
 }
 
-impl TokenError {
-    /// The RFC 6749 error code.
-    pub fn error_code(&self) -> OAuthErrorCode {
+impl OAuthFailure for ClientAuthFailed {
+    fn error_code(&self) -> OAuthErrorCode {
         match self {
-            Self::InvalidRequest(_) => OAuthErrorCode::InvalidRequest,
-            Self::InvalidClient(_) => OAuthErrorCode::InvalidClient,
-            Self::InvalidGrant(_) => OAuthErrorCode::InvalidGrant,
-            Self::InvalidScope(_) => OAuthErrorCode::InvalidScope,
-            Self::UnsupportedGrantType => OAuthErrorCode::UnsupportedGrantType,
-            Self::Store(StoreError::Unavailable(_)) => OAuthErrorCode::TemporarilyUnavailable,
-            Self::Store(_) => OAuthErrorCode::ServerError,
+            Self::Unknown | Self::Refused(_) => OAuthErrorCode::InvalidClient,
+            Self::Store(e) => store_code(e),
+        }
+    }
+
+    fn store_failure(&self) -> Option<&StoreError> {
+        match self {
+            Self::Store(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// `grant_type=authorization_code` failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CodeGrantFailed {
+    /// The client or the code was refused (a replay has revoked the grant, a failed
+    /// redemption has burnt the code).
+    #[error(transparent)]
+    Refused(#[from] CodeRefusal),
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl OAuthFailure for CodeGrantFailed {
+    fn error_code(&self) -> OAuthErrorCode {
+        match self {
+            Self::Refused(r) => r.error_code(),
+            Self::Store(e) => store_code(e),
+        }
+    }
+
+    fn store_failure(&self) -> Option<&StoreError> {
+        match self {
+            Self::Store(e) => Some(e),
+            Self::Refused(_) => None,
+        }
+    }
+}
+
+/// `grant_type=refresh_token` failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RefreshGrantFailed {
+    /// The `scope` parameter does not parse (`invalid_scope`).
+    #[error(transparent)]
+    Scope(#[from] InvalidScope),
+    /// The client or the token was refused (a reuse has revoked the grant family).
+    #[error(transparent)]
+    Refused(#[from] RefreshRefusal),
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl OAuthFailure for RefreshGrantFailed {
+    fn error_code(&self) -> OAuthErrorCode {
+        match self {
+            Self::Scope(_) => OAuthErrorCode::InvalidScope,
+            Self::Refused(r) => r.error_code(),
+            Self::Store(e) => store_code(e),
+        }
+    }
+
+    fn store_failure(&self) -> Option<&StoreError> {
+        match self {
+            Self::Store(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<ClientAuthFailed> for CodeGrantFailed {
+    fn from(e: ClientAuthFailed) -> Self {
+        match e {
+            ClientAuthFailed::Unknown => Self::Refused(CodeRefusal::UnknownClient),
+            ClientAuthFailed::Refused(e) => Self::Refused(CodeRefusal::Client(e)),
+            ClientAuthFailed::Store(e) => Self::Store(e),
+        }
+    }
+}
+
+impl From<ClientAuthFailed> for RefreshGrantFailed {
+    fn from(e: ClientAuthFailed) -> Self {
+        match e {
+            ClientAuthFailed::Unknown => Self::Refused(RefreshRefusal::UnknownClient),
+            ClientAuthFailed::Refused(e) => Self::Refused(RefreshRefusal::Client(e)),
+            ClientAuthFailed::Store(e) => Self::Store(e),
         }
     }
 }
@@ -76,25 +165,15 @@ pub struct TokenResponse {
     pub scope: ScopeSet,
 }
 
-/// The caller behind a valid bearer token.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AuthenticatedCaller {
-    /// The user.
-    pub user: User,
-    /// The token's scopes.
-    pub scope: ScopeSet,
-    /// The client holding the token.
-    pub client: ClientId,
-    /// The grant.
-    pub grant: GrantId,
-    /// Seconds left.
-    pub expires_in: i64,
-}
-
-impl AuthenticatedCaller {
-    /// The caller the authorization gate sees: the token's user, limited by its scopes.
-    pub fn caller(&self) -> medialib_domain::Caller {
-        self.user.as_caller().with_scope(self.scope)
+impl TokenResponse {
+    fn new(grant: GrantId, tokens: IssuedTokens, now: Timestamp) -> Self {
+        Self {
+            grant,
+            expires_in: now.seconds_until(tokens.access.expires_at),
+            access_token: tokens.access.secret,
+            refresh_token: tokens.refresh.map(|r| r.secret),
+            scope: tokens.scope,
+        }
     }
 }
 
@@ -110,11 +189,6 @@ pub enum BearerError {
     /// Storage failed.
     #[error(transparent)]
     Store(#[from] StoreError),
-}
-
-/// An unknown or malformed client id: the same answer as a wrong secret, naming nothing.
-fn client_failed() -> TokenError {
-    TokenError::InvalidClient("client authentication failed".into())
 }
 
 impl Services {
@@ -167,17 +241,19 @@ impl Services {
     }
 
     /// Authenticates a client at the token endpoint.
-    pub fn authenticate_client(&self, creds: &ClientCredentials) -> Result<Client, TokenError> {
-        let id = ClientId::parse(&creds.client_id).map_err(|_| client_failed())?;
-        let client = self.store.client(&id)?.ok_or_else(client_failed)?;
-        client
-            .authenticate(creds.client_secret.as_ref())
-            .map_err(|e| TokenError::InvalidClient(e.to_string()))?;
+    pub fn authenticate_client(
+        &self,
+        creds: &ClientCredentials,
+    ) -> Result<Client, ClientAuthFailed> {
+        let id = ClientId::parse(&creds.client_id).map_err(|_| ClientAuthFailed::Unknown)?;
+        let client = self.store.client(&id)?.ok_or(ClientAuthFailed::Unknown)?;
+        client.authenticate(creds.client_secret.as_ref())?;
         Ok(client)
     }
 
-    /// `grant_type=authorization_code`. The client is authenticated in the same atomic
-    /// step as the exchange (one checkout); a client that fails leaves the code unspent.
+    /// `grant_type=authorization_code`: the facts are read, decided by the domain
+    /// ([`decide_code`]) and the decision written in one transaction (one checkout). The
+    /// client authenticates first; a client that fails leaves the code unspent.
     #[tracing::instrument(skip_all, fields(client = %creds.client_id))]
     pub fn exchange_code(
         &self,
@@ -185,18 +261,16 @@ impl Services {
         code: &str,
         redirect_uri: Option<&str>,
         code_verifier: Option<&str>,
-    ) -> Result<TokenResponse, TokenError> {
-        let client = ClientId::parse(&creds.client_id).map_err(|_| client_failed())?;
-        let invalid = || TokenError::InvalidGrant("invalid authorization code".into());
+    ) -> Result<TokenResponse, CodeGrantFailed> {
+        let client = ClientId::parse(&creds.client_id)
+            .map_err(|_| CodeGrantFailed::Refused(CodeRefusal::UnknownClient))?;
         let Some(digest) = TokenKind::Code.digest_presented(code) else {
             // Client authentication still comes first (invalid_client before invalid_grant).
             self.authenticate_client(creds)?;
-            return Err(invalid());
+            return Err(CodeRefusal::UnknownCode.into());
         };
         let now = self.clock.now();
-        let grant_id = GrantId::generate(&self.namespace()?, self.random.bytes16());
-        let result = self.store.exchange_code(CodeExchange {
-            digest,
+        let exchange = CodeExchange {
             presentation: CodePresentation {
                 client: &client,
                 redirect_uri,
@@ -204,50 +278,37 @@ impl Services {
             },
             client_secret: creds.client_secret.as_ref(),
             now,
-            grant_id,
+            grant: GrantId::generate(&self.namespace()?, self.random.bytes16()),
             random: self.token_randomness(),
             lifetimes: self.settings.lifetimes,
-        });
-        match result {
-            Ok((grant, tokens)) => Ok(TokenResponse {
-                grant,
-                expires_in: now.seconds_until(tokens.access.expires_at),
-                access_token: tokens.access.secret,
-                refresh_token: tokens.refresh.map(|r| r.secret),
-                scope: tokens.scope,
-            }),
-            Err(ExchangeError::UnknownClient) => Err(client_failed()),
-            Err(ExchangeError::ClientRefused(e)) => Err(TokenError::InvalidClient(e.to_string())),
-            Err(ExchangeError::UnknownCode) => Err(invalid()),
-            Err(ExchangeError::Refused(e)) => {
-                tracing::warn!(reason = %e, "authorization code refused");
-                Err(TokenError::InvalidGrant(e.to_string()))
+        };
+        let decision = self.store.code_grant(&digest, &client, &mut |unit| {
+            decide_and_write(unit, now, |facts| decide_code(facts, &exchange))
+        })?;
+        match decision.outcome() {
+            Ok((grant, tokens)) => Ok(TokenResponse::new(grant, tokens, now)),
+            Err(refusal) => {
+                tracing::warn!(reason = %refusal, "authorization code refused");
+                Err(refusal.into())
             }
-            Err(ExchangeError::Store(s)) => Err(s.into()),
         }
     }
 
-    /// `grant_type=refresh_token`. The client is authenticated in the same atomic step as
-    /// the rotation (one checkout); a client that fails leaves the token unspent.
+    /// `grant_type=refresh_token`: decided by the domain ([`decide_refresh`]) between one
+    /// read and one write of one transaction, as [`exchange_code`](Self::exchange_code).
     #[tracing::instrument(skip_all, fields(client = %creds.client_id))]
     pub fn refresh(
         &self,
         creds: &ClientCredentials,
         refresh_token: &str,
         scope: Option<&str>,
-    ) -> Result<TokenResponse, TokenError> {
-        let client = ClientId::parse(&creds.client_id).map_err(|_| client_failed())?;
-        let invalid = || TokenError::InvalidGrant("invalid refresh token".into());
+    ) -> Result<TokenResponse, RefreshGrantFailed> {
+        let client = ClientId::parse(&creds.client_id)
+            .map_err(|_| RefreshGrantFailed::Refused(RefreshRefusal::UnknownClient))?;
         let parsed = TokenKind::Refresh
             .digest_presented(refresh_token)
-            .ok_or_else(invalid)
-            .and_then(|digest| {
-                let scope = scope
-                    .map(ScopeSet::parse)
-                    .transpose()
-                    .map_err(|e| TokenError::InvalidScope(e.to_string()))?;
-                Ok((digest, scope))
-            });
+            .ok_or(RefreshGrantFailed::Refused(RefreshRefusal::UnknownToken))
+            .and_then(|digest| Ok((digest, scope.map(ScopeSet::parse).transpose()?)));
         let (digest, scope) = match parsed {
             Ok(p) => p,
             Err(e) => {
@@ -257,8 +318,7 @@ impl Services {
             }
         };
         let now = self.clock.now();
-        let result = self.store.rotate_refresh_token(RefreshExchange {
-            digest,
+        let exchange = RefreshExchange {
             presentation: RefreshPresentation {
                 client: &client,
                 scope,
@@ -267,26 +327,20 @@ impl Services {
             now,
             random: self.token_randomness(),
             lifetimes: self.settings.lifetimes,
-        });
-        match result {
-            Ok(rotation) => Ok(TokenResponse {
-                grant: rotation.grant,
-                expires_in: now.seconds_until(rotation.tokens.access.expires_at),
-                access_token: rotation.tokens.access.secret,
-                refresh_token: rotation.tokens.refresh.map(|r| r.secret),
-                scope: rotation.tokens.scope,
-            }),
-            Err(RotateError::UnknownClient) => Err(client_failed()),
-            Err(RotateError::ClientRefused(e)) => Err(TokenError::InvalidClient(e.to_string())),
-            Err(RotateError::UnknownToken) => Err(invalid()),
-            Err(RotateError::Refused(e)) => {
-                tracing::warn!(reason = %e, "refresh token refused");
-                Err(match e.error_code() {
-                    OAuthErrorCode::InvalidScope => TokenError::InvalidScope(e.to_string()),
-                    _ => TokenError::InvalidGrant(e.to_string()),
-                })
+        };
+        let decision = self.store.refresh_grant(&digest, &client, &mut |unit| {
+            decide_and_write(unit, now, |facts| decide_refresh(facts, &exchange))
+        })?;
+        match decision.outcome() {
+            Ok(rotation) => Ok(TokenResponse::new(
+                rotation.grant(),
+                rotation.into_tokens(),
+                now,
+            )),
+            Err(refusal) => {
+                tracing::warn!(reason = %refusal, "refresh token refused");
+                Err(refusal.into())
             }
-            Err(RotateError::Store(s)) => Err(s.into()),
         }
     }
 
@@ -307,17 +361,7 @@ impl Services {
     ) -> Result<AuthenticatedCaller, BearerError> {
         let record = record.ok_or(BearerError::Unknown)?;
         let active = record.token.check(self.clock.now())?;
-        let user = record
-            .user
-            .filter(|u| u.id == active.user)
-            .ok_or(BearerError::Unknown)?;
-        Ok(AuthenticatedCaller {
-            user,
-            scope: active.scope,
-            client: active.client,
-            grant: active.grant,
-            expires_in: active.expires_in,
-        })
+        active.acting_for(record.user).ok_or(BearerError::Unknown)
     }
 
     /// Revokes a token of the authenticated client (RFC 7009).
@@ -325,7 +369,7 @@ impl Services {
         &self,
         creds: &ClientCredentials,
         token: &str,
-    ) -> Result<RevokeOutcome, TokenError> {
+    ) -> Result<RevokeOutcome, ClientAuthFailed> {
         let client = self.authenticate_client(creds)?;
         let digest = TokenKind::Access
             .digest_presented(token)

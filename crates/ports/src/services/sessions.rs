@@ -4,13 +4,13 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use medialib_domain::oauth::{ClientId, RefreshTokenState, ScopeSet};
+use medialib_domain::oauth::{ClientId, ScopeSet};
 use medialib_domain::{
     BrowserSession, DurationSecs, FailedLogins, Lifetime, Secret, Timestamp, TokenDigest,
     TokenKind, User,
 };
 
-use super::{ClientCredentials, Services, TokenError};
+use super::{ClientAuthFailed, ClientCredentials, Services};
 use crate::error::StoreError;
 use crate::repos::{CreateUserError, PurgeReport, StoredPendingSignIn};
 use crate::sso::{
@@ -329,7 +329,7 @@ impl Services {
         &self,
         creds: &ClientCredentials,
         token: &str,
-    ) -> Result<Introspection, TokenError> {
+    ) -> Result<Introspection, ClientAuthFailed> {
         let client = self.authenticate_client(creds)?;
         let now = self.clock.now();
         let found = if let Some(d) = TokenKind::Access.digest_presented(token) {
@@ -338,15 +338,15 @@ impl Services {
                 let active = r.check(now).ok()?;
                 Some((
                     TokenKind::Access,
-                    active.user,
-                    active.client,
-                    active.scope,
+                    active.user(),
+                    active.client().clone(),
+                    active.scope(),
                     expires_at,
                 ))
             })
         } else if let Some(d) = TokenKind::Refresh.digest_presented(token) {
             self.store.refresh_token(&d)?.and_then(|r| {
-                (r.state == RefreshTokenState::Valid && now < r.expires_at).then_some((
+                r.is_active(now).then_some((
                     TokenKind::Refresh,
                     r.user,
                     r.client,

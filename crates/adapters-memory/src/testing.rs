@@ -1,14 +1,19 @@
-//! The harness of the ported contract cases: a `MemoryStore` with the application services
-//! on top, a clock the test sets and a deterministic random source. Its methods are those
-//! of the contract suite's `Harness` (tests/integration/contract.rs), so that the cases read
-//! the same.
+//! Test helpers (cargo feature `testing`): a [`MemoryStore`] with the application services
+//! on top, a clock the test sets and a deterministic random source, for use-case tests that
+//! need no database (`crates/ports/tests`). Its methods are those of the contract suite's
+//! `Harness` (tests/integration/contract.rs), so that the cases read the same.
 
-#![allow(dead_code, reason = "each test binary uses part of the harness")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::missing_panics_doc,
+    reason = "a test harness fails by panicking, at the line of the test that misused it"
+)]
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use medialib_adapters_memory::MemoryStore;
+use crate::MemoryStore;
 use medialib_domain::oauth::{
     AuthorizeParams, Client, ClientId, ClientKind, ClientName, Issuer, RedirectUri, TokenLifetimes,
 };
@@ -41,6 +46,10 @@ impl RandomSource for CountingRandom {
 }
 
 /// The store, the services on it, the clock and the random source.
+#[allow(
+    missing_debug_implementations,
+    reason = "a test harness is never printed"
+)]
 pub struct Harness {
     pub store: Arc<MemoryStore>,
     pub services: Services,
@@ -51,6 +60,12 @@ pub struct Harness {
 pub const START: i64 = 1_700_000_000;
 pub const ISSUER: &str = "https://media.example.edu";
 pub const REDIRECT: &str = "https://lms.example.edu/callback";
+
+impl Default for Harness {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 impl Harness {
     pub fn new() -> Self {

@@ -1,0 +1,597 @@
+//! The units of work of the token endpoint's two grants: read the facts, write a decision.
+//!
+//! A [`Unit`] decides nothing. It reads the facts of one presentation in one statement (the
+//! presented client's secret digest and the code or refresh token, [`CodeFactsSql`] /
+//! [`RefreshFactsSql`]), parses the columns into domain values, and writes whatever the
+//! domain decided (`medialib_domain::oauth::decide_code` / `decide_refresh`, called by the
+//! service). Its one judgement is whether a conditional write still matched: claiming a code
+//! (`... WHERE redeemed_at IS NULL`) or spending a refresh token (`... WHERE used_at IS NULL
+//! AND revoked_at IS NULL`). Of concurrent callers exactly one changes the row, on SQLite
+//! (where `BEGIN IMMEDIATE` serializes writers) and on PostgreSQL (where the loser's update
+//! waits for the winner's commit, re-reads the row and matches nothing); the loser reports
+//! [`Applied::Lost`], and the service decides again on the facts the winner left.
+//!
+//! The token endpoint's grants are the hot path, so on PostgreSQL a unit is four round
+//! trips: `BEGIN`, the read of the facts, the write of the outcome (claim or spend, grant and
+//! tokens, as one statement of data-modifying common table expressions: [`RedeemPg`] /
+//! [`RotatePg`]), `COMMIT`. SQLite, in process, writes with plain statements.
+
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Bool, Nullable, Text};
+use diesel::{PgConnection, SqliteConnection};
+use medialib_domain::oauth::{
+    ClientKind, CodeChallenge, CodeDecision, CodeFacts, IssuedCode, NewTokens, RedirectUri,
+    RefreshDecision, RefreshFacts, RefreshTokenRecord, Revocation, StoredCode,
+};
+use medialib_domain::{Timestamp, TokenDigest};
+use medialib_ports::{Applied, GrantUnit, StoreError};
+
+use super::fixed::{Fixed, FixedSql};
+use super::rows::{client_id, digest, grant_id, scope, ts, user_id};
+use crate::error::DbError;
+use crate::schema::{
+    oauth_access_tokens as access, oauth_codes as codes, oauth_grants as grants,
+    oauth_refresh_tokens as refresh,
+};
+
+/// The presented client's secret digest (`NULL` for a public client) and the code, if any:
+/// no row when no client has the id.
+pub(crate) struct CodeFactsSql;
+impl FixedSql for CodeFactsSql {
+    const SQL: &'static str = "SELECT c.secret_digest, k.client_id, k.user_id, k.redirect_uri, \
+            k.scope, k.offline, k.code_challenge, k.expires_at, k.redeemed_at, k.grant_id \
+        FROM oauth_clients c LEFT JOIN oauth_codes k ON k.digest = ? \
+        WHERE c.id = ?";
+    type Row = (
+        Nullable<Text>,
+        Nullable<Text>,
+        Nullable<Text>,
+        Nullable<Text>,
+        Nullable<Text>,
+        Nullable<Bool>,
+        Nullable<Text>,
+        Nullable<BigInt>,
+        Nullable<BigInt>,
+        Nullable<Text>,
+    );
+}
+type CodeFactsRow = (
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<bool>,
+    Option<String>,
+    Option<i64>,
+    Option<i64>,
+    Option<String>,
+);
+
+/// The presented client's secret digest and the refresh token with its grant, if any: no
+/// row when no client has the id.
+pub(crate) struct RefreshFactsSql;
+impl FixedSql for RefreshFactsSql {
+    const SQL: &'static str = "SELECT c.secret_digest, r.grant_id, r.expires_at, r.used_at, \
+            r.revoked_at, g.client_id, g.user_id, g.scope, g.revoked_at \
+        FROM oauth_clients c \
+        LEFT JOIN oauth_refresh_tokens r ON r.digest = ? \
+        LEFT JOIN oauth_grants g ON g.id = r.grant_id \
+        WHERE c.id = ?";
+    type Row = (
+        Nullable<Text>,
+        Nullable<Text>,
+        Nullable<BigInt>,
+        Nullable<BigInt>,
+        Nullable<BigInt>,
+        Nullable<Text>,
+        Nullable<Text>,
+        Nullable<Text>,
+        Nullable<BigInt>,
+    );
+}
+type RefreshFactsRow = (
+    Option<String>,
+    Option<String>,
+    Option<i64>,
+    Option<i64>,
+    Option<i64>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<i64>,
+);
+
+/// A refresh token with its grant: grant, expiry, used, revoked, client, user, scope, grant
+/// revoked.
+pub(crate) type RefreshRow = (
+    String,
+    i64,
+    Option<i64>,
+    Option<i64>,
+    String,
+    String,
+    String,
+    Option<i64>,
+);
+
+/// Parses a [`RefreshRow`]: the columns as they are; the domain says what they mean.
+pub(crate) fn refresh_record(
+    digest: TokenDigest,
+    row: RefreshRow,
+) -> Result<RefreshTokenRecord, StoreError> {
+    let (grant, expires, used, revoked, client, user, sc, grant_revoked) = row;
+    Ok(RefreshTokenRecord {
+        digest,
+        grant: grant_id(&grant)?,
+        client: client_id(&client)?,
+        user: user_id(&user)?,
+        scope: scope(&sc)?,
+        expires_at: ts(expires),
+        used: used.is_some(),
+        revoked: Revocation {
+            token: revoked.is_some(),
+            grant: grant_revoked.is_some(),
+        },
+    })
+}
+
+/// PostgreSQL: claims the code (only if unredeemed) and, only then, inserts the grant, its
+/// access token and its refresh token (when `offline`) and links the code to the grant;
+/// returns how many codes it claimed (0 or 1). Parameters: now, grant, code digest; grant,
+/// client, user, scope, offline, now; then those of [`pair_params`].
+struct RedeemPg;
+impl FixedSql for RedeemPg {
+    const SQL: &'static str = "WITH claim AS (\
+            UPDATE oauth_codes SET redeemed_at = CAST(? AS BIGINT), grant_id = ? \
+            WHERE digest = ? AND redeemed_at IS NULL RETURNING digest\
+        ), g AS (\
+            INSERT INTO oauth_grants (id, client_id, user_id, scope, offline, created_at) \
+            SELECT ?, ?, ?, ?, CAST(? AS BOOLEAN), CAST(? AS BIGINT) FROM claim RETURNING id\
+        ), a AS (\
+            INSERT INTO oauth_access_tokens \
+                (digest, grant_id, user_id, client_id, scope, created_at, expires_at) \
+            SELECT ?, id, ?, ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT) FROM g\
+        ), r AS (\
+            INSERT INTO oauth_refresh_tokens (digest, grant_id, created_at, expires_at) \
+            SELECT ?, id, CAST(? AS BIGINT), CAST(? AS BIGINT) FROM g WHERE CAST(? AS BOOLEAN)\
+        ) SELECT count(*) FROM claim";
+    type Row = BigInt;
+}
+
+/// PostgreSQL: spends the refresh token (only if unused and unrevoked) and, only then,
+/// inserts the new access and refresh tokens of its grant; returns how many tokens it spent
+/// (0 or 1). Parameters: now, spent digest; then those of [`pair_params`].
+struct RotatePg;
+impl FixedSql for RotatePg {
+    const SQL: &'static str = "WITH spent AS (\
+            UPDATE oauth_refresh_tokens SET used_at = CAST(? AS BIGINT) \
+            WHERE digest = ? AND used_at IS NULL AND revoked_at IS NULL RETURNING grant_id\
+        ), a AS (\
+            INSERT INTO oauth_access_tokens \
+                (digest, grant_id, user_id, client_id, scope, created_at, expires_at) \
+            SELECT ?, grant_id, ?, ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT) FROM spent\
+        ), r AS (\
+            INSERT INTO oauth_refresh_tokens (digest, grant_id, created_at, expires_at) \
+            SELECT ?, grant_id, CAST(? AS BIGINT), CAST(? AS BIGINT) FROM spent \
+            WHERE CAST(? AS BOOLEAN)\
+        ) SELECT count(*) FROM spent";
+    type Row = BigInt;
+}
+
+/// The token rows of a decision, as column values.
+pub(crate) struct TokenRows {
+    grant: String,
+    user: String,
+    client: String,
+    scope: String,
+    access: (String, i64),
+    refresh: Option<(String, i64)>,
+}
+
+impl TokenRows {
+    fn of(t: &NewTokens<'_>) -> Self {
+        Self {
+            grant: t.grant.to_string(),
+            user: t.user.to_string(),
+            client: t.client.as_str().to_owned(),
+            scope: t.scope.to_string(),
+            access: (
+                t.access.digest.to_hex(),
+                t.access.expires_at.epoch_seconds(),
+            ),
+            refresh: t
+                .refresh
+                .map(|r| (r.digest.to_hex(), r.expires_at.epoch_seconds())),
+        }
+    }
+
+    /// The text parameters of the pair in [`RedeemPg`] and [`RotatePg`]: access digest,
+    /// user, client, scope, now, access expiry, refresh digest (empty when none), now,
+    /// refresh expiry (0 when none), whether there is a refresh token.
+    fn pair_params(&self, now: i64) -> [String; 10] {
+        let (r_digest, r_expiry) = self.refresh.clone().unwrap_or_default();
+        [
+            self.access.0.clone(),
+            self.user.clone(),
+            self.client.clone(),
+            self.scope.clone(),
+            now.to_string(),
+            self.access.1.to_string(),
+            r_digest,
+            now.to_string(),
+            r_expiry.to_string(),
+            self.refresh.is_some().to_string(),
+        ]
+    }
+}
+
+/// The conditional writes of the two grants, per backend; `false`: another caller claimed
+/// the code or spent the token first, and nothing was written.
+trait GrantWrites {
+    /// Claims `code` and creates the grant of `rows` (`offline`: with a refresh token).
+    fn claim_code(
+        &mut self,
+        code: &str,
+        offline: bool,
+        rows: &TokenRows,
+        now: i64,
+    ) -> QueryResult<bool>;
+    /// Spends the refresh token `spent` and adds the pair of `rows`.
+    fn spend_refresh(&mut self, spent: &str, rows: &TokenRows, now: i64) -> QueryResult<bool>;
+}
+
+impl GrantWrites for SqliteConnection {
+    fn claim_code(
+        &mut self,
+        code: &str,
+        offline: bool,
+        rows: &TokenRows,
+        now: i64,
+    ) -> QueryResult<bool> {
+        let claimed = diesel::update(codes::table.find(code))
+            .filter(codes::redeemed_at.is_null())
+            .set(codes::redeemed_at.eq(Some(now)))
+            .execute(self)?;
+        if claimed != 1 {
+            return Ok(false);
+        }
+        diesel::insert_into(grants::table)
+            .values((
+                grants::id.eq(&rows.grant),
+                grants::client_id.eq(&rows.client),
+                grants::user_id.eq(&rows.user),
+                grants::scope.eq(&rows.scope),
+                grants::offline.eq(offline),
+                grants::created_at.eq(now),
+            ))
+            .execute(self)?;
+        GrantReads::insert_tokens(self, rows, now)?;
+        diesel::update(codes::table.find(code))
+            .set(codes::grant_id.eq(Some(&rows.grant)))
+            .execute(self)?;
+        Ok(true)
+    }
+
+    fn spend_refresh(&mut self, spent: &str, rows: &TokenRows, now: i64) -> QueryResult<bool> {
+        let n = diesel::update(refresh::table.find(spent))
+            .filter(refresh::used_at.is_null())
+            .filter(refresh::revoked_at.is_null())
+            .set(refresh::used_at.eq(Some(now)))
+            .execute(self)?;
+        if n != 1 {
+            return Ok(false);
+        }
+        GrantReads::insert_tokens(self, rows, now)?;
+        Ok(true)
+    }
+}
+
+impl GrantWrites for PgConnection {
+    fn claim_code(
+        &mut self,
+        code: &str,
+        offline: bool,
+        rows: &TokenRows,
+        now: i64,
+    ) -> QueryResult<bool> {
+        let now_text = now.to_string();
+        let pair = rows.pair_params(now);
+        let offline = offline.to_string();
+        let mut params: Vec<&str> = vec![
+            &now_text,
+            &rows.grant,
+            code,
+            &rows.grant,
+            &rows.client,
+            &rows.user,
+            &rows.scope,
+            &offline,
+            &now_text,
+        ];
+        params.extend(pair.iter().map(String::as_str));
+        let claimed: i64 = Fixed::<RedeemPg>::new(&params).get_result(self)?;
+        Ok(claimed == 1)
+    }
+
+    fn spend_refresh(&mut self, spent: &str, rows: &TokenRows, now: i64) -> QueryResult<bool> {
+        let now_text = now.to_string();
+        let pair = rows.pair_params(now);
+        let mut params: Vec<&str> = vec![&now_text, spent];
+        params.extend(pair.iter().map(String::as_str));
+        let n: i64 = Fixed::<RotatePg>::new(&params).get_result(self)?;
+        Ok(n == 1)
+    }
+}
+
+/// The reads and unconditional writes of the grants, the same on both backends.
+pub(crate) trait GrantReads {
+    /// The facts of a code exchange: no row when no client has the id.
+    fn code_facts(&mut self, digest: &str, client: &str) -> QueryResult<Option<CodeFactsRow>>;
+    /// The facts of a refresh: no row when no client has the id.
+    fn refresh_facts(&mut self, digest: &str, client: &str)
+    -> QueryResult<Option<RefreshFactsRow>>;
+    /// A refresh token with its grant.
+    fn refresh_token(&mut self, digest: &str) -> QueryResult<Option<RefreshRow>>;
+    /// Marks a code redeemed without a grant (burnt), if it is not already.
+    fn burn_code(&mut self, digest: &str, now: i64) -> QueryResult<()>;
+    /// Marks a grant revoked (if it is not already): every access and refresh token
+    /// descended from it stops working.
+    fn revoke_grant(&mut self, grant: &str, now: i64) -> QueryResult<()>;
+    /// Inserts the access token and, when there is one, the refresh token of `rows`.
+    fn insert_tokens(&mut self, rows: &TokenRows, now: i64) -> QueryResult<()>;
+}
+
+/// Implements [`GrantReads`] for a connection type: one body, compiled per backend.
+macro_rules! grant_reads {
+    ($conn:ty) => {
+        impl GrantReads for $conn {
+            fn code_facts(
+                &mut self,
+                digest: &str,
+                client: &str,
+            ) -> QueryResult<Option<CodeFactsRow>> {
+                Fixed::<CodeFactsSql>::new(&[digest, client])
+                    .get_result(self)
+                    .optional()
+            }
+
+            fn refresh_facts(
+                &mut self,
+                digest: &str,
+                client: &str,
+            ) -> QueryResult<Option<RefreshFactsRow>> {
+                Fixed::<RefreshFactsSql>::new(&[digest, client])
+                    .get_result(self)
+                    .optional()
+            }
+
+            fn refresh_token(&mut self, digest: &str) -> QueryResult<Option<RefreshRow>> {
+                refresh::table
+                    .inner_join(grants::table)
+                    .filter(refresh::digest.eq(digest))
+                    .select((
+                        refresh::grant_id,
+                        refresh::expires_at,
+                        refresh::used_at,
+                        refresh::revoked_at,
+                        grants::client_id,
+                        grants::user_id,
+                        grants::scope,
+                        grants::revoked_at,
+                    ))
+                    .first(self)
+                    .optional()
+            }
+
+            fn burn_code(&mut self, digest: &str, now: i64) -> QueryResult<()> {
+                diesel::update(codes::table.find(digest))
+                    .filter(codes::redeemed_at.is_null())
+                    .set(codes::redeemed_at.eq(Some(now)))
+                    .execute(self)
+                    .map(drop)
+            }
+
+            fn revoke_grant(&mut self, grant: &str, now: i64) -> QueryResult<()> {
+                diesel::update(grants::table.find(grant))
+                    .filter(grants::revoked_at.is_null())
+                    .set(grants::revoked_at.eq(Some(now)))
+                    .execute(self)
+                    .map(drop)
+            }
+
+            fn insert_tokens(&mut self, rows: &TokenRows, now: i64) -> QueryResult<()> {
+                diesel::insert_into(access::table)
+                    .values((
+                        access::digest.eq(&rows.access.0),
+                        access::grant_id.eq(&rows.grant),
+                        access::user_id.eq(&rows.user),
+                        access::client_id.eq(&rows.client),
+                        access::scope.eq(&rows.scope),
+                        access::created_at.eq(now),
+                        access::expires_at.eq(rows.access.1),
+                    ))
+                    .execute(self)?;
+                if let Some((digest, expires)) = &rows.refresh {
+                    diesel::insert_into(refresh::table)
+                        .values((
+                            refresh::digest.eq(digest),
+                            refresh::grant_id.eq(&rows.grant),
+                            refresh::created_at.eq(now),
+                            refresh::expires_at.eq(*expires),
+                        ))
+                        .execute(self)?;
+                }
+                Ok(())
+            }
+        }
+    };
+}
+grant_reads!(SqliteConnection);
+grant_reads!(PgConnection);
+
+/// How the presented client authenticates: confidential with this digest, or public.
+fn client_kind(secret_digest: Option<String>) -> Result<ClientKind, StoreError> {
+    Ok(match secret_digest {
+        Some(d) => ClientKind::Confidential {
+            secret_digest: digest(&d)?,
+        },
+        None => ClientKind::Public,
+    })
+}
+
+/// Parses a [`CodeFactsSql`] row (`None`: no such client).
+fn code_facts(digest: TokenDigest, row: Option<CodeFactsRow>) -> Result<CodeFacts, StoreError> {
+    let Some((secret, client, user, redirect, sc, offline, challenge, expires, redeemed, grant)) =
+        row
+    else {
+        return Ok(CodeFacts {
+            client: None,
+            code: None,
+        });
+    };
+    let client_kind = client_kind(secret)?;
+    let (Some(client), Some(user), Some(redirect), Some(sc), Some(offline), Some(expires)) =
+        (client, user, redirect, sc, offline, expires)
+    else {
+        return Ok(CodeFacts {
+            client: Some(client_kind),
+            code: None,
+        });
+    };
+    let corrupt = |what: &str| StoreError::Corrupt(format!("code {what}"));
+    let code = match redeemed {
+        Some(_) => StoredCode::Redeemed {
+            grant: grant.map(|g| grant_id(&g)).transpose()?,
+        },
+        None => StoredCode::Unused(IssuedCode {
+            digest,
+            client: client_id(&client)?,
+            redirect_uri: RedirectUri::parse(&redirect).map_err(|_| corrupt("redirect_uri"))?,
+            user: user_id(&user)?,
+            scope: scope(&sc)?,
+            offline,
+            challenge: challenge
+                .map(|c| CodeChallenge::parse_stored(&c))
+                .transpose()
+                .map_err(|_| corrupt("challenge"))?,
+            expires_at: ts(expires),
+        }),
+    };
+    Ok(CodeFacts {
+        client: Some(client_kind),
+        code: Some(code),
+    })
+}
+
+/// Parses a [`RefreshFactsSql`] row (`None`: no such client).
+fn refresh_facts(
+    digest: TokenDigest,
+    row: Option<RefreshFactsRow>,
+) -> Result<RefreshFacts, StoreError> {
+    let Some((secret, grant, expires, used, revoked, client, user, sc, grant_revoked)) = row else {
+        return Ok(RefreshFacts {
+            client: None,
+            token: None,
+        });
+    };
+    let client_kind = client_kind(secret)?;
+    let token = match (grant, expires, client, user, sc) {
+        (Some(grant), Some(expires), Some(client), Some(user), Some(sc)) => Some(refresh_record(
+            digest,
+            (
+                grant,
+                expires,
+                used,
+                revoked,
+                client,
+                user,
+                sc,
+                grant_revoked,
+            ),
+        )?),
+        _ => None,
+    };
+    Ok(RefreshFacts {
+        client: Some(client_kind),
+        token,
+    })
+}
+
+/// One contested grant's unit of work on a transaction's connection.
+pub(crate) struct Unit<'c, C> {
+    conn: &'c mut C,
+    digest: TokenDigest,
+    hex: &'c str,
+    client: &'c str,
+}
+
+impl<'c, C> Unit<'c, C> {
+    /// The unit over the code or token `digest` (`hex`) presented by `client`.
+    pub(crate) fn new(conn: &'c mut C, digest: TokenDigest, hex: &'c str, client: &'c str) -> Self {
+        Self {
+            conn,
+            digest,
+            hex,
+            client,
+        }
+    }
+}
+
+fn db(e: diesel::result::Error) -> StoreError {
+    DbError::Query(e).into()
+}
+
+fn applied(written: bool) -> Applied {
+    if written {
+        Applied::Written
+    } else {
+        Applied::Lost
+    }
+}
+
+impl<C: GrantReads + GrantWrites> GrantUnit<CodeFacts, CodeDecision> for Unit<'_, C> {
+    fn facts(&mut self) -> Result<CodeFacts, StoreError> {
+        let row = self.conn.code_facts(self.hex, self.client).map_err(db)?;
+        code_facts(self.digest, row)
+    }
+
+    fn apply(&mut self, decision: &CodeDecision, now: Timestamp) -> Result<Applied, StoreError> {
+        let now = now.epoch_seconds();
+        let written = match decision {
+            CodeDecision::Redeem(r) => {
+                let rows = TokenRows::of(&r.new_tokens());
+                self.conn
+                    .claim_code(self.hex, r.spec().offline(), &rows, now)
+            }
+            CodeDecision::BurnCode(_) => self.conn.burn_code(self.hex, now).map(|()| true),
+            CodeDecision::RevokeGrant(g) => {
+                self.conn.revoke_grant(&g.to_string(), now).map(|()| true)
+            }
+            CodeDecision::Refuse(_) => Ok(true),
+        };
+        written.map(applied).map_err(db)
+    }
+}
+
+impl<C: GrantReads + GrantWrites> GrantUnit<RefreshFacts, RefreshDecision> for Unit<'_, C> {
+    fn facts(&mut self) -> Result<RefreshFacts, StoreError> {
+        let row = self.conn.refresh_facts(self.hex, self.client).map_err(db)?;
+        refresh_facts(self.digest, row)
+    }
+
+    fn apply(&mut self, decision: &RefreshDecision, now: Timestamp) -> Result<Applied, StoreError> {
+        let now = now.epoch_seconds();
+        let written = match decision {
+            RefreshDecision::Rotate(r) => {
+                let rows = TokenRows::of(&r.new_tokens());
+                self.conn.spend_refresh(self.hex, &rows, now)
+            }
+            RefreshDecision::RevokeGrant(g) => {
+                self.conn.revoke_grant(&g.to_string(), now).map(|()| true)
+            }
+            RefreshDecision::Refuse(_) => Ok(true),
+        };
+        written.map(applied).map_err(db)
+    }
+}

@@ -1,0 +1,271 @@
+//! The token endpoint's two grants, decided from facts.
+//!
+//! A store reads the facts of one presentation in one read ([`CodeFacts`],
+//! [`RefreshFacts`]: the presented client's kind and the code or refresh token, each
+//! `None` when unknown); [`decide_code`] and [`decide_refresh`] turn them into a decision;
+//! the store writes what the decision says and nothing else, in the same transaction. The
+//! store's one judgement is whether its conditional write still found the code unredeemed
+//! (the token unused): if a concurrent caller got there first, the facts have changed, and
+//! the same function decides again on the new facts, which then say "replay" or "reuse".
+//!
+//! Every rule of the lifecycle is here: the client authenticates before the code or token
+//! is looked at; a failed redemption burns the code; a replayed code revokes the grant it
+//! produced; a reused refresh token revokes its whole grant family.
+
+use super::client::{ClientAuthError, ClientKind};
+use super::error::OAuthErrorCode;
+use super::tokens::{
+    CodePresentation, GrantSpec, IssuedTokens, NewTokens, RedeemError, RefreshError,
+    RefreshPresentation, RefreshTokenRecord, Rotation, StoredCode, TokenLifetimes, TokenRandomness,
+    mint_tokens,
+};
+use crate::ids::GrantId;
+use crate::secret::Secret;
+use crate::time::Timestamp;
+
+/// What a store read for a code exchange.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodeFacts {
+    /// How the presented client authenticates; `None`: no client has the presented id.
+    pub client: Option<ClientKind>,
+    /// The code; `None`: no code has the presented digest.
+    pub code: Option<StoredCode>,
+}
+
+/// What a store read for a refresh.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefreshFacts {
+    /// How the presented client authenticates; `None`: no client has the presented id.
+    pub client: Option<ClientKind>,
+    /// The refresh token with its grant; `None`: no token has the presented digest.
+    pub token: Option<RefreshTokenRecord>,
+}
+
+/// Everything a code exchange brings besides the facts.
+#[derive(Debug, Clone, Copy)]
+pub struct CodeExchange<'a> {
+    /// What the client presented with the code.
+    pub presentation: CodePresentation<'a>,
+    /// The client secret it presented (`None` for a public client).
+    pub client_secret: Option<&'a Secret>,
+    /// Now.
+    pub now: Timestamp,
+    /// The id the new grant gets.
+    pub grant: GrantId,
+    /// Random bytes for the new tokens.
+    pub random: TokenRandomness,
+    /// Token lifetimes.
+    pub lifetimes: TokenLifetimes,
+}
+
+/// Everything a refresh brings besides the facts.
+#[derive(Debug, Clone, Copy)]
+pub struct RefreshExchange<'a> {
+    /// What the client presented with the token.
+    pub presentation: RefreshPresentation<'a>,
+    /// The client secret it presented (`None` for a public client).
+    pub client_secret: Option<&'a Secret>,
+    /// Now.
+    pub now: Timestamp,
+    /// Random bytes for the new pair.
+    pub random: TokenRandomness,
+    /// Token lifetimes.
+    pub lifetimes: TokenLifetimes,
+}
+
+/// Why a code exchange yields no tokens.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CodeRefusal {
+    /// No client has the presented id (the same words as a wrong secret: it names nothing).
+    #[error("client authentication failed")]
+    UnknownClient,
+    /// The client did not authenticate: the code was not looked at.
+    #[error(transparent)]
+    Client(ClientAuthError),
+    /// No code has the presented digest (or the code is malformed).
+    #[error("invalid authorization code")]
+    UnknownCode,
+    /// The code was refused.
+    #[error(transparent)]
+    Code(RedeemError),
+}
+
+impl CodeRefusal {
+    /// The RFC 6749 error code: `invalid_client` for the client, `invalid_grant` for the code.
+    pub fn error_code(&self) -> OAuthErrorCode {
+        match self {
+            Self::UnknownClient | Self::Client(_) => OAuthErrorCode::InvalidClient,
+            Self::UnknownCode => OAuthErrorCode::InvalidGrant,
+            Self::Code(e) => e.error_code(),
+        }
+    }
+}
+
+/// Why a refresh yields no tokens.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RefreshRefusal {
+    /// No client has the presented id.
+    #[error("client authentication failed")]
+    UnknownClient,
+    /// The client did not authenticate: the token was not looked at.
+    #[error(transparent)]
+    Client(ClientAuthError),
+    /// No refresh token has the presented digest (or the token is malformed).
+    #[error("invalid refresh token")]
+    UnknownToken,
+    /// The token was refused.
+    #[error(transparent)]
+    Token(RefreshError),
+}
+
+impl RefreshRefusal {
+    /// The RFC 6749 error code.
+    pub fn error_code(&self) -> OAuthErrorCode {
+        match self {
+            Self::UnknownClient | Self::Client(_) => OAuthErrorCode::InvalidClient,
+            Self::UnknownToken => OAuthErrorCode::InvalidGrant,
+            Self::Token(e) => e.error_code(),
+        }
+    }
+}
+
+/// A redemption the domain approved: the code to claim and the grant with its first tokens.
+/// Only [`decide_code`] makes one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redemption {
+    grant: GrantId,
+    spec: GrantSpec,
+    tokens: IssuedTokens,
+}
+
+impl Redemption {
+    /// The new grant's id.
+    pub fn grant(&self) -> GrantId {
+        self.grant
+    }
+
+    /// What the grant is: client, user, scopes, offline.
+    pub fn spec(&self) -> &GrantSpec {
+        &self.spec
+    }
+
+    /// The token rows to write.
+    pub fn new_tokens(&self) -> NewTokens<'_> {
+        NewTokens {
+            grant: self.grant,
+            user: self.spec.user(),
+            client: self.spec.client(),
+            access: &self.tokens.access,
+            refresh: self.tokens.refresh.as_ref(),
+            scope: self.tokens.scope,
+        }
+    }
+}
+
+/// What a store does with a code exchange.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CodeDecision {
+    /// Claim the code, if it is still unredeemed when written, and create the grant with
+    /// its tokens; if it is not, write nothing and decide again.
+    Redeem(Redemption),
+    /// A failed redemption: mark the code redeemed (burnt, with no grant), then refuse.
+    BurnCode(RedeemError),
+    /// A replayed code: revoke the grant it produced, then refuse.
+    RevokeGrant(GrantId),
+    /// Refuse, writing nothing.
+    Refuse(CodeRefusal),
+}
+
+impl CodeDecision {
+    /// The answer to the client once the decision is written.
+    pub fn outcome(self) -> Result<(GrantId, IssuedTokens), CodeRefusal> {
+        match self {
+            Self::Redeem(r) => Ok((r.grant, r.tokens)),
+            Self::BurnCode(e) => Err(CodeRefusal::Code(e)),
+            Self::RevokeGrant(grant) => Err(CodeRefusal::Code(RedeemError::Replayed {
+                grant: Some(grant),
+            })),
+            Self::Refuse(r) => Err(r),
+        }
+    }
+}
+
+/// What a store does with a refresh.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one decision per request, made once and moved once: boxing would only add an allocation"
+)]
+pub enum RefreshDecision {
+    /// Spend the token, if it is still unused and unrevoked when written, and add the new
+    /// pair; if it is not, write nothing and decide again.
+    Rotate(Rotation),
+    /// A reused token: revoke its whole grant family, then refuse.
+    RevokeGrant(GrantId),
+    /// Refuse, writing nothing.
+    Refuse(RefreshRefusal),
+}
+
+impl RefreshDecision {
+    /// The answer to the client once the decision is written.
+    pub fn outcome(self) -> Result<Rotation, RefreshRefusal> {
+        match self {
+            Self::Rotate(r) => Ok(r),
+            Self::RevokeGrant(grant) => Err(RefreshRefusal::Token(RefreshError::Reused { grant })),
+            Self::Refuse(r) => Err(r),
+        }
+    }
+}
+
+/// Decides a code exchange from what the store read.
+pub fn decide_code(facts: CodeFacts, x: &CodeExchange<'_>) -> CodeDecision {
+    let Some(client) = facts.client else {
+        return CodeDecision::Refuse(CodeRefusal::UnknownClient);
+    };
+    // The client authenticates before the code is looked at: a client that fails leaves
+    // the code unspent.
+    if let Err(e) = client.authenticate(x.client_secret) {
+        return CodeDecision::Refuse(CodeRefusal::Client(e));
+    }
+    let Some(code) = facts.code else {
+        return CodeDecision::Refuse(CodeRefusal::UnknownCode);
+    };
+    match code.redeem(&x.presentation, x.now) {
+        Ok(spec) => {
+            let tokens = mint_tokens(&spec, x.random, x.now, x.lifetimes);
+            CodeDecision::Redeem(Redemption {
+                grant: x.grant,
+                spec,
+                tokens,
+            })
+        }
+        // A replay revokes every token issued from the code; a code burnt by a failed
+        // redemption produced none, and its replay revokes nothing.
+        Err(RedeemError::Replayed { grant: Some(g) }) => CodeDecision::RevokeGrant(g),
+        Err(e @ RedeemError::Replayed { grant: None }) => {
+            CodeDecision::Refuse(CodeRefusal::Code(e))
+        }
+        // Expired, another client's, a redirect or PKCE mismatch: the code stays spent, so
+        // whoever guessed wrong cannot try again with the same code.
+        Err(e) => CodeDecision::BurnCode(e),
+    }
+}
+
+/// Decides a refresh from what the store read.
+pub fn decide_refresh(facts: RefreshFacts, x: &RefreshExchange<'_>) -> RefreshDecision {
+    let Some(client) = facts.client else {
+        return RefreshDecision::Refuse(RefreshRefusal::UnknownClient);
+    };
+    if let Err(e) = client.authenticate(x.client_secret) {
+        return RefreshDecision::Refuse(RefreshRefusal::Client(e));
+    }
+    let Some(token) = facts.token else {
+        return RefreshDecision::Refuse(RefreshRefusal::UnknownToken);
+    };
+    match token.rotate(&x.presentation, x.random, x.now, x.lifetimes) {
+        Ok(rotation) => RefreshDecision::Rotate(rotation),
+        // A used token presented again (a concurrent loser's included) revokes its family.
+        Err(RefreshError::Reused { grant }) => RefreshDecision::RevokeGrant(grant),
+        Err(e) => RefreshDecision::Refuse(RefreshRefusal::Token(e)),
+    }
+}

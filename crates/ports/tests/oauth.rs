@@ -1,0 +1,592 @@
+//! The OAuth use cases on the in-memory store: the token endpoint's two grants as the
+//! domain decides them and the store writes them, bearer authentication, revocation and
+//! introspection. No database: `cargo test -p medialib-ports`.
+
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "tests (helpers included) fail by panicking"
+)]
+
+use medialib_adapters_memory::testing::{Harness, REDIRECT, refresh_digest};
+use medialib_domain::oauth::{
+    AccessTokenInvalid, AuthorizeParams, ClientAuthError, ClientId, CodeDecision, CodeExchange,
+    CodeFacts, CodePresentation, CodeRefusal, OAuthErrorCode, RedeemError, RefreshDecision,
+    RefreshError, RefreshExchange, RefreshFacts, RefreshPresentation, RefreshRefusal, ScopeSet,
+    TokenRandomness, decide_code, decide_refresh,
+};
+use medialib_domain::{GrantId, Secret, Timestamp, TokenDigest, TokenKind};
+use medialib_ports::services::{
+    BearerError, ClientAuthFailed, ClientCredentials, CodeGrantFailed, Introspection, OAuthFailure,
+    RefreshGrantFailed,
+};
+use medialib_ports::{
+    Applied, GrantRepository, GrantUnit, OrgRepository, RandomExt, RevokeOutcome, StoreError,
+    decide_and_write,
+};
+
+fn refused(r: CodeRefusal) -> Result<(), CodeGrantFailed> {
+    Err(CodeGrantFailed::Refused(r))
+}
+
+fn exchange(h: &Harness, creds: &ClientCredentials, code: &str) -> Result<(), CodeGrantFailed> {
+    h.services
+        .exchange_code(creds, code, Some(REDIRECT), None)
+        .map(drop)
+}
+
+fn with_secret(creds: &ClientCredentials, secret: Option<&str>) -> ClientCredentials {
+    ClientCredentials {
+        client_id: creds.client_id.clone(),
+        client_secret: secret.map(Secret::new),
+    }
+}
+
+#[test]
+fn the_client_authenticates_before_the_code_is_looked_at() {
+    let h = Harness::new();
+    let alice = h.user("alice", false);
+    let creds = h.client();
+    let code = h.code(&creds, &alice, true);
+    for (creds, want) in [
+        (
+            with_secret(&creds, None),
+            CodeRefusal::Client(ClientAuthError::MissingSecret),
+        ),
+        (
+            with_secret(&creds, Some("mls_wrong")),
+            CodeRefusal::Client(ClientAuthError::WrongSecret),
+        ),
+        (
+            ClientCredentials {
+                client_id: "someone-else".into(),
+                client_secret: creds.client_secret.clone(),
+            },
+            CodeRefusal::UnknownClient,
+        ),
+        (
+            ClientCredentials {
+                client_id: "not a client id!".into(),
+                client_secret: None,
+            },
+            CodeRefusal::UnknownClient,
+        ),
+    ] {
+        assert_eq!(exchange(&h, &creds, &code), refused(want.clone()));
+        assert_eq!(want.error_code(), OAuthErrorCode::InvalidClient);
+    }
+    // The refusals left the code unspent.
+    assert_eq!(exchange(&h, &creds, &code), Ok(()));
+    // A malformed code still answers the client first.
+    assert_eq!(
+        exchange(&h, &with_secret(&creds, Some("mls_wrong")), "junk"),
+        refused(CodeRefusal::Client(ClientAuthError::WrongSecret))
+    );
+    assert_eq!(
+        exchange(&h, &creds, "junk"),
+        refused(CodeRefusal::UnknownCode)
+    );
+    assert_eq!(
+        exchange(&h, &creds, "mlc_unknownunknownunknownunknownunknownunkno"),
+        refused(CodeRefusal::UnknownCode)
+    );
+}
+
+#[test]
+fn a_failed_redemption_burns_the_code_and_its_replay_revokes_nothing() {
+    let h = Harness::new();
+    let alice = h.user("alice", false);
+    let creds = h.client();
+    let other = h.client();
+    let code = h.code(&creds, &alice, false);
+    // Another (authenticated) client presents it: refused, and the code is burnt.
+    assert_eq!(
+        exchange(&h, &other, &code),
+        refused(CodeRefusal::Code(RedeemError::WrongClient))
+    );
+    assert_eq!(
+        exchange(&h, &creds, &code),
+        refused(CodeRefusal::Code(RedeemError::Replayed { grant: None }))
+    );
+    // A redirect mismatch burns too.
+    let code = h.code(&creds, &alice, false);
+    let wrong = h
+        .services
+        .exchange_code(&creds, &code, Some("https://elsewhere.example/cb"), None);
+    assert_eq!(
+        wrong.map(drop),
+        refused(CodeRefusal::Code(RedeemError::RedirectMismatch))
+    );
+    assert_eq!(
+        exchange(&h, &creds, &code),
+        refused(CodeRefusal::Code(RedeemError::Replayed { grant: None }))
+    );
+    // So does expiry (the code lives 60 s here).
+    let code = h.code(&creds, &alice, false);
+    h.advance(60);
+    assert_eq!(
+        exchange(&h, &creds, &code),
+        refused(CodeRefusal::Code(RedeemError::Expired))
+    );
+}
+
+#[test]
+fn a_replayed_code_revokes_every_token_of_the_grant_it_produced() {
+    let h = Harness::new();
+    let alice = h.user("alice", false);
+    let creds = h.client();
+    let code = h.code(&creds, &alice, true);
+    let first = h
+        .services
+        .exchange_code(&creds, &code, Some(REDIRECT), None)
+        .unwrap();
+    assert!(
+        h.services
+            .authenticate_bearer(first.access_token.expose())
+            .is_ok()
+    );
+    let replay = h
+        .services
+        .exchange_code(&creds, &code, Some(REDIRECT), None);
+    assert_eq!(
+        replay,
+        Err(CodeGrantFailed::Refused(CodeRefusal::Code(
+            RedeemError::Replayed {
+                grant: Some(first.grant)
+            }
+        )))
+    );
+    assert_eq!(
+        h.services
+            .authenticate_bearer(first.access_token.expose())
+            .unwrap_err(),
+        BearerError::Invalid(AccessTokenInvalid::Revoked)
+    );
+    let refresh = first.refresh_token.unwrap();
+    assert_eq!(
+        h.services.refresh(&creds, refresh.expose(), None),
+        Err(RefreshGrantFailed::Refused(RefreshRefusal::Token(
+            RefreshError::Revoked
+        )))
+    );
+}
+
+/// The inputs of one code exchange, with a chosen grant id.
+fn code_exchange<'a>(
+    h: &Harness,
+    client: &'a ClientId,
+    secret: Option<&'a Secret>,
+    grant: GrantId,
+) -> CodeExchange<'a> {
+    CodeExchange {
+        presentation: CodePresentation {
+            client,
+            redirect_uri: Some(REDIRECT),
+            verifier: None,
+        },
+        client_secret: secret,
+        now: h.now(),
+        grant,
+        random: TokenRandomness {
+            access: h.random.bytes32(),
+            refresh: h.random.bytes32(),
+        },
+        lifetimes: h.services.settings().lifetimes,
+    }
+}
+
+fn new_grant(h: &Harness) -> GrantId {
+    GrantId::generate(&h.store.namespace().unwrap(), h.random.bytes16())
+}
+
+/// A unit in which a concurrent caller's decision is written between this caller's read
+/// and its write, as happens when two requests present the same code or token at once.
+struct Racing<'u, 'b, F, D> {
+    inner: &'u mut (dyn GrantUnit<F, D> + 'b),
+    /// The concurrent caller's decision: written before this unit's first write.
+    rival: Option<Box<dyn FnOnce(F) -> D + 'u>>,
+    /// What the rival decided.
+    rival_won: Option<D>,
+}
+
+impl<F, D: Clone> GrantUnit<F, D> for Racing<'_, '_, F, D> {
+    fn facts(&mut self) -> Result<F, StoreError> {
+        self.inner.facts()
+    }
+
+    fn apply(&mut self, decision: &D, now: Timestamp) -> Result<Applied, StoreError> {
+        if let Some(rival) = self.rival.take() {
+            let won = rival(self.inner.facts()?);
+            assert_eq!(self.inner.apply(&won, now)?, Applied::Written);
+            self.rival_won = Some(won);
+        }
+        self.inner.apply(decision, now)
+    }
+}
+
+#[test]
+fn a_redemption_that_loses_the_race_is_a_replay_and_revokes_the_winner() {
+    let h = Harness::new();
+    let alice = h.user("alice", false);
+    let creds = h.client();
+    let client = ClientId::parse(&creds.client_id).unwrap();
+    let secret = creds.client_secret.as_ref();
+    let code = h.code(&creds, &alice, true);
+    let digest = TokenKind::Code.digest_presented(&code).unwrap();
+    let winner = code_exchange(&h, &client, secret, new_grant(&h));
+    let loser = code_exchange(&h, &client, secret, new_grant(&h));
+    let mut won = None;
+    let decision = h
+        .store
+        .code_grant(&digest, &client, &mut |unit| {
+            let mut racing = Racing {
+                inner: unit,
+                rival: Some(Box::new(|facts: CodeFacts| decide_code(facts, &winner))),
+                rival_won: None,
+            };
+            let d = decide_and_write(&mut racing, h.now(), |facts| decide_code(facts, &loser));
+            won = racing.rival_won;
+            d
+        })
+        .unwrap();
+    let Some(CodeDecision::Redeem(redemption)) = won else {
+        panic!("the rival redeemed the code: {won:?}");
+    };
+    assert_ne!(redemption.grant(), loser.grant);
+    // The loser decided again on the facts the winner left: a replay, which revokes the
+    // winner's grant.
+    assert_eq!(decision, CodeDecision::RevokeGrant(redemption.grant()));
+    let access = redemption.new_tokens().access.secret.clone();
+    assert_eq!(
+        h.services.authenticate_bearer(access.expose()).unwrap_err(),
+        BearerError::Invalid(AccessTokenInvalid::Revoked)
+    );
+    // Positive control: without a rival the same unit redeems.
+    let code = h.code(&creds, &alice, true);
+    let digest = TokenKind::Code.digest_presented(&code).unwrap();
+    let alone = code_exchange(&h, &client, secret, new_grant(&h));
+    let decision = h
+        .store
+        .code_grant(&digest, &client, &mut |unit| {
+            decide_and_write(unit, h.now(), |facts| decide_code(facts, &alone))
+        })
+        .unwrap();
+    assert!(matches!(decision, CodeDecision::Redeem(_)), "{decision:?}");
+}
+
+#[test]
+fn a_rotation_that_loses_the_race_is_a_reuse_and_revokes_the_family() {
+    let h = Harness::new();
+    let alice = h.user("alice", false);
+    let creds = h.client();
+    let client = ClientId::parse(&creds.client_id).unwrap();
+    let tokens = h.tokens(&creds, &alice, true);
+    let digest = refresh_digest(&tokens);
+    let exchange = || RefreshExchange {
+        presentation: RefreshPresentation {
+            client: &client,
+            scope: None,
+        },
+        client_secret: creds.client_secret.as_ref(),
+        now: h.now(),
+        random: TokenRandomness {
+            access: h.random.bytes32(),
+            refresh: h.random.bytes32(),
+        },
+        lifetimes: h.services.settings().lifetimes,
+    };
+    let (winner, loser) = (exchange(), exchange());
+    let mut won = None;
+    let decision = h
+        .store
+        .refresh_grant(&digest, &client, &mut |unit| {
+            let mut racing = Racing {
+                inner: unit,
+                rival: Some(Box::new(|facts: RefreshFacts| {
+                    decide_refresh(facts, &winner)
+                })),
+                rival_won: None,
+            };
+            let d = decide_and_write(&mut racing, h.now(), |f| decide_refresh(f, &loser));
+            won = racing.rival_won;
+            d
+        })
+        .unwrap();
+    let Some(RefreshDecision::Rotate(rotation)) = won else {
+        panic!("the rival rotated the token: {won:?}");
+    };
+    assert_eq!(decision, RefreshDecision::RevokeGrant(tokens.grant));
+    // The winner's new pair went with the family.
+    let access = rotation.access().secret.clone();
+    assert_eq!(
+        h.services.authenticate_bearer(access.expose()).unwrap_err(),
+        BearerError::Invalid(AccessTokenInvalid::Revoked)
+    );
+    assert_eq!(
+        h.services
+            .refresh(&creds, rotation.refresh().secret.expose(), None),
+        Err(RefreshGrantFailed::Refused(RefreshRefusal::Token(
+            RefreshError::Revoked
+        )))
+    );
+}
+
+#[test]
+fn a_unit_whose_write_loses_twice_is_a_store_failure() {
+    /// A unit whose conditional write never matches (a broken store).
+    struct AlwaysLost(u32);
+    impl GrantUnit<(), ()> for AlwaysLost {
+        fn facts(&mut self) -> Result<(), StoreError> {
+            Ok(())
+        }
+        fn apply(&mut self, (): &(), _: Timestamp) -> Result<Applied, StoreError> {
+            self.0 += 1;
+            Ok(if self.0 > 2 {
+                Applied::Written
+            } else {
+                Applied::Lost
+            })
+        }
+    }
+    let now = Timestamp::from_epoch_seconds(0);
+    assert!(matches!(
+        decide_and_write(&mut AlwaysLost(0), now, |()| ()),
+        Err(StoreError::Unexpected(_))
+    ));
+    // Positive control: one loss, then a write, is a decision made again and written.
+    assert_eq!(decide_and_write(&mut AlwaysLost(1), now, |()| ()), Ok(()));
+}
+
+#[test]
+fn a_refresh_rotates_once_and_a_reuse_revokes_the_family() {
+    let h = Harness::new();
+    let alice = h.user("alice", false);
+    let creds = h.client();
+    let first = h.tokens(&creds, &alice, true);
+    let old = first.refresh_token.clone().unwrap();
+    let second = h.services.refresh(&creds, old.expose(), None).unwrap();
+    assert_eq!(second.grant, first.grant);
+    assert_eq!(second.scope, first.scope);
+    let new = second.refresh_token.clone().unwrap();
+    assert_ne!(new, old);
+    assert!(
+        h.services
+            .authenticate_bearer(second.access_token.expose())
+            .is_ok()
+    );
+    // The old token again: a reuse, which revokes the whole family.
+    assert_eq!(
+        h.services.refresh(&creds, old.expose(), None),
+        Err(RefreshGrantFailed::Refused(RefreshRefusal::Token(
+            RefreshError::Reused { grant: first.grant }
+        )))
+    );
+    assert_eq!(
+        h.services
+            .authenticate_bearer(second.access_token.expose())
+            .unwrap_err(),
+        BearerError::Invalid(AccessTokenInvalid::Revoked)
+    );
+    assert_eq!(
+        h.services.refresh(&creds, new.expose(), None),
+        Err(RefreshGrantFailed::Refused(RefreshRefusal::Token(
+            RefreshError::Revoked
+        )))
+    );
+}
+
+#[test]
+fn a_refresh_may_narrow_the_scope_but_not_widen_it() {
+    let h = Harness::new();
+    let alice = h.user("alice", false);
+    let creds = h.client();
+    let t = h.tokens(&creds, &alice, true);
+    assert_eq!(t.scope, ScopeSet::DEFAULT);
+    let refresh = t.refresh_token.unwrap();
+    // Unparseable scope: invalid_scope, after the client authenticated, nothing spent.
+    let bad = h
+        .services
+        .refresh(&creds, refresh.expose(), Some("read fly"));
+    assert!(matches!(bad, Err(RefreshGrantFailed::Scope(_))), "{bad:?}");
+    assert_eq!(bad.unwrap_err().error_code(), OAuthErrorCode::InvalidScope);
+    let unauthenticated = h.services.refresh(
+        &with_secret(&creds, None),
+        refresh.expose(),
+        Some("read fly"),
+    );
+    assert_eq!(
+        unauthenticated,
+        Err(RefreshGrantFailed::Refused(RefreshRefusal::Client(
+            ClientAuthError::MissingSecret
+        )))
+    );
+    let narrowed = h
+        .services
+        .refresh(&creds, refresh.expose(), Some("read"))
+        .unwrap();
+    assert_eq!(narrowed.scope, ScopeSet::parse("read").unwrap());
+    // RFC 6749 §6: a refresh may ask for any scope "originally granted": the grant's, not
+    // the last access token's.
+    let again = h
+        .services
+        .refresh(
+            &creds,
+            narrowed.refresh_token.unwrap().expose(),
+            Some("read write"),
+        )
+        .unwrap();
+    assert_eq!(again.scope, ScopeSet::DEFAULT);
+    // A grant of `read` alone cannot widen to `write`.
+    let params = AuthorizeParams {
+        response_type: Some("code"),
+        client_id: Some(&creds.client_id),
+        redirect_uri: Some(REDIRECT),
+        scope: Some("read"),
+        state: Some("s"),
+        access_type: Some("offline"),
+        ..AuthorizeParams::default()
+    };
+    let request = h.services.start_authorization(&params).unwrap().unwrap();
+    let response = h.services.approve_authorization(request, alice.id).unwrap();
+    let code = response.param("code").unwrap();
+    let read_only = h
+        .services
+        .exchange_code(&creds, code, Some(REDIRECT), None)
+        .unwrap();
+    let wider = h.services.refresh(
+        &creds,
+        read_only.refresh_token.unwrap().expose(),
+        Some("read write"),
+    );
+    let refusal = RefreshRefusal::Token(RefreshError::ScopeWidened);
+    assert_eq!(refusal.error_code(), OAuthErrorCode::InvalidScope);
+    assert_eq!(wider, Err(RefreshGrantFailed::Refused(refusal)));
+}
+
+#[test]
+fn a_write_the_database_would_refuse_writes_nothing() {
+    let h = Harness::new();
+    let alice = h.user("alice", false);
+    let creds = h.client();
+    let client = ClientId::parse(&creds.client_id).unwrap();
+    let taken = h.tokens(&creds, &alice, false).grant;
+    let code = h.code(&creds, &alice, false);
+    let digest = TokenKind::Code.digest_presented(&code).unwrap();
+    let collide = code_exchange(&h, &client, creds.client_secret.as_ref(), taken);
+    let r = h.store.code_grant(&digest, &client, &mut |unit| {
+        decide_and_write(unit, h.now(), |facts| decide_code(facts, &collide))
+    });
+    assert!(matches!(r, Err(StoreError::Unexpected(_))), "{r:?}");
+    // The code is still unspent.
+    assert_eq!(exchange(&h, &creds, &code), Ok(()));
+}
+
+#[test]
+fn token_failures_name_their_rfc_6749_error_codes() {
+    let unavailable = StoreError::Unavailable("down".into());
+    let broken = StoreError::Corrupt("row".into());
+    let cases: [(&dyn OAuthFailure, OAuthErrorCode, bool); 8] = [
+        (
+            &ClientAuthFailed::Unknown,
+            OAuthErrorCode::InvalidClient,
+            false,
+        ),
+        (
+            &ClientAuthFailed::Store(unavailable.clone()),
+            OAuthErrorCode::TemporarilyUnavailable,
+            true,
+        ),
+        (
+            &CodeGrantFailed::Refused(CodeRefusal::UnknownCode),
+            OAuthErrorCode::InvalidGrant,
+            false,
+        ),
+        (
+            &CodeGrantFailed::Refused(CodeRefusal::Client(ClientAuthError::UnexpectedSecret)),
+            OAuthErrorCode::InvalidClient,
+            false,
+        ),
+        (
+            &CodeGrantFailed::Store(broken.clone()),
+            OAuthErrorCode::ServerError,
+            true,
+        ),
+        (
+            &RefreshGrantFailed::Refused(RefreshRefusal::UnknownToken),
+            OAuthErrorCode::InvalidGrant,
+            false,
+        ),
+        (
+            &RefreshGrantFailed::Refused(RefreshRefusal::UnknownClient),
+            OAuthErrorCode::InvalidClient,
+            false,
+        ),
+        (
+            &RefreshGrantFailed::Store(broken),
+            OAuthErrorCode::ServerError,
+            true,
+        ),
+    ];
+    for (failure, code, store) in cases {
+        assert_eq!(failure.error_code(), code, "{failure}");
+        assert_eq!(failure.store_failure().is_some(), store, "{failure}");
+        assert!(!failure.to_string().is_empty());
+    }
+    // An unknown client and a wrong secret read the same: the answer names nothing.
+    assert_eq!(
+        CodeRefusal::UnknownClient.to_string(),
+        ClientAuthError::WrongSecret.to_string()
+    );
+}
+
+#[test]
+fn revocation_and_introspection_answer_only_the_holder() {
+    let h = Harness::new();
+    let alice = h.user("alice", false);
+    let creds = h.client();
+    let other = h.client();
+    let t = h.tokens(&creds, &alice, true);
+    let access = t.access_token.expose();
+    let refresh = t.refresh_token.as_ref().unwrap().expose();
+    // Another client sees the tokens inactive and cannot revoke them.
+    assert_eq!(
+        h.services.introspect(&other, access).unwrap(),
+        Introspection::Inactive
+    );
+    assert_eq!(
+        h.services.revoke(&other, access).unwrap(),
+        RevokeOutcome::OtherClient
+    );
+    assert!(matches!(
+        h.services.introspect(&creds, refresh).unwrap(),
+        Introspection::Active { .. }
+    ));
+    assert_eq!(
+        h.services
+            .revoke(&with_secret(&creds, Some("mls_wrong")), access),
+        Err(ClientAuthFailed::Refused(ClientAuthError::WrongSecret))
+    );
+    // The holder revokes the refresh token: the grant goes, access token included.
+    assert_eq!(
+        h.services.revoke(&creds, refresh).unwrap(),
+        RevokeOutcome::GrantRevoked
+    );
+    for token in [access, refresh] {
+        assert_eq!(
+            h.services.introspect(&creds, token).unwrap(),
+            Introspection::Inactive
+        );
+    }
+    assert_eq!(
+        h.services.revoke(&creds, "mla_nothing").unwrap(),
+        RevokeOutcome::Unknown
+    );
+    // The store's record says why: the grant was revoked, the token itself was not.
+    let record = h
+        .store
+        .refresh_token(&TokenDigest::of(&Secret::new(refresh)))
+        .unwrap();
+    let record = record.unwrap();
+    assert!(record.revoked.grant && !record.revoked.token);
+}
