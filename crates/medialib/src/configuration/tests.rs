@@ -496,3 +496,33 @@ fn trusted_proxies_match_networks() {
     assert!(v6.contains("fd12::1".parse().unwrap()));
     assert!(!v6.contains("10.1.2.3".parse().unwrap()));
 }
+
+#[test]
+fn every_key_has_one_name_a_meaning_and_a_default() {
+    let names: std::collections::BTreeSet<&str> = KEYS.iter().map(Key::name).collect();
+    assert_eq!(names.len(), KEYS.len(), "a key is listed twice");
+    for key in KEYS {
+        let meaning = key.meaning();
+        assert!(!meaning.is_empty(), "{} has no doc comment", key.name());
+        assert!(
+            !meaning.contains('|'),
+            "{}: a `|` breaks the table",
+            key.name()
+        );
+        assert!(key.env_var().starts_with(ENV_PREFIX));
+    }
+    // Every default parses: an empty loader uses them all.
+    assert!(SettingsLoader::new().load().is_ok());
+}
+
+#[test]
+fn flag_help_comes_from_the_table() {
+    assert_eq!(
+        key::bind.help(),
+        "Listen address (IP and port), e.g. 127.0.0.1:8080 or [::]:8080 [default: 127.0.0.1:8080]"
+    );
+    assert_eq!(
+        key::base_url.help(),
+        "Public base URL used in permLinks, embeds and as OAuth issuer"
+    );
+}
