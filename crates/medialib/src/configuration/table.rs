@@ -28,7 +28,8 @@ settings! {
     keys {
         /// database to use: `sqlite://PATH`, `sqlite::memory:` or
         /// `postgres://USER:PASSWORD@HOST/DB`
-        field database_url: DatabaseUrl = default "sqlite://./medialib-data/medialib.db", DatabaseUrl::parse;
+        field database_url: DatabaseUrl =
+            default "sqlite://./medialib-data/medialib.db", DatabaseUrl::parse;
         /// listen address (IP and port), e.g. `127.0.0.1:8080` or `[::]:8080`
         field bind: SocketAddr = default "127.0.0.1:8080", values::socket_addr;
         /// public base URL used in permLinks, embeds and as OAuth issuer
@@ -60,7 +61,8 @@ settings! {
         /// comma-separated allowed origins (`https://lms.example.edu`)
         field cors_origins: Vec<String> = list "empty", values::origin;
         /// tracing filter, e.g. `info,medialib=debug`
-        field log: Option<String> = unset "`info` (`warn` for one-shot commands)", values::log_filter;
+        field log: Option<String> =
+            unset "`info` (`warn` for one-shot commands)", values::log_filter;
         /// `auto` (JSON unless the output is a terminal), `json` or `text`
         field log_format: LogFormat = default "auto", LogFormat::parse;
         /// the identity provider's issuer URL (required when `sso = oidc`)
