@@ -628,3 +628,21 @@ fn the_deployment_examples_name_what_exists() {
         assert!(operations.contains(&format!("]({link}")), "{link}");
     }
 }
+
+/// README.md's configuration table is the one the code makes from its table of keys
+/// (`crates/medialib/src/configuration/table.rs`): a key added there shows up here.
+#[test]
+fn the_configuration_table_is_made_from_the_code() {
+    let readme = readme();
+    let expected = medialib::configuration::markdown_table();
+    let start = readme
+        .find("| key | environment |")
+        .expect("README.md's configuration table");
+    let end = readme[start..]
+        .find("\n\n")
+        .map_or(readme.len(), |end| start + end + 1);
+    assert!(
+        readme[start..end] == expected,
+        "README.md's configuration table differs from the code's; replace it with:\n\n{expected}"
+    );
+}

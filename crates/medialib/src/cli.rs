@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 use crate::admin;
-use crate::configuration::{LogFormat, Settings, SettingsLoader};
+use crate::configuration::{LogFormat, Settings, SettingsLoader, key};
 use crate::database::{self, DatabaseError};
 use crate::demo;
 use crate::startup::{Application, StartupError};
@@ -33,9 +33,8 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "FILE")]
     config: Option<PathBuf>,
 
-    /// Database to use: sqlite://PATH, sqlite::memory: or postgres://USER@HOST/DB
-    /// [default: sqlite://./medialib-data/medialib.db]
-    #[arg(long, global = true, value_name = "URL")]
+    // The help comes from the configuration table, like README.md's.
+    #[arg(long, global = true, value_name = "URL", help = key::database_url.help())]
     database_url: Option<String>,
 
     /// Print machine-readable JSON on standard output (for `serve`: JSON log lines)
@@ -169,8 +168,7 @@ enum ClientCommand {
 
 #[derive(Debug, Args)]
 struct ServeArgs {
-    /// Listen address, e.g. 127.0.0.1:8080 or [::]:8080 [default: 127.0.0.1:8080]
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", help = key::bind.help())]
     bind: Option<String>,
 }
 
@@ -262,13 +260,13 @@ where
         loader = loader.file(file);
     }
     if let Some(url) = &cli.database_url {
-        loader = loader.set("database_url", url.clone());
+        loader = loader.set(key::database_url.name(), url.clone());
     }
     if let Command::Demo(DemoArgs { bind: Some(bind) }) = &cli.command {
-        loader = loader.set("bind", bind.clone());
+        loader = loader.set(key::bind.name(), bind.clone());
     }
     if let Command::Serve(ServeArgs { bind: Some(bind) }) = &cli.command {
-        loader = loader.set("bind", bind.clone());
+        loader = loader.set(key::bind.name(), bind.clone());
     }
     let settings = match loader.load() {
         Ok(settings) => settings,
