@@ -1008,7 +1008,7 @@ impl Fixture {
 
     /// The token store knows `token` and says it is dead for `why` (not merely unknown).
     fn assert_dead(&self, token: &str, why: AccessTokenInvalid) {
-        match self.api.services.authenticate_bearer(token) {
+        match self.api.services.oauth().authenticate_bearer(token) {
             Err(BearerError::Invalid(e)) if e == why => {}
             other => panic!("the {why:?} token is not just that: {other:?}"),
         }

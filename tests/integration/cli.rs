@@ -464,6 +464,7 @@ fn sign_in(db_url: &str, username: &str, password: &str) -> Result<String, SignI
     let services = medialib::startup::services(&settings, &base, db);
     let password = Secret::new(password);
     services
+        .sessions()
         .sign_in(Credentials::Password {
             username,
             password: &password,
@@ -905,6 +906,7 @@ fn deleted_video(
     use medialib_ports::services::{NewUserInput, Placement};
 
     let user = services
+        .people()
         .create_user(NewUserInput {
             unique_id: UniqueId::parse(unique_id).unwrap(),
             first_name: PersonName::parse("A", "first").unwrap(),
@@ -924,6 +926,7 @@ fn deleted_video(
     };
     let caller = user.as_caller();
     let library = services
+        .media()
         .create_object(
             &caller,
             Placement::TopLevel,
@@ -932,6 +935,7 @@ fn deleted_video(
         .unwrap()
         .id();
     let video = services
+        .media()
         .create_object(
             &caller,
             Placement::In(library),
@@ -939,7 +943,10 @@ fn deleted_video(
         )
         .unwrap()
         .id();
-    services.remove_member(&caller, library, video).unwrap();
+    services
+        .media()
+        .remove_member(&caller, library, video)
+        .unwrap();
     (library, video)
 }
 
@@ -1281,9 +1288,10 @@ fn demo_serves_and_reuses_its_data(db: &str) {
 
     // A second start reuses everything, completes what is missing and changes the credentials.
     let services = services_at(db, epoch_now());
-    let demo_user = services.list_users().unwrap().remove(0);
+    let demo_user = services.oauth().list_users().unwrap().remove(0);
     let library_id = medialib_domain::ObjectId::parse(&library).unwrap();
     let syllabus = services
+        .media()
         .list_catalog(&demo_user.as_caller(), library_id, None, None)
         .unwrap()
         .items
@@ -1291,6 +1299,7 @@ fn demo_serves_and_reuses_its_data(db: &str) {
         .find(|i| i.object.fields().title.as_str() == "Syllabus")
         .unwrap();
     services
+        .media()
         .remove_member(&demo_user.as_caller(), library_id, syllabus.object.id())
         .unwrap();
     let second = Demo::start(dir.path(), db);
@@ -1312,7 +1321,7 @@ fn demo_serves_and_reuses_its_data(db: &str) {
     assert!(status.success(), "{status:?}\n{log}");
     assert!(log.contains("exists with its objects"), "{log}");
 
-    let users = services.list_users().unwrap();
+    let users = services.oauth().list_users().unwrap();
     assert_eq!(users.len(), 1);
     let demo = users[0].as_caller();
     let libraries = services
@@ -1321,6 +1330,7 @@ fn demo_serves_and_reuses_its_data(db: &str) {
         .unwrap();
     assert_eq!(libraries.len(), 1, "one demo library");
     let page = services
+        .media()
         .list_catalog(&demo, libraries[0].id(), None, None)
         .unwrap();
     let mut types: Vec<&str> = page
@@ -1330,7 +1340,7 @@ fn demo_serves_and_reuses_its_data(db: &str) {
         .collect();
     types.sort_unstable();
     assert_eq!(types, ["audio", "catalog", "file", "image", "video"]);
-    assert_eq!(services.list_clients().unwrap().len(), 1);
+    assert_eq!(services.oauth().list_clients().unwrap().len(), 1);
 }
 
 #[test]

@@ -124,6 +124,7 @@ impl Harness {
 
     fn user(&self, unique_id: &str, org_admin: bool) -> User {
         self.services
+            .people()
             .create_user(NewUserInput {
                 unique_id: UniqueId::parse(unique_id).unwrap(),
                 first_name: PersonName::parse("First", "firstName").unwrap(),
@@ -148,6 +149,7 @@ impl Harness {
 
     fn library(&self, owner: &User, title: &str) -> ObjectId {
         self.services
+            .media()
             .create_object(
                 &owner.as_caller(),
                 Placement::TopLevel,
@@ -165,6 +167,7 @@ impl Harness {
         title: &str,
     ) -> ObjectId {
         self.services
+            .media()
             .create_object(
                 &owner.as_caller(),
                 Placement::In(collection),
@@ -176,6 +179,7 @@ impl Harness {
 
     fn level(&self, who: &User, collection: ObjectId) -> PermissionLevel {
         self.services
+            .media()
             .effective_level(&who.as_caller(), collection)
             .unwrap()
     }
@@ -211,9 +215,15 @@ impl Harness {
             access_type: offline.then_some("offline"),
             ..AuthorizeParams::default()
         };
-        let request = self.services.start_authorization(&params).unwrap().unwrap();
+        let request = self
+            .services
+            .oauth()
+            .start_authorization(&params)
+            .unwrap()
+            .unwrap();
         let response = self
             .services
+            .oauth()
             .approve_authorization(request, user.id)
             .unwrap();
         assert_eq!(response.param("state"), Some("xyz"));
@@ -225,6 +235,7 @@ impl Harness {
     fn tokens(&self, creds: &ClientCredentials, user: &User, offline: bool) -> TokenResponse {
         let code = self.code(creds, user, offline);
         self.services
+            .oauth()
             .exchange_code(creds, &code, Some(REDIRECT), None)
             .unwrap()
     }
@@ -278,7 +289,7 @@ mod cases {
             h.store.user_by_unique_id(&alice.unique_id).unwrap(),
             Some(alice.clone())
         );
-        let dup = h.services.create_user(NewUserInput {
+        let dup = h.services.people().create_user(NewUserInput {
             unique_id: alice.unique_id.clone(),
             first_name: PersonName::default(),
             last_name: PersonName::default(),
@@ -303,11 +314,15 @@ mod cases {
         assert_eq!(names, ["aaron", "alice"]);
         // Provisioning finds the existing user, or creates one.
         assert_eq!(
-            h.services.provision_user(&alice.unique_id).unwrap().id,
+            h.services
+                .people()
+                .provision_user(&alice.unique_id)
+                .unwrap()
+                .id,
             alice.id
         );
         let carol = UniqueId::parse("carol").unwrap();
-        let provisioned = h.services.provision_user(&carol).unwrap();
+        let provisioned = h.services.people().provision_user(&carol).unwrap();
         assert_eq!(provisioned.unique_id, carol);
         // SQL metacharacters are stored verbatim.
         let odd = h.user("o'brien\"; DROP TABLE users; --", false);
@@ -331,6 +346,7 @@ mod cases {
         new.fields.public = true;
         let created = h
             .services
+            .media()
             .create_object(&alice.as_caller(), Placement::In(lib), new)
             .unwrap();
         let stored = h.store.object(created.id()).unwrap().unwrap();
@@ -349,6 +365,7 @@ mod cases {
         };
         let updated = h
             .services
+            .media()
             .update_object(&alice.as_caller(), lib, created.id(), patch)
             .unwrap();
         assert_eq!(h.store.object(created.id()).unwrap().unwrap(), updated);
@@ -362,17 +379,22 @@ mod cases {
         };
         assert!(matches!(
             h.services
+                .media()
                 .update_object(&alice.as_caller(), lib, created.id(), change.clone()),
             Err(UpdateObjectFailed::Rule(UpdateError::TypeChange { .. }))
         ));
         assert!(matches!(
-            h.services
-                .update_object(&bob.as_caller(), lib, created.id(), ObjectPatch::default()),
+            h.services.media().update_object(
+                &bob.as_caller(),
+                lib,
+                created.id(),
+                ObjectPatch::default()
+            ),
             Err(UpdateObjectFailed::Refused(Refusal::Forbidden(_)))
         ));
         let other = h.library(&alice, "Other");
         assert!(matches!(
-            h.services.update_object(
+            h.services.media().update_object(
                 &alice.as_caller(),
                 other,
                 created.id(),
@@ -383,6 +405,7 @@ mod cases {
         // A top-level object must be a catalog.
         assert!(
             h.services
+                .media()
                 .create_object(
                     &alice.as_caller(),
                     Placement::TopLevel,
@@ -400,9 +423,12 @@ mod cases {
         let v = h.object_in(&alice, s, ObjectType::Video, "V");
         let c = alice.as_caller();
 
-        assert_eq!(h.services.add_member(&c, b, s).unwrap(), AddOutcome::Added);
         assert_eq!(
-            h.services.add_member(&c, b, s).unwrap(),
+            h.services.media().add_member(&c, b, s).unwrap(),
+            AddOutcome::Added
+        );
+        assert_eq!(
+            h.services.media().add_member(&c, b, s).unwrap(),
             AddOutcome::AlreadyMember
         );
         let mut parents = h.store.collections_of(s).unwrap();
@@ -413,43 +439,46 @@ mod cases {
 
         for (coll, member) in [(s, a), (s, s), (s, b)] {
             assert_eq!(
-                h.services.add_member(&c, coll, member),
+                h.services.media().add_member(&c, coll, member),
                 Err(AddMemberFailed::Rule(MembershipError::Cycle)),
                 "adding an ancestor must be refused"
             );
         }
         assert_eq!(
-            h.services.add_member(&c, v, a),
+            h.services.media().add_member(&c, v, a),
             Err(AddMemberFailed::Rule(MembershipError::NotACollection))
         );
         let ghost = ObjectId::parse("00000000000000000000000000000000").unwrap();
         // An unknown object is refused exactly as one the caller cannot see (no oracle).
         assert_eq!(
-            h.services.add_member(&c, a, ghost),
+            h.services.media().add_member(&c, a, ghost),
             Err(AddMemberFailed::Refused(Refusal::Hidden))
         );
         assert_eq!(
-            h.services.add_member(&c, ghost, v),
+            h.services.media().add_member(&c, ghost, v),
             Err(AddMemberFailed::CollectionNotFound)
         );
         // The caller must be admin of the target and of what it links.
         let bob = h.user("bob", false);
         let bobs = h.library(&bob, "Bob's");
         assert_eq!(
-            h.services.add_member(&bob.as_caller(), bobs, v),
+            h.services.media().add_member(&bob.as_caller(), bobs, v),
             Err(AddMemberFailed::Refused(Refusal::Hidden))
         );
         assert!(matches!(
-            h.services.add_member(&bob.as_caller(), a, v),
+            h.services.media().add_member(&bob.as_caller(), a, v),
             Err(AddMemberFailed::Refused(Refusal::Forbidden(_)))
         ));
         h.services
+            .media()
             .set_permission(&c, a, bob.id, PermissionLevel::View)
             .unwrap();
         for member in [s, v, a] {
             assert!(
                 matches!(
-                    h.services.add_member(&bob.as_caller(), bobs, member),
+                    h.services
+                        .media()
+                        .add_member(&bob.as_caller(), bobs, member),
                     Err(AddMemberFailed::Refused(Refusal::Forbidden(_)))
                 ),
                 "a viewer links nothing it only views"
@@ -464,15 +493,15 @@ mod cases {
         let b = h.library(&alice, "B");
         let v = h.object_in(&alice, a, ObjectType::Video, "V");
         let c = alice.as_caller();
-        h.services.add_member(&c, b, v).unwrap();
+        h.services.media().add_member(&c, b, v).unwrap();
         assert_eq!(
-            h.services.remove_member(&c, a, v).unwrap(),
+            h.services.media().remove_member(&c, a, v).unwrap(),
             AfterRemoval::StillListed
         );
         assert!(h.store.object(v).unwrap().is_some());
         h.advance(5);
         assert_eq!(
-            h.services.remove_member(&c, b, v).unwrap(),
+            h.services.media().remove_member(&c, b, v).unwrap(),
             AfterRemoval::SoftDelete
         );
         assert_eq!(h.store.object(v).unwrap(), None);
@@ -482,7 +511,7 @@ mod cases {
             Lifecycle::SoftDeleted { at: h.clock.now() }
         );
         assert!(
-            h.services.remove_member(&c, b, v).is_err(),
+            h.services.media().remove_member(&c, b, v).is_err(),
             "no longer a member"
         );
         assert!(h.store.list_members(b, None, None).unwrap().is_empty());
@@ -498,7 +527,11 @@ mod cases {
         let o2 = h.object_in(&alice, lib, ObjectType::Audio, "two");
         let o3 = h.object_in(&alice, lib, ObjectType::File, "three");
         h.set_time(1002);
-        let page = h.services.list_catalog(&c, lib, None, None).unwrap();
+        let page = h
+            .services
+            .media()
+            .list_catalog(&c, lib, None, None)
+            .unwrap();
         assert_eq!(page.ts, Timestamp::from_epoch_seconds(1002));
         assert_eq!(page.level, PermissionLevel::Admin);
         let ids: Vec<ObjectId> = page.items.iter().map(|i| i.object.id()).collect();
@@ -508,6 +541,7 @@ mod cases {
         let since = |t: i64| Since::parse(&t.to_string()).unwrap();
         let ids_since = |t: i64| -> BTreeSet<ObjectId> {
             h.services
+                .media()
                 .list_catalog(&c, lib, Some(since(t)), None)
                 .unwrap()
                 .items
@@ -520,6 +554,7 @@ mod cases {
 
         // An update, and a change in the same second as the previous response's ts.
         h.services
+            .media()
             .update_object(
                 &c,
                 lib,
@@ -536,9 +571,10 @@ mod cases {
         // A membership addition of an old object counts as a change.
         let other = h.library(&alice, "Other");
         h.set_time(1100);
-        h.services.add_member(&c, other, o2).unwrap();
+        h.services.media().add_member(&c, other, o2).unwrap();
         let listed: BTreeSet<ObjectId> = h
             .services
+            .media()
             .list_catalog(&c, other, Some(since(1100)), None)
             .unwrap()
             .items
@@ -547,7 +583,7 @@ mod cases {
             .collect();
         assert_eq!(listed, [o2].into_iter().collect());
         assert!(
-            h.services.list_catalog(&c, o1, None, None).is_err(),
+            h.services.media().list_catalog(&c, o1, None, None).is_err(),
             "a video is not a catalog"
         );
     }
@@ -613,7 +649,10 @@ mod cases {
                     properties: Some(Properties::parse([("k", "v"), ("n", "m")]).unwrap()),
                     ..ObjectPatch::default()
                 };
-                h.services.update_object(&c, lib, id, patch).unwrap();
+                h.services
+                    .media()
+                    .update_object(&c, lib, id, patch)
+                    .unwrap();
             }
             members.push(id);
         }
@@ -622,7 +661,7 @@ mod cases {
         h.set_time(900);
         let old = h.object_in(&alice, other, ObjectType::Audio, "old");
         h.set_time(1500);
-        h.services.add_member(&c, lib, old).unwrap();
+        h.services.media().add_member(&c, lib, old).unwrap();
 
         let ids = |items: &[CatalogItem]| items.iter().map(|i| i.object.id()).collect::<Vec<_>>();
         let first = |collection| {
@@ -646,6 +685,7 @@ mod cases {
             ..ObjectPatch::default()
         };
         h.services
+            .media()
             .update_object(&c, lib, old, patch.clone())
             .unwrap();
         assert_eq!(first(lib), old);
@@ -653,6 +693,7 @@ mod cases {
         // So does one of the original members, modified later still.
         h.set_time(2001);
         h.services
+            .media()
             .update_object(&c, lib, members[4], patch.clone())
             .unwrap();
         assert_eq!(first(lib), members[4]);
@@ -661,12 +702,15 @@ mod cases {
         // A soft-deleted member leaves the listing; restored, it is listed as modified then.
         h.set_time(2100);
         assert_eq!(
-            h.services.remove_member(&c, lib, members[7]).unwrap(),
+            h.services
+                .media()
+                .remove_member(&c, lib, members[7])
+                .unwrap(),
             AfterRemoval::SoftDelete
         );
         // A membership removed while another remains changes nothing in the other.
         assert_eq!(
-            h.services.remove_member(&c, other, old).unwrap(),
+            h.services.media().remove_member(&c, other, old).unwrap(),
             AfterRemoval::StillListed
         );
         let without = h.store.list_members(lib, None, None).unwrap();
@@ -674,12 +718,18 @@ mod cases {
         assert_eq!(ids(&without)[0], members[4]);
         assert_eq!(walk_pages(h, lib, None, "2"), without);
         h.set_time(2200);
-        h.services.restore_object(members[7], None).unwrap();
+        h.services.media().restore_object(members[7], None).unwrap();
         assert_eq!(first(lib), members[7]);
         // Removed and soft-deleted a second time, then restored into the other library.
         h.set_time(2300);
-        h.services.remove_member(&c, lib, members[1]).unwrap();
-        h.services.restore_object(members[1], Some(other)).unwrap();
+        h.services
+            .media()
+            .remove_member(&c, lib, members[1])
+            .unwrap();
+        h.services
+            .media()
+            .restore_object(members[1], Some(other))
+            .unwrap();
         assert_eq!(first(other), members[1]);
 
         // Every page size walks exactly the unpaged listing, in its order.
@@ -727,10 +777,13 @@ mod cases {
             };
             race(vec![
                 Box::new(|| {
-                    h.services.update_object(&c, lib, member, patch).unwrap();
+                    h.services
+                        .media()
+                        .update_object(&c, lib, member, patch)
+                        .unwrap();
                 }),
                 Box::new(|| {
-                    h.services.add_member(&c, other, member).unwrap();
+                    h.services.media().add_member(&c, other, member).unwrap();
                 }),
             ]);
             let all = h.store.list_members(other, None, None).unwrap();
@@ -750,11 +803,13 @@ mod cases {
         let t = h.object_in(&alice, s, ObjectType::Catalog, "T");
         assert_eq!(h.level(&bob, t), PermissionLevel::None);
         h.services
+            .media()
             .set_permission(&c, r, bob.id, PermissionLevel::View)
             .unwrap();
         assert_eq!(h.level(&bob, s), PermissionLevel::View);
         assert_eq!(h.level(&bob, t), PermissionLevel::View);
         h.services
+            .media()
             .set_permission(&c, s, bob.id, PermissionLevel::None)
             .unwrap();
         assert_eq!(h.level(&bob, s), PermissionLevel::None);
@@ -764,6 +819,7 @@ mod cases {
             "explicit none blocks inheritance"
         );
         h.services
+            .media()
             .set_permission(&c, t, bob.id, PermissionLevel::Admin)
             .unwrap();
         assert_eq!(h.level(&bob, t), PermissionLevel::Admin);
@@ -771,15 +827,17 @@ mod cases {
         assert_eq!(h.level(&root_admin, t), PermissionLevel::Admin);
         // A second parent with a higher level wins.
         let other = h.library(&alice, "O");
-        h.services.add_member(&c, other, s).unwrap();
+        h.services.media().add_member(&c, other, s).unwrap();
         h.services
+            .media()
             .set_permission(&c, other, bob.id, PermissionLevel::Admin)
             .unwrap();
-        h.services.remove_permission(&c, s, bob.id).unwrap();
+        h.services.media().remove_permission(&c, s, bob.id).unwrap();
         assert_eq!(h.level(&bob, s), PermissionLevel::Admin);
         // Bob, now admin of S, may not manage R.
         assert!(matches!(
             h.services
+                .media()
                 .set_permission(&bob.as_caller(), r, bob.id, PermissionLevel::Admin),
             Err(PermissionFailed::Refused(Refusal::Forbidden(_)))
         ));
@@ -794,26 +852,33 @@ mod cases {
             PermissionFailed::Change(PermissionChangeError::LastAdmin(medialib_domain::LastAdmin));
         assert_eq!(
             h.services
+                .media()
                 .set_permission(&c, lib, alice.id, PermissionLevel::View),
             Err(last.clone())
         );
-        assert_eq!(h.services.remove_permission(&c, lib, alice.id), Err(last));
         assert_eq!(
-            h.services.remove_permission(&c, lib, bob.id),
+            h.services.media().remove_permission(&c, lib, alice.id),
+            Err(last)
+        );
+        assert_eq!(
+            h.services.media().remove_permission(&c, lib, bob.id),
             Err(PermissionFailed::Change(PermissionChangeError::NoEntry))
         );
         let ghost = medialib_domain::UserId::parse("00000000000000000000000000000000").unwrap();
         assert_eq!(
             h.services
+                .media()
                 .set_permission(&c, lib, ghost, PermissionLevel::View),
             Err(PermissionFailed::Change(
                 PermissionChangeError::UserNotFound
             ))
         );
         h.services
+            .media()
             .set_permission(&c, lib, bob.id, PermissionLevel::Admin)
             .unwrap();
         h.services
+            .media()
             .set_permission(&c, lib, alice.id, PermissionLevel::View)
             .unwrap();
         let levels: Vec<_> = h
@@ -839,13 +904,18 @@ mod cases {
             let b = h.user(&format!("b{round}"), false);
             let lib = h.library(&a, "L");
             h.services
+                .media()
                 .set_permission(&a.as_caller(), lib, b.id, PermissionLevel::Admin)
                 .unwrap();
             // Each demotes itself; together they would leave none.
             let demote = |who: User| -> Box<dyn FnOnce() -> _ + Send + '_> {
                 Box::new(move || {
-                    h.services
-                        .set_permission(&who.as_caller(), lib, who.id, PermissionLevel::View)
+                    h.services.media().set_permission(
+                        &who.as_caller(),
+                        lib,
+                        who.id,
+                        PermissionLevel::View,
+                    )
                 })
             };
             let results = race(vec![demote(a.clone()), demote(b.clone())]);
@@ -861,7 +931,7 @@ mod cases {
             let x = h.library(&alice, &format!("X{round}"));
             let y = h.library(&alice, &format!("Y{round}"));
             let add = |coll, member| -> Box<dyn FnOnce() -> _ + Send + '_> {
-                Box::new(move || h.services.add_member(&c, coll, member))
+                Box::new(move || h.services.media().add_member(&c, coll, member))
             };
             let results = race(vec![add(x, y), add(y, x)]);
             let ok = results.iter().filter(|r| r.is_ok()).count();
@@ -877,13 +947,13 @@ mod cases {
         let id = ClientId::parse(&creds.client_id).unwrap();
         let client = h.store.client(&id).unwrap().unwrap();
         assert_eq!(client.redirect_uris()[0].as_str(), REDIRECT);
-        assert!(h.services.authenticate_client(&creds).is_ok());
+        assert!(h.services.oauth().authenticate_client(&creds).is_ok());
         let wrong = ClientCredentials {
             client_id: creds.client_id.clone(),
             client_secret: Some(Secret::new("mls_wrong")),
         };
         assert!(matches!(
-            h.services.authenticate_client(&wrong),
+            h.services.oauth().authenticate_client(&wrong),
             Err(ClientAuthFailed::Refused(_))
         ));
         assert_eq!(
@@ -893,14 +963,14 @@ mod cases {
         let (new_secret, digest) = TokenKind::ClientSecret.mint(rand::random());
         assert!(h.store.set_client_secret(&id, &digest).unwrap());
         assert!(
-            h.services.authenticate_client(&creds).is_err(),
+            h.services.oauth().authenticate_client(&creds).is_err(),
             "old secret no longer works"
         );
         let rotated = ClientCredentials {
             client_id: creds.client_id.clone(),
             client_secret: Some(new_secret),
         };
-        assert!(h.services.authenticate_client(&rotated).is_ok());
+        assert!(h.services.oauth().authenticate_client(&rotated).is_ok());
         let public = Client::new(
             ClientId::parse("mobile-app").unwrap(),
             ClientName::parse("Mobile").unwrap(),
@@ -921,43 +991,48 @@ mod cases {
         let code = h.code(&creds, &alice, true);
         let tokens = h
             .services
+            .oauth()
             .exchange_code(&creds, &code, Some(REDIRECT), None)
             .unwrap();
         assert_eq!(tokens.expires_in, 3600);
         let access = tokens.access_token.expose().to_owned();
-        let caller = h.services.authenticate_bearer(&access).unwrap();
+        let caller = h.services.oauth().authenticate_bearer(&access).unwrap();
         assert_eq!(caller.user().id, alice.id);
         assert!(tokens.refresh_token.is_some(), "offline was approved");
 
         let replay = h
             .services
+            .oauth()
             .exchange_code(&creds, &code, Some(REDIRECT), None);
         assert_eq!(oauth_code(&replay), Some(OAuthErrorCode::InvalidGrant));
         assert_eq!(
-            h.services.authenticate_bearer(&access),
+            h.services.oauth().authenticate_bearer(&access),
             Err(BearerError::Invalid(
                 medialib_domain::oauth::AccessTokenInvalid::Revoked
             )),
             "a replayed code revokes the tokens issued from it"
         );
         let refresh = secret_str(&tokens.refresh_token);
-        assert!(h.services.refresh(&creds, &refresh, None).is_err());
+        assert!(h.services.oauth().refresh(&creds, &refresh, None).is_err());
 
         // Online access gets no refresh token; a wrong redirect_uri burns the code.
         let code = h.code(&creds, &alice, false);
         assert!(
             h.services
+                .oauth()
                 .exchange_code(&creds, &code, Some("https://lms.example.edu/other"), None)
                 .is_err()
         );
         assert!(
             h.services
+                .oauth()
                 .exchange_code(&creds, &code, Some(REDIRECT), None)
                 .is_err()
         );
         let code = h.code(&creds, &alice, false);
         let online = h
             .services
+            .oauth()
             .exchange_code(&creds, &code, Some(REDIRECT), None)
             .unwrap();
         assert_eq!(online.refresh_token, None);
@@ -966,12 +1041,14 @@ mod cases {
         h.advance(60);
         assert!(
             h.services
+                .oauth()
                 .exchange_code(&creds, &code, Some(REDIRECT), None)
                 .is_err()
         );
         // Unknown codes.
         assert!(
             h.services
+                .oauth()
                 .exchange_code(&creds, "mlc_nope", Some(REDIRECT), None)
                 .is_err()
         );
@@ -983,43 +1060,50 @@ mod cases {
         let code = h.code(&creds, &alice, true);
         let first = h
             .services
+            .oauth()
             .exchange_code(&creds, &code, Some(REDIRECT), None)
             .unwrap();
         h.advance(10);
         let second = h
             .services
+            .oauth()
             .refresh(&creds, &secret_str(&first.refresh_token), None)
             .unwrap();
         assert_ne!(second.refresh_token, first.refresh_token);
         assert_eq!(second.grant, first.grant);
         let third = h
             .services
+            .oauth()
             .refresh(&creds, &secret_str(&second.refresh_token), Some("read"))
             .unwrap();
         assert_eq!(third.scope.to_string(), "read");
         assert!(
             h.services
+                .oauth()
                 .authenticate_bearer(third.access_token.expose())
                 .is_ok()
         );
 
         // Presenting the used first token again revokes everything of the grant.
         assert_eq!(
-            oauth_code(
-                &h.services
-                    .refresh(&creds, &secret_str(&first.refresh_token), None)
-            ),
+            oauth_code(&h.services.oauth().refresh(
+                &creds,
+                &secret_str(&first.refresh_token),
+                None
+            )),
             Some(OAuthErrorCode::InvalidGrant)
         );
         for t in [&first, &second, &third] {
             assert!(
                 h.services
+                    .oauth()
                     .authenticate_bearer(t.access_token.expose())
                     .is_err()
             );
         }
         assert!(
             h.services
+                .oauth()
                 .refresh(&creds, &secret_str(&third.refresh_token), None)
                 .is_err()
         );
@@ -1031,11 +1115,14 @@ mod cases {
         let code = h.code(&creds, &alice, true);
         let t = h
             .services
+            .oauth()
             .exchange_code(&creds, &code, Some(REDIRECT), None)
             .unwrap();
         h.advance(3600);
         assert!(matches!(
-            h.services.authenticate_bearer(t.access_token.expose()),
+            h.services
+                .oauth()
+                .authenticate_bearer(t.access_token.expose()),
             Err(BearerError::Invalid(
                 medialib_domain::oauth::AccessTokenInvalid::Expired
             ))
@@ -1043,6 +1130,7 @@ mod cases {
         h.advance(86_400);
         assert!(
             h.services
+                .oauth()
                 .refresh(&creds, &secret_str(&t.refresh_token), None)
                 .is_err()
         );
@@ -1058,6 +1146,7 @@ mod cases {
                     .map(|_| -> Box<dyn FnOnce() -> _ + Send + '_> {
                         Box::new(|| {
                             h.services
+                                .oauth()
                                 .exchange_code(&creds, &code, Some(REDIRECT), None)
                         })
                     })
@@ -1083,13 +1172,14 @@ mod cases {
             let code = h.code(&creds, &alice, true);
             let t = h
                 .services
+                .oauth()
                 .exchange_code(&creds, &code, Some(REDIRECT), None)
                 .unwrap();
             let refresh = secret_str(&t.refresh_token);
             let results = race(
                 (0..6)
                     .map(|_| -> Box<dyn FnOnce() -> _ + Send + '_> {
-                        Box::new(|| h.services.refresh(&creds, &refresh, None))
+                        Box::new(|| h.services.oauth().refresh(&creds, &refresh, None))
                     })
                     .collect(),
             );
@@ -1098,11 +1188,13 @@ mod cases {
             // The losers presented a used token: the whole family is revoked.
             assert!(
                 h.services
+                    .oauth()
                     .authenticate_bearer(winners[0].access_token.expose())
                     .is_err()
             );
             assert!(
                 h.services
+                    .oauth()
                     .refresh(&creds, &secret_str(&winners[0].refresh_token), None)
                     .is_err()
             );
@@ -1115,21 +1207,25 @@ mod cases {
         let code = h.code(&creds, &alice, true);
         let t = h
             .services
+            .oauth()
             .exchange_code(&creds, &code, Some(REDIRECT), None)
             .unwrap();
-        assert_eq!(h.services.logout(alice.id).unwrap(), 1);
+        assert_eq!(h.services.oauth().logout(alice.id).unwrap(), 1);
         assert!(
             h.services
+                .oauth()
                 .authenticate_bearer(t.access_token.expose())
                 .is_err()
         );
         // Refresh tokens survive sign-out.
         let renewed = h
             .services
+            .oauth()
             .refresh(&creds, &secret_str(&t.refresh_token), None)
             .unwrap();
         assert!(
             h.services
+                .oauth()
                 .authenticate_bearer(renewed.access_token.expose())
                 .is_ok()
         );
@@ -1138,34 +1234,40 @@ mod cases {
         let other = h.client();
         let refresh = secret_str(&renewed.refresh_token);
         assert_eq!(
-            h.services.revoke(&other, &refresh).unwrap(),
+            h.services.oauth().revoke(&other, &refresh).unwrap(),
             RevokeOutcome::OtherClient
         );
         assert_eq!(
-            h.services.revoke(&creds, &refresh).unwrap(),
+            h.services.oauth().revoke(&creds, &refresh).unwrap(),
             RevokeOutcome::GrantRevoked
         );
         assert!(
             h.services
+                .oauth()
                 .authenticate_bearer(renewed.access_token.expose())
                 .is_err()
         );
         assert_eq!(
-            h.services.revoke(&creds, "mla_unknown").unwrap(),
+            h.services.oauth().revoke(&creds, "mla_unknown").unwrap(),
             RevokeOutcome::Unknown
         );
 
         let code = h.code(&creds, &alice, false);
         let t = h
             .services
+            .oauth()
             .exchange_code(&creds, &code, Some(REDIRECT), None)
             .unwrap();
         assert_eq!(
-            h.services.revoke(&creds, t.access_token.expose()).unwrap(),
+            h.services
+                .oauth()
+                .revoke(&creds, t.access_token.expose())
+                .unwrap(),
             RevokeOutcome::AccessTokenRevoked
         );
         assert!(
             h.services
+                .oauth()
                 .authenticate_bearer(t.access_token.expose())
                 .is_err()
         );
@@ -1181,7 +1283,7 @@ mod cases {
         assert_eq!(h.store.session(&d1).unwrap(), Some(s1));
         // The service finds the user behind the cookie.
         assert_eq!(
-            h.services.session_user(cookie.expose()).unwrap(),
+            h.services.sessions().session_user(cookie.expose()).unwrap(),
             Some(alice.clone())
         );
 
@@ -1203,7 +1305,10 @@ mod cases {
         assert!(h.store.end_session(&d1).unwrap());
         assert!(!h.store.end_session(&d1).unwrap(), "already ended");
         assert_eq!(h.store.session(&d1).unwrap(), None);
-        assert_eq!(h.services.session_user(cookie.expose()).unwrap(), None);
+        assert_eq!(
+            h.services.sessions().session_user(cookie.expose()).unwrap(),
+            None
+        );
 
         // Ending every session of a user leaves the others alone.
         let (_, d4) = session_cookie();
@@ -1319,6 +1424,7 @@ mod cases {
         let code = h.code(&creds, &alice, true);
         let first = h
             .services
+            .oauth()
             .exchange_code(&creds, &code, Some(REDIRECT), None)
             .unwrap();
         let record = h
@@ -1338,6 +1444,7 @@ mod cases {
         assert_eq!(record.state(), RefreshTokenState::Valid);
         assert!(matches!(
             h.services
+                .oauth()
                 .introspect(&creds, &secret_str(&first.refresh_token))
                 .unwrap(),
             Introspection::Active {
@@ -1350,6 +1457,7 @@ mod cases {
         h.advance(10);
         let second = h
             .services
+            .oauth()
             .refresh(&creds, &secret_str(&first.refresh_token), Some("read"))
             .unwrap();
         let state = |t: &TokenResponse| {
@@ -1373,6 +1481,7 @@ mod cases {
         );
         assert_eq!(
             h.services
+                .oauth()
                 .introspect(&creds, &secret_str(&first.refresh_token))
                 .unwrap(),
             Introspection::Inactive
@@ -1381,6 +1490,7 @@ mod cases {
         // Reuse of the first token revokes the grant: both report revoked (over used).
         assert!(
             h.services
+                .oauth()
                 .refresh(&creds, &secret_str(&first.refresh_token), None)
                 .is_err()
         );
@@ -1391,11 +1501,13 @@ mod cases {
         let code = h.code(&creds, &alice, true);
         let other = h
             .services
+            .oauth()
             .exchange_code(&creds, &code, Some(REDIRECT), None)
             .unwrap();
         assert_eq!(state(&other), RefreshTokenState::Valid);
         assert_eq!(
             h.services
+                .oauth()
                 .revoke(&creds, &secret_str(&other.refresh_token))
                 .unwrap(),
             RevokeOutcome::GrantRevoked
@@ -1425,16 +1537,19 @@ mod cases {
         let code_a = h.code(&creds, &alice, true);
         let a = h
             .services
+            .oauth()
             .exchange_code(&creds, &code_a, Some(REDIRECT), None)
             .unwrap();
         let code_b = h.code(&creds, &alice, false);
         let b = h
             .services
+            .oauth()
             .exchange_code(&creds, &code_b, Some(REDIRECT), None)
             .unwrap();
         let code_c = h.code(&creds, &alice, false);
         let c = h
             .services
+            .oauth()
             .exchange_code(&creds, &code_c, Some(REDIRECT), None)
             .unwrap();
         // A code never redeemed.
@@ -1454,11 +1569,14 @@ mod cases {
         assert_eq!(purge(600), PurgeReport::default());
         assert!(
             h.services
+                .oauth()
                 .exchange_code(&creds, &code_c, Some(REDIRECT), None)
                 .is_err()
         );
         assert_eq!(
-            h.services.authenticate_bearer(c.access_token.expose()),
+            h.services
+                .oauth()
+                .authenticate_bearer(c.access_token.expose()),
             Err(BearerError::Invalid(
                 medialib_domain::oauth::AccessTokenInvalid::Revoked
             ))
@@ -1523,6 +1641,7 @@ mod cases {
         );
         assert!(
             h.services
+                .oauth()
                 .refresh(&creds, &secret_str(&a.refresh_token), None)
                 .is_ok()
         );
@@ -1635,16 +1754,18 @@ mod cases {
         let _video = h.object_in(&alice, a, ObjectType::Video, "V");
         let c = alice.as_caller();
         h.services
+            .media()
             .set_permission(&c, a, bob.id, PermissionLevel::View)
             .unwrap();
         h.services
+            .media()
             .set_permission(&c, sub, bob.id, PermissionLevel::None)
             .unwrap();
         let patch = ObjectPatch {
             properties: Some(Properties::parse([("k", "v")]).unwrap()),
             ..ObjectPatch::default()
         };
-        h.services.update_object(&c, a, a, patch).unwrap();
+        h.services.media().update_object(&c, a, a, patch).unwrap();
 
         // explicit_level: the entry on that very collection, nothing inherited.
         assert_eq!(
@@ -1684,7 +1805,7 @@ mod cases {
         assert_eq!(ids(all.clone()), sorted(vec![a, b, sub]));
         assert_eq!(all.iter().find(|o| o.id() == a), alices.first());
         // A soft-deleted catalog is in neither list.
-        h.services.remove_member(&c, a, sub).unwrap();
+        h.services.media().remove_member(&c, a, sub).unwrap();
         assert_eq!(
             ids(h.store.catalogs_with_entries_for(bob.id).unwrap()),
             sorted(vec![a, b])
@@ -1705,22 +1826,22 @@ mod cases {
 
         // Live objects and unknown ids cannot be restored.
         assert_eq!(
-            h.services.restore_object(v, None),
+            h.services.media().restore_object(v, None),
             Err(RestoreObjectError::NotDeleted)
         );
         let ns = medialib_ports::OrgRepository::namespace(&*h.store).unwrap();
         let unknown_id = ObjectId::generate(&ns, rand::random());
         assert_eq!(
-            h.services.restore_object(unknown_id, None),
+            h.services.media().restore_object(unknown_id, None),
             Err(RestoreObjectError::NotFound)
         );
 
         // Back into the collection it was removed from, as it was, and listed again.
         h.set_time(2_000_000_000);
-        h.services.remove_member(&c, a, v).unwrap();
+        h.services.media().remove_member(&c, a, v).unwrap();
         assert_eq!(h.store.object(v).unwrap(), None);
         h.set_time(2_000_000_000 + SOFT_DELETE_RETENTION_SECS - 1);
-        let restored = h.services.restore_object(v, None).unwrap();
+        let restored = h.services.media().restore_object(v, None).unwrap();
         assert_eq!(restored.collection, a);
         assert_eq!(restored.object.lifecycle(), Lifecycle::Live);
         assert_eq!(restored.object.fields(), live.fields());
@@ -1733,24 +1854,38 @@ mod cases {
         assert_eq!(listed[0].object.id(), v);
         assert_eq!(listed[0].added_at, h.clock.now());
         assert_eq!(
-            h.services.restore_object(v, None),
+            h.services.media().restore_object(v, None),
             Err(RestoreObjectError::NotDeleted)
         );
 
         // Into another collection when one is named; the recorded one is then forgotten.
-        h.services.remove_member(&c, a, v).unwrap();
-        assert_eq!(h.services.restore_object(v, Some(b)).unwrap().collection, b);
+        h.services.media().remove_member(&c, a, v).unwrap();
+        assert_eq!(
+            h.services
+                .media()
+                .restore_object(v, Some(b))
+                .unwrap()
+                .collection,
+            b
+        );
         assert!(!h.store.is_member(a, v).unwrap());
         assert!(h.store.is_member(b, v).unwrap());
-        h.services.remove_member(&c, b, v).unwrap();
-        assert_eq!(h.services.restore_object(v, None).unwrap().collection, b);
+        h.services.media().remove_member(&c, b, v).unwrap();
+        assert_eq!(
+            h.services
+                .media()
+                .restore_object(v, None)
+                .unwrap()
+                .collection,
+            b
+        );
 
         // Not after the retention period.
         h.set_time(2_100_000_000);
-        h.services.remove_member(&c, b, v).unwrap();
+        h.services.media().remove_member(&c, b, v).unwrap();
         h.advance(SOFT_DELETE_RETENTION_SECS);
         assert_eq!(
-            h.services.restore_object(v, None),
+            h.services.media().restore_object(v, None),
             Err(RestoreObjectError::Expired {
                 deleted_at: Timestamp::from_epoch_seconds(2_100_000_000)
             })
@@ -1761,34 +1896,48 @@ mod cases {
         // A deleted collection cannot take it back until it is restored itself.
         let sub = h.object_in(&alice, a, ObjectType::Catalog, "Sub");
         let f = h.object_in(&alice, sub, ObjectType::File, "F");
-        h.services.remove_member(&c, sub, f).unwrap();
-        h.services.remove_member(&c, a, sub).unwrap();
+        h.services.media().remove_member(&c, sub, f).unwrap();
+        h.services.media().remove_member(&c, a, sub).unwrap();
         assert_eq!(
-            h.services.restore_object(f, None),
+            h.services.media().restore_object(f, None),
             Err(RestoreObjectError::CollectionGone(sub))
         );
         assert_eq!(h.store.object(f).unwrap(), None);
-        assert_eq!(h.services.restore_object(sub, None).unwrap().collection, a);
-        assert_eq!(h.services.restore_object(f, None).unwrap().collection, sub);
+        assert_eq!(
+            h.services
+                .media()
+                .restore_object(sub, None)
+                .unwrap()
+                .collection,
+            a
+        );
+        assert_eq!(
+            h.services
+                .media()
+                .restore_object(f, None)
+                .unwrap()
+                .collection,
+            sub
+        );
 
         // The graph rules hold: only into catalogs, and never into its own descendants.
         let inner = h.object_in(&alice, sub, ObjectType::Catalog, "Inner");
-        h.services.remove_member(&c, a, sub).unwrap();
+        h.services.media().remove_member(&c, a, sub).unwrap();
         assert_eq!(
-            h.services.restore_object(sub, Some(inner)),
+            h.services.media().restore_object(sub, Some(inner)),
             Err(RestoreObjectError::Rule(MembershipError::Cycle))
         );
         assert_eq!(
-            h.services.restore_object(sub, Some(sub)),
+            h.services.media().restore_object(sub, Some(sub)),
             Err(RestoreObjectError::Rule(MembershipError::Cycle))
         );
         let file_in_b = h.object_in(&alice, b, ObjectType::File, "not a catalog");
         assert_eq!(
-            h.services.restore_object(sub, Some(file_in_b)),
+            h.services.media().restore_object(sub, Some(file_in_b)),
             Err(RestoreObjectError::Rule(MembershipError::NotACollection))
         );
         assert_eq!(
-            h.services.restore_object(sub, Some(unknown_id)),
+            h.services.media().restore_object(sub, Some(unknown_id)),
             Err(RestoreObjectError::CollectionGone(unknown_id))
         );
         assert_eq!(
@@ -1796,7 +1945,14 @@ mod cases {
             None,
             "refusals change nothing"
         );
-        assert_eq!(h.services.restore_object(sub, None).unwrap().collection, a);
+        assert_eq!(
+            h.services
+                .media()
+                .restore_object(sub, None)
+                .unwrap()
+                .collection,
+            a
+        );
         assert!(h.store.is_member(sub, inner).unwrap());
     }
 
@@ -1935,7 +2091,7 @@ mod cases {
 
     pub fn redirect_sign_ins_provision_update_and_are_single_use(h: &Harness) {
         let services = h.services.clone().with_sso(Arc::new(FakeRedirect));
-        assert_eq!(services.sign_in_method(), SignInMethod::Redirect);
+        assert_eq!(services.sessions().sign_in_method(), SignInMethod::Redirect);
         let state_of = |url: &str| url.split_once("state=").unwrap().1.to_owned();
         let code = |c: &'static str| RedirectCallback {
             code: Some(c),
@@ -1944,10 +2100,12 @@ mod cases {
 
         // First sign-in provisions dana with the provider's names.
         let url = services
+            .sessions()
             .begin_redirect_sign_in("client_id=a&state=1")
             .unwrap();
         let state = state_of(&url);
         let done = services
+            .sessions()
             .finish_redirect_sign_in(&state, code("Dana Scully"))
             .unwrap();
         assert_eq!(done.return_to, "client_id=a&state=1");
@@ -1955,6 +2113,7 @@ mod cases {
         assert_eq!(done.session.user.first_name.as_str(), "Dana");
         assert_eq!(
             services
+                .sessions()
                 .session_user(done.session.cookie.expose())
                 .unwrap()
                 .map(|u| u.id),
@@ -1962,6 +2121,7 @@ mod cases {
         );
         assert_eq!(
             services
+                .sessions()
                 .finish_redirect_sign_in(&state, code("Dana Scully"))
                 .unwrap_err(),
             FinishSignInError::UnknownState,
@@ -1969,8 +2129,9 @@ mod cases {
         );
 
         // A later sign-in updates the names of the same user.
-        let state = state_of(&services.begin_redirect_sign_in("again").unwrap());
+        let state = state_of(&services.sessions().begin_redirect_sign_in("again").unwrap());
         let later = services
+            .sessions()
             .finish_redirect_sign_in(&state, code("Katherine Scully"))
             .unwrap();
         assert_eq!(later.session.user.id, done.session.user.id);
@@ -1985,13 +2146,19 @@ mod cases {
         );
 
         // Failures keep the request to resume, and use up the state.
-        let state = state_of(&services.begin_redirect_sign_in("resume-me").unwrap());
+        let state = state_of(
+            &services
+                .sessions()
+                .begin_redirect_sign_in("resume-me")
+                .unwrap(),
+        );
         let cancelled = RedirectCallback {
             error: Some("access_denied"),
             ..RedirectCallback::default()
         };
         assert_eq!(
             services
+                .sessions()
                 .finish_redirect_sign_in(&state, cancelled)
                 .unwrap_err(),
             FinishSignInError::Failed {
@@ -2001,13 +2168,14 @@ mod cases {
         );
         assert_eq!(
             services
+                .sessions()
                 .finish_redirect_sign_in(&state, code("Dana Scully"))
                 .unwrap_err(),
             FinishSignInError::UnknownState
         );
-        let state = state_of(&services.begin_redirect_sign_in("down").unwrap());
+        let state = state_of(&services.sessions().begin_redirect_sign_in("down").unwrap());
         assert!(matches!(
-            services.finish_redirect_sign_in(&state, code("down")).unwrap_err(),
+            services.sessions().finish_redirect_sign_in(&state, code("down")).unwrap_err(),
             FinishSignInError::Failed { error: SignInError::Unavailable(_), return_to } if return_to == "down"
         ));
 
@@ -2015,15 +2183,17 @@ mod cases {
         for bad in ["", "nope", &"x".repeat(600)] {
             assert_eq!(
                 services
+                    .sessions()
                     .finish_redirect_sign_in(bad, code("Dana Scully"))
                     .unwrap_err(),
                 FinishSignInError::UnknownState
             );
         }
-        let state = state_of(&services.begin_redirect_sign_in("late").unwrap());
+        let state = state_of(&services.sessions().begin_redirect_sign_in("late").unwrap());
         h.advance(i64::from(PENDING_SIGN_IN_SECONDS));
         assert_eq!(
             services
+                .sessions()
                 .finish_redirect_sign_in(&state, code("Dana Scully"))
                 .unwrap_err(),
             FinishSignInError::UnknownState,

@@ -352,8 +352,13 @@ async fn token_outcomes_and_sign_ins_are_counted(b: Backend) {
         ..AuthorizeParams::default()
     };
     let services = &app.api.services;
-    let request = services.start_authorization(&params).unwrap().unwrap();
+    let request = services
+        .oauth()
+        .start_authorization(&params)
+        .unwrap()
+        .unwrap();
     let code = services
+        .oauth()
         .approve_authorization(request, user.id)
         .unwrap()
         .param("code")

@@ -108,6 +108,7 @@ impl Harness {
 
     pub fn user(&self, unique_id: &str, org_admin: bool) -> User {
         self.services
+            .people()
             .create_user(NewUserInput {
                 unique_id: UniqueId::parse(unique_id).unwrap(),
                 first_name: PersonName::parse("First", "firstName").unwrap(),
@@ -132,6 +133,7 @@ impl Harness {
 
     pub fn library(&self, owner: &User, title: &str) -> ObjectId {
         self.services
+            .media()
             .create_object(
                 &owner.as_caller(),
                 Placement::TopLevel,
@@ -149,6 +151,7 @@ impl Harness {
         title: &str,
     ) -> ObjectId {
         self.services
+            .media()
             .create_object(
                 &owner.as_caller(),
                 Placement::In(collection),
@@ -160,6 +163,7 @@ impl Harness {
 
     pub fn level(&self, who: &User, collection: ObjectId) -> PermissionLevel {
         self.services
+            .media()
             .effective_level(&who.as_caller(), collection)
             .unwrap()
     }
@@ -195,9 +199,15 @@ impl Harness {
             access_type: offline.then_some("offline"),
             ..AuthorizeParams::default()
         };
-        let request = self.services.start_authorization(&params).unwrap().unwrap();
+        let request = self
+            .services
+            .oauth()
+            .start_authorization(&params)
+            .unwrap()
+            .unwrap();
         let response = self
             .services
+            .oauth()
             .approve_authorization(request, user.id)
             .unwrap();
         assert_eq!(response.param("state"), Some("xyz"));
@@ -209,6 +219,7 @@ impl Harness {
     pub fn tokens(&self, creds: &ClientCredentials, user: &User, offline: bool) -> TokenResponse {
         let code = self.code(creds, user, offline);
         self.services
+            .oauth()
             .exchange_code(creds, &code, Some(REDIRECT), None)
             .unwrap()
     }

@@ -26,10 +26,10 @@ fn read_facts_agree_with_the_fine_grained_reads() {
     let a = h.library(&owner, "A");
     let b = h.library(&owner, "B");
     let s = h.object_in(&owner, a, ObjectType::Catalog, "S");
-    h.services.add_member(&oc, b, s).unwrap();
+    h.services.media().add_member(&oc, b, s).unwrap();
     let v = h.object_in(&owner, s, ObjectType::Video, "V");
     let i = h.object_in(&owner, b, ObjectType::Image, "I");
-    h.services.remove_member(&oc, b, i).unwrap();
+    h.services.media().remove_member(&oc, b, i).unwrap();
     let t = h.object_in(&owner, a, ObjectType::Catalog, "T");
     let x = h.object_in(&owner, t, ObjectType::Video, "X");
     for (coll, level) in [
@@ -37,12 +37,16 @@ fn read_facts_agree_with_the_fine_grained_reads() {
         (s, PermissionLevel::None),
         (b, PermissionLevel::Admin),
     ] {
-        h.services.set_permission(&oc, coll, u0.id, level).unwrap();
+        h.services
+            .media()
+            .set_permission(&oc, coll, u0.id, level)
+            .unwrap();
     }
     let creds = h.client();
     let live = h.tokens(&creds, &u0, false);
     let revoked = h.tokens(&creds, &u0, false);
     h.services
+        .oauth()
         .revoke(&creds, revoked.access_token.expose())
         .unwrap();
     let digests = [

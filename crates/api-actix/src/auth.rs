@@ -31,7 +31,7 @@ pub async fn optional_caller(
 ) -> Result<Option<AuthenticatedCaller>, ApiError> {
     match presented_token(req)? {
         None => Ok(None),
-        Some(token) => run(state, move |s| s.authenticate_bearer(&token))
+        Some(token) => run(state, move |s| s.oauth().authenticate_bearer(&token))
             .await
             .map(Some),
     }

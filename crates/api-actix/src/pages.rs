@@ -225,7 +225,7 @@ fn shortcode(code: &str) -> Result<ShortCode, ApiError> {
 /// The public object a shortcode names (401 when private, 404 when unknown).
 async fn public_object(state: &AppState, code: &str) -> Result<MediaObject, ApiError> {
     let code = shortcode(code)?;
-    run(state, move |s| s.public_object(&code)).await
+    run(state, move |s| s.media().public_object(&code)).await
 }
 
 /// `GET /w/{shortcode}`: 302 to the landing page.
@@ -234,7 +234,7 @@ async fn perm_link_redirect(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let code = shortcode(&path.into_inner())?;
-    let object = run(&state, move |s| s.follow_perm_link(&code)).await?;
+    let object = run(&state, move |s| s.media().follow_perm_link(&code)).await?;
     Ok(HttpResponse::Found()
         .insert_header((
             header::LOCATION,
@@ -345,7 +345,7 @@ async fn oembed_json(state: &AppState, query: &Form) -> Result<HttpResponse, Api
     let max_width = query.parse("maxwidth", |v| positive(v, "maxwidth"))?;
     let max_height = query.parse("maxheight", |v| positive(v, "maxheight"))?;
     let (width, height) = player_size(max_width, max_height);
-    let object = run(state, move |s| s.public_object(&code)).await?;
+    let object = run(state, move |s| s.media().public_object(&code)).await?;
     Ok(HttpResponse::Ok().json(OEmbedResponse::new(
         &object,
         state.base_url(),

@@ -139,20 +139,23 @@ pub fn user_add(
     };
     // Hashed before the user exists, so a refused password leaves nothing behind.
     let hash = password.map(hash).transpose()?;
-    let user = services.create_user(input).map_err(|e| match e {
+    let user = services.people().create_user(input).map_err(|e| match e {
         CreateUserError::UniqueIdTaken => {
             AdminError::Failed(format!("a user with uniqueId {unique_id:?} already exists"))
         }
         CreateUserError::Store(s) => s.into(),
     })?;
     if let Some(hash) = &hash {
-        let set = services.set_password(&user.unique_id, hash).map_err(|e| {
-            AdminError::Failed(format!(
-                "user {unique_id:?} was added ({}) but the password could not be set: {e}; \
+        let set = services
+            .people()
+            .set_password(&user.unique_id, hash)
+            .map_err(|e| {
+                AdminError::Failed(format!(
+                    "user {unique_id:?} was added ({}) but the password could not be set: {e}; \
                      set it with `medialib user passwd --unique-id {unique_id} --password-stdin`",
-                user.id
-            ))
-        })?;
+                    user.id
+                ))
+            })?;
         if set.is_none() {
             return Err(AdminError::Failed(format!(
                 "user {unique_id:?} vanished before the password could be set"
@@ -178,6 +181,7 @@ pub fn user_passwd(
     let unique = UniqueId::parse(unique_id).map_err(|e| AdminError::Invalid(e.to_string()))?;
     let hash = hash(password)?;
     let user = services
+        .people()
         .set_password(&unique, &hash)?
         .ok_or_else(|| AdminError::Failed(format!("no user with uniqueId {unique_id:?}")))?;
     let mut out = std::io::stdout().lock();
@@ -205,7 +209,7 @@ fn user_json(u: &User) -> serde_json::Value {
 
 /// `medialib user list`.
 pub fn user_list(services: &Services, json: bool) -> Result<(), AdminError> {
-    let users = services.list_users()?;
+    let users = services.oauth().list_users()?;
     let mut out = std::io::stdout().lock();
     if json {
         let list: Vec<_> = users.iter().map(user_json).collect();
@@ -235,6 +239,7 @@ pub fn client_add(
     json: bool,
 ) -> Result<(), AdminError> {
     let (client, secret) = services
+        .oauth()
         .register_client(NewClient {
             name: name.to_owned(),
             redirect_uris,
@@ -279,7 +284,7 @@ fn client_json(c: &Client) -> serde_json::Value {
 
 /// `medialib client list`.
 pub fn client_list(services: &Services, json: bool) -> Result<(), AdminError> {
-    let clients = services.list_clients()?;
+    let clients = services.oauth().list_clients()?;
     let mut out = std::io::stdout().lock();
     if json {
         let list: Vec<_> = clients.iter().map(client_json).collect();
@@ -317,7 +322,7 @@ fn client_id(id: &str) -> Result<ClientId, AdminError> {
 /// `medialib client remove`.
 pub fn client_remove(services: &Services, id: &str, json: bool) -> Result<(), AdminError> {
     let id = client_id(id)?;
-    if !services.remove_client(&id)? {
+    if !services.oauth().remove_client(&id)? {
         return Err(AdminError::Failed(format!("no client with id {id}")));
     }
     let mut out = std::io::stdout().lock();
@@ -332,11 +337,16 @@ pub fn client_remove(services: &Services, id: &str, json: bool) -> Result<(), Ad
 /// `medialib client rotate-secret`.
 pub fn client_rotate(services: &Services, id: &str, json: bool) -> Result<(), AdminError> {
     let id = client_id(id)?;
-    let secret = services.rotate_client_secret(&id).map_err(|e| match e {
-        RotateSecretError::UnknownClient => AdminError::Failed(format!("no client with id {id}")),
-        RotateSecretError::PublicClient => AdminError::Invalid(e.to_string()),
-        RotateSecretError::Store(s) => s.into(),
-    })?;
+    let secret = services
+        .oauth()
+        .rotate_client_secret(&id)
+        .map_err(|e| match e {
+            RotateSecretError::UnknownClient => {
+                AdminError::Failed(format!("no client with id {id}"))
+            }
+            RotateSecretError::PublicClient => AdminError::Invalid(e.to_string()),
+            RotateSecretError::Store(s) => s.into(),
+        })?;
     let mut out = std::io::stdout().lock();
     if json {
         writeln!(
@@ -371,6 +381,7 @@ pub fn restore(
     let object = object_id(id, "object")?;
     let into = into.map(|c| object_id(c, "collection")).transpose()?;
     let restored = services
+        .media()
         .restore_object(object, into)
         .map_err(|e| restore_error(e, object))?;
     let o = &restored.object;

@@ -150,6 +150,7 @@ pub fn prepare(
         PasswordError::Policy(m) | PasswordError::Hashing(m) => AdminError::Failed(m),
     })?;
     services
+        .people()
         .set_password(&user.unique_id, &hash)
         .map_err(failed)?
         .ok_or_else(|| failed("the demo user vanished while its password was set"))?;
@@ -183,7 +184,7 @@ fn demo_user(services: &Services, progress: &mut dyn FnMut(&str)) -> Result<User
         last_name: PersonName::parse("User", "last-name").map_err(failed)?,
         org_admin: false,
     };
-    match services.create_user(input) {
+    match services.people().create_user(input) {
         Ok(user) => {
             progress(&format!("user {DEMO_USER}: created ({})", user.id));
             Ok(user)
@@ -223,6 +224,7 @@ fn ensure_member(
     item: &Item,
 ) -> Result<(ObjectId, bool), AdminError> {
     let page = services
+        .media()
         .list_catalog(caller, collection, None, None)
         .map_err(failed)?;
     let existing = page.items.iter().find(|m| {
@@ -232,6 +234,7 @@ fn ensure_member(
         return Ok((found.object.id(), false));
     }
     let created = services
+        .media()
         .create_object(caller, Placement::In(collection), new_object(item)?)
         .map_err(failed)?;
     Ok((created.id(), true))
@@ -260,6 +263,7 @@ fn demo_library(
                 duration: None,
             };
             let id = services
+                .media()
                 .create_object(&caller, Placement::TopLevel, new_object(&library)?)
                 .map_err(failed)?
                 .id();
@@ -293,6 +297,7 @@ fn demo_client(
     progress: &mut dyn FnMut(&str),
 ) -> Result<(ClientId, Secret), AdminError> {
     let existing = services
+        .oauth()
         .list_clients()
         .map_err(failed)?
         .into_iter()
@@ -304,7 +309,10 @@ fn demo_client(
                     .any(|u| u.as_str() == DEMO_REDIRECT_URI)
         });
     if let Some(client) = existing {
-        let secret = services.rotate_client_secret(client.id()).map_err(failed)?;
+        let secret = services
+            .oauth()
+            .rotate_client_secret(client.id())
+            .map_err(failed)?;
         progress(&format!(
             "client {DEMO_CLIENT:?}: exists ({}); a new secret is issued (it changes at every start)",
             client.id()
@@ -312,6 +320,7 @@ fn demo_client(
         return Ok((client.id().clone(), secret));
     }
     let (client, secret) = services
+        .oauth()
         .register_client(NewClient {
             name: DEMO_CLIENT.to_owned(),
             redirect_uris: vec![DEMO_REDIRECT_URI.to_owned()],

@@ -19,7 +19,9 @@ pub use repos::{
     RemoveMemberError, RevokeOutcome, SessionRepository, Store, StoredPendingSignIn,
     UpdateObjectError, UserRepository, decide_and_write,
 };
-pub use services::{ServiceSettings, Services};
+pub use services::{
+    MediaServices, OAuthServices, PeopleServices, ServiceSettings, Services, SessionServices, World,
+};
 pub use sso::{
     Credentials, NoSso, PasswordHash, PendingSignIn, RedirectCallback, RedirectStart, SignInMethod,
     SsoError, SsoIdentity, SsoProvider,

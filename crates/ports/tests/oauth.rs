@@ -32,6 +32,7 @@ fn refused(r: CodeRefusal) -> Result<(), CodeGrantFailed> {
 
 fn exchange(h: &Harness, creds: &ClientCredentials, code: &str) -> Result<(), CodeGrantFailed> {
     h.services
+        .oauth()
         .exchange_code(creds, code, Some(REDIRECT), None)
         .map(drop)
 }
@@ -111,9 +112,10 @@ fn a_failed_redemption_burns_the_code_and_its_replay_revokes_nothing() {
     );
     // A redirect mismatch burns too.
     let code = h.code(&creds, &alice, false);
-    let wrong = h
-        .services
-        .exchange_code(&creds, &code, Some("https://elsewhere.example/cb"), None);
+    let wrong =
+        h.services
+            .oauth()
+            .exchange_code(&creds, &code, Some("https://elsewhere.example/cb"), None);
     assert_eq!(
         wrong.map(drop),
         refused(CodeRefusal::Code(RedeemError::RedirectMismatch))
@@ -139,15 +141,18 @@ fn a_replayed_code_revokes_every_token_of_the_grant_it_produced() {
     let code = h.code(&creds, &alice, true);
     let first = h
         .services
+        .oauth()
         .exchange_code(&creds, &code, Some(REDIRECT), None)
         .unwrap();
     assert!(
         h.services
+            .oauth()
             .authenticate_bearer(first.access_token.expose())
             .is_ok()
     );
     let replay = h
         .services
+        .oauth()
         .exchange_code(&creds, &code, Some(REDIRECT), None);
     assert_eq!(
         replay,
@@ -159,13 +164,14 @@ fn a_replayed_code_revokes_every_token_of_the_grant_it_produced() {
     );
     assert_eq!(
         h.services
+            .oauth()
             .authenticate_bearer(first.access_token.expose())
             .unwrap_err(),
         BearerError::Invalid(AccessTokenInvalid::Revoked)
     );
     let refresh = first.refresh_token.unwrap();
     assert_eq!(
-        h.services.refresh(&creds, refresh.expose(), None),
+        h.services.oauth().refresh(&creds, refresh.expose(), None),
         Err(RefreshGrantFailed::Refused(RefreshRefusal::Token(
             RefreshError::Revoked
         )))
@@ -259,7 +265,10 @@ fn a_redemption_that_loses_the_race_is_a_replay_and_revokes_the_winner() {
     assert_eq!(decision, CodeDecision::RevokeGrant(redemption.grant()));
     let access = redemption.new_tokens().access.secret.clone();
     assert_eq!(
-        h.services.authenticate_bearer(access.expose()).unwrap_err(),
+        h.services
+            .oauth()
+            .authenticate_bearer(access.expose())
+            .unwrap_err(),
         BearerError::Invalid(AccessTokenInvalid::Revoked)
     );
     // Positive control: without a rival the same unit redeems.
@@ -320,11 +329,15 @@ fn a_rotation_that_loses_the_race_is_a_reuse_and_revokes_the_family() {
     // The winner's new pair went with the family.
     let access = rotation.access().secret.clone();
     assert_eq!(
-        h.services.authenticate_bearer(access.expose()).unwrap_err(),
+        h.services
+            .oauth()
+            .authenticate_bearer(access.expose())
+            .unwrap_err(),
         BearerError::Invalid(AccessTokenInvalid::Revoked)
     );
     assert_eq!(
         h.services
+            .oauth()
             .refresh(&creds, rotation.refresh().secret.expose(), None),
         Err(RefreshGrantFailed::Refused(RefreshRefusal::Token(
             RefreshError::Revoked
@@ -365,31 +378,37 @@ fn a_refresh_rotates_once_and_a_reuse_revokes_the_family() {
     let creds = h.client();
     let first = h.tokens(&creds, &alice, true);
     let old = first.refresh_token.clone().unwrap();
-    let second = h.services.refresh(&creds, old.expose(), None).unwrap();
+    let second = h
+        .services
+        .oauth()
+        .refresh(&creds, old.expose(), None)
+        .unwrap();
     assert_eq!(second.grant, first.grant);
     assert_eq!(second.scope, first.scope);
     let new = second.refresh_token.clone().unwrap();
     assert_ne!(new, old);
     assert!(
         h.services
+            .oauth()
             .authenticate_bearer(second.access_token.expose())
             .is_ok()
     );
     // The old token again: a reuse, which revokes the whole family.
     assert_eq!(
-        h.services.refresh(&creds, old.expose(), None),
+        h.services.oauth().refresh(&creds, old.expose(), None),
         Err(RefreshGrantFailed::Refused(RefreshRefusal::Token(
             RefreshError::Reused { grant: first.grant }
         )))
     );
     assert_eq!(
         h.services
+            .oauth()
             .authenticate_bearer(second.access_token.expose())
             .unwrap_err(),
         BearerError::Invalid(AccessTokenInvalid::Revoked)
     );
     assert_eq!(
-        h.services.refresh(&creds, new.expose(), None),
+        h.services.oauth().refresh(&creds, new.expose(), None),
         Err(RefreshGrantFailed::Refused(RefreshRefusal::Token(
             RefreshError::Revoked
         )))
@@ -407,10 +426,11 @@ fn a_refresh_may_narrow_the_scope_but_not_widen_it() {
     // Unparseable scope: invalid_scope, after the client authenticated, nothing spent.
     let bad = h
         .services
+        .oauth()
         .refresh(&creds, refresh.expose(), Some("read fly"));
     assert!(matches!(bad, Err(RefreshGrantFailed::Scope(_))), "{bad:?}");
     assert_eq!(bad.unwrap_err().error_code(), OAuthErrorCode::InvalidScope);
-    let unauthenticated = h.services.refresh(
+    let unauthenticated = h.services.oauth().refresh(
         &with_secret(&creds, None),
         refresh.expose(),
         Some("read fly"),
@@ -423,6 +443,7 @@ fn a_refresh_may_narrow_the_scope_but_not_widen_it() {
     );
     let narrowed = h
         .services
+        .oauth()
         .refresh(&creds, refresh.expose(), Some("read"))
         .unwrap();
     assert_eq!(narrowed.scope, ScopeSet::parse("read").unwrap());
@@ -430,6 +451,7 @@ fn a_refresh_may_narrow_the_scope_but_not_widen_it() {
     // the last access token's.
     let again = h
         .services
+        .oauth()
         .refresh(
             &creds,
             narrowed.refresh_token.unwrap().expose(),
@@ -447,14 +469,24 @@ fn a_refresh_may_narrow_the_scope_but_not_widen_it() {
         access_type: Some("offline"),
         ..AuthorizeParams::default()
     };
-    let request = h.services.start_authorization(&params).unwrap().unwrap();
-    let response = h.services.approve_authorization(request, alice.id).unwrap();
+    let request = h
+        .services
+        .oauth()
+        .start_authorization(&params)
+        .unwrap()
+        .unwrap();
+    let response = h
+        .services
+        .oauth()
+        .approve_authorization(request, alice.id)
+        .unwrap();
     let code = response.param("code").unwrap();
     let read_only = h
         .services
+        .oauth()
         .exchange_code(&creds, code, Some(REDIRECT), None)
         .unwrap();
-    let wider = h.services.refresh(
+    let wider = h.services.oauth().refresh(
         &creds,
         read_only.refresh_token.unwrap().expose(),
         Some("read write"),
@@ -551,35 +583,36 @@ fn revocation_and_introspection_answer_only_the_holder() {
     let refresh = t.refresh_token.as_ref().unwrap().expose();
     // Another client sees the tokens inactive and cannot revoke them.
     assert_eq!(
-        h.services.introspect(&other, access).unwrap(),
+        h.services.oauth().introspect(&other, access).unwrap(),
         Introspection::Inactive
     );
     assert_eq!(
-        h.services.revoke(&other, access).unwrap(),
+        h.services.oauth().revoke(&other, access).unwrap(),
         RevokeOutcome::OtherClient
     );
     assert!(matches!(
-        h.services.introspect(&creds, refresh).unwrap(),
+        h.services.oauth().introspect(&creds, refresh).unwrap(),
         Introspection::Active { .. }
     ));
     assert_eq!(
         h.services
+            .oauth()
             .revoke(&with_secret(&creds, Some("mls_wrong")), access),
         Err(ClientAuthFailed::Refused(ClientAuthError::WrongSecret))
     );
     // The holder revokes the refresh token: the grant goes, access token included.
     assert_eq!(
-        h.services.revoke(&creds, refresh).unwrap(),
+        h.services.oauth().revoke(&creds, refresh).unwrap(),
         RevokeOutcome::GrantRevoked
     );
     for token in [access, refresh] {
         assert_eq!(
-            h.services.introspect(&creds, token).unwrap(),
+            h.services.oauth().introspect(&creds, token).unwrap(),
             Introspection::Inactive
         );
     }
     assert_eq!(
-        h.services.revoke(&creds, "mla_nothing").unwrap(),
+        h.services.oauth().revoke(&creds, "mla_nothing").unwrap(),
         RevokeOutcome::Unknown
     );
     // The store's record says why: the grant was revoked, the token itself was not.

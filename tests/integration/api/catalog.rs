@@ -37,6 +37,7 @@ fn id(uuid: &str) -> ObjectId {
 
 fn grant(api: &ApiApp, admin: &User, collection: &str, user: &User, level: PermissionLevel) {
     api.services
+        .media()
         .set_permission(&admin.as_caller(), id(collection), user.id, level)
         .unwrap();
 }

@@ -33,6 +33,7 @@ async fn lists_exactly_the_admin_libraries_with_membership(b: Backend) {
     grant(&api, &tb, &delta, &alice, "admin").await;
     let o = api.object(&t, &beta, "video", "Clip").await;
     api.services
+        .media()
         .add_member(&alice.as_caller(), id(&delta), id(&o))
         .unwrap();
     let a = api.get(&contribute_path(&o), Some(&t)).await;
@@ -123,6 +124,7 @@ async fn an_org_admin_gets_every_live_library(b: Backend) {
     let o = api.object(&t, &sub, "audio", "Song").await;
     // Removing its only membership soft-deletes a library: it is listed no more.
     api.services
+        .media()
         .remove_member(&alice.as_caller(), id(&a_lib), id(&gone))
         .unwrap();
     let a = api.get(&contribute_path(&o), Some(&tr)).await;

@@ -227,6 +227,7 @@ async fn permissions_and_scopes_guard_writes(b: Backend) {
     let (bob, tb) = api.signed_in("bob");
     let lib_id = medialib_domain::ObjectId::parse(&lib).unwrap();
     api.services
+        .media()
         .set_permission(
             &alice.as_caller(),
             lib_id,

@@ -116,6 +116,7 @@ impl ApiApp {
     /// Creates a user.
     pub fn user(&self, unique_id: &str, org_admin: bool) -> User {
         self.services
+            .people()
             .create_user(NewUserInput {
                 unique_id: UniqueId::parse(unique_id).unwrap(),
                 first_name: PersonName::parse("Ada", "firstName").unwrap(),
@@ -231,10 +232,18 @@ pub fn mint_token(
         scope: Some(scope),
         ..AuthorizeParams::default()
     };
-    let request = services.start_authorization(&params).unwrap().unwrap();
-    let response = services.approve_authorization(request, user.id).unwrap();
+    let request = services
+        .oauth()
+        .start_authorization(&params)
+        .unwrap()
+        .unwrap();
+    let response = services
+        .oauth()
+        .approve_authorization(request, user.id)
+        .unwrap();
     let code = response.param("code").unwrap().to_owned();
     let tokens = services
+        .oauth()
         .exchange_code(client, &code, Some(REDIRECT), None)
         .unwrap();
     tokens.access_token.expose().to_owned()

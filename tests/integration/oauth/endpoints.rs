@@ -191,8 +191,15 @@ fn code_from(services: &Services, client: &ClientCredentials, user: &User, ask: 
         code_challenge: ask.challenge,
         code_challenge_method: ask.challenge.map(|_| "S256"),
     };
-    let request = services.start_authorization(&params).unwrap().unwrap();
-    let response = services.approve_authorization(request, user.id).unwrap();
+    let request = services
+        .oauth()
+        .start_authorization(&params)
+        .unwrap()
+        .unwrap();
+    let response = services
+        .oauth()
+        .approve_authorization(request, user.id)
+        .unwrap();
     response.param("code").unwrap().to_owned()
 }
 
@@ -999,8 +1006,15 @@ async fn metadata_document(b: Backend) {
         state: Some("st"),
         ..AuthorizeParams::default()
     };
-    let request = services.start_authorization(&params).unwrap().unwrap();
-    let response = services.approve_authorization(request, s.user.id).unwrap();
+    let request = services
+        .oauth()
+        .start_authorization(&params)
+        .unwrap()
+        .unwrap();
+    let response = services
+        .oauth()
+        .approve_authorization(request, s.user.id)
+        .unwrap();
     assert_eq!(response.param("iss"), a.json["issuer"].as_str());
     // Other methods.
     let a = s
@@ -1173,7 +1187,13 @@ async fn logout_with_a_bearer_token(b: Backend) {
     s.assert_dead(token).await;
     s.assert_dead(str_of(&second, "access_token")).await;
     s.assert_alive(str_of(&bobs, "access_token")).await;
-    assert!(s.services().session_user(&session).unwrap().is_none());
+    assert!(
+        s.services()
+            .sessions()
+            .session_user(&session)
+            .unwrap()
+            .is_none()
+    );
     // Refresh tokens survive sign-out (DECISIONS.md §5).
     let a = s.refresh(&s.client, str_of(&first, "refresh_token")).await;
     assert_token_response(&a, "read write", true);
@@ -1188,6 +1208,7 @@ fn sign_in(s: &Setup, unique_id: &str) -> String {
     let password = Secret::new(PASSWORD);
     let started = s
         .services()
+        .sessions()
         .sign_in(Credentials::Password {
             username: unique_id,
             password: &password,
@@ -1214,9 +1235,15 @@ async fn logout_with_the_session_cookie(b: Backend) {
         "medialib_session=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax"
     );
     for c in [&cookie, &elsewhere] {
-        assert!(s.services().session_user(c).unwrap().is_none());
+        assert!(s.services().sessions().session_user(c).unwrap().is_none());
     }
-    assert!(s.services().session_user(&bobs).unwrap().is_some());
+    assert!(
+        s.services()
+            .sessions()
+            .session_user(&bobs)
+            .unwrap()
+            .is_some()
+    );
     s.assert_dead(str_of(&tokens, "access_token")).await;
     let a = s.refresh(&s.client, str_of(&tokens, "refresh_token")).await;
     assert_eq!(a.status, StatusCode::OK, "{a:?}");

@@ -701,6 +701,7 @@ async fn approving_redirects_with_a_code_that_exchanges(b: Backend) {
     let tokens = app
         .api
         .services
+        .oauth()
         .exchange_code(&client, code, Some(REDIRECT), Some(VERIFIER))
         .unwrap();
     assert!(
@@ -711,6 +712,7 @@ async fn approving_redirects_with_a_code_that_exchanges(b: Backend) {
     assert!(
         app.api
             .services
+            .oauth()
             .exchange_code(&client, code, Some(REDIRECT), Some(VERIFIER))
             .is_err(),
         "a code is single use"
@@ -726,6 +728,7 @@ async fn approving_redirects_with_a_code_that_exchanges(b: Backend) {
     let tokens = app
         .api
         .services
+        .oauth()
         .exchange_code(
             &client,
             value(&params, "code").unwrap(),

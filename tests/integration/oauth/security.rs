@@ -56,6 +56,7 @@ async fn secrets_are_stored_only_as_digests(b: Backend) {
     let user = app.user_with_password("digest", PASSWORD);
     let s = &app.api.services;
     let session = s
+        .sessions()
         .sign_in(Credentials::Password {
             username: "digest",
             password: &Secret::new(PASSWORD),
@@ -69,18 +70,20 @@ async fn secrets_are_stored_only_as_digests(b: Backend) {
         access_type: Some("offline"),
         ..AuthorizeParams::default()
     };
-    let request = s.start_authorization(&params).unwrap().unwrap();
+    let request = s.oauth().start_authorization(&params).unwrap().unwrap();
     let code = s
+        .oauth()
         .approve_authorization(request, user.id)
         .unwrap()
         .param("code")
         .unwrap()
         .to_owned();
     let first = s
+        .oauth()
         .exchange_code(&client, &code, Some(REDIRECT), None)
         .unwrap();
     let refresh = first.refresh_token.clone().unwrap();
-    let second = s.refresh(&client, refresh.expose(), None).unwrap();
+    let second = s.oauth().refresh(&client, refresh.expose(), None).unwrap();
     let secrets = [
         ("password", PASSWORD.to_owned()),
         (

@@ -116,8 +116,9 @@ impl Race {
             access_type: Some("offline"),
             ..AuthorizeParams::default()
         };
-        let request = s.start_authorization(&params).unwrap().unwrap();
-        s.approve_authorization(request, self.user.id)
+        let request = s.oauth().start_authorization(&params).unwrap().unwrap();
+        s.oauth()
+            .approve_authorization(request, self.user.id)
             .unwrap()
             .param("code")
             .unwrap()
@@ -130,6 +131,7 @@ impl Race {
             .app
             .api
             .services
+            .oauth()
             .exchange_code(&self.client, &self.code(), Some(REDIRECT), None)
             .unwrap();
         (

@@ -125,9 +125,12 @@ async fn list(
         let mut writer = CatalogWriter::new(&base, complete);
         match o {
             IdOrZero::Id(sub) if sub != c => {
-                s.list_sub_catalog_into(&caller, c, sub, since, page, &mut writer)?;
+                s.media()
+                    .list_sub_catalog_into(&caller, c, sub, since, page, &mut writer)?;
             }
-            _ => s.list_catalog_into(&caller, c, since, page, &mut writer)?,
+            _ => s
+                .media()
+                .list_catalog_into(&caller, c, since, page, &mut writer)?,
         }
         match writer.finish() {
             Some(Ok(body)) => Ok(body),
@@ -154,7 +157,7 @@ async fn add(
     c: ObjectId,
     o: ObjectId,
 ) -> Result<HttpResponse, ApiError> {
-    run(state, move |s| s.add_member(&caller, c, o)).await?;
+    run(state, move |s| s.media().add_member(&caller, c, o)).await?;
     Ok(HttpResponse::Created().finish())
 }
 
@@ -165,7 +168,7 @@ async fn remove(
     c: ObjectId,
     o: ObjectId,
 ) -> Result<HttpResponse, ApiError> {
-    run(state, move |s| s.remove_member(&caller, c, o)).await?;
+    run(state, move |s| s.media().remove_member(&caller, c, o)).await?;
     Ok(HttpResponse::Ok().finish())
 }
 

@@ -32,7 +32,7 @@ pub async fn handle(
 }
 
 async fn list(state: &AppState, caller: Caller, o: ObjectId) -> Result<HttpResponse, ApiError> {
-    let libraries = run(state, move |s| s.contribute_libraries(&caller, o)).await?;
+    let libraries = run(state, move |s| s.people().contribute_libraries(&caller, o)).await?;
     let entries: Vec<ContributeEntry> = libraries
         .iter()
         .map(|l| ContributeEntry::new(&l.library, l.member))

@@ -81,7 +81,7 @@ async fn read(
     let token = presented_token(req)?;
     let authenticated = token.is_some();
     let (object, view) = run(state, move |s| {
-        s.describe_with_token(token.as_deref(), c, o)
+        s.media().describe_with_token(token.as_deref(), c, o)
     })
     .await?;
     let base = state.base_url();
@@ -128,7 +128,10 @@ async fn create(
         IdOrZero::Zero => Placement::TopLevel,
         IdOrZero::Id(id) => Placement::In(id),
     };
-    let created = run(state, move |s| s.create_object(&caller, placement, new)).await?;
+    let created = run(state, move |s| {
+        s.media().create_object(&caller, placement, new)
+    })
+    .await?;
     Ok(HttpResponse::Created().json(UuidBody {
         uuid: created.id().to_string(),
     }))
@@ -146,7 +149,10 @@ async fn update(
     if patch.object_type.is_none() {
         return Err(ApiError::BadRequest("type is required".into()));
     }
-    let updated = run(state, move |s| s.update_object(&caller, c, o, patch)).await?;
+    let updated = run(state, move |s| {
+        s.media().update_object(&caller, c, o, patch)
+    })
+    .await?;
     Ok(HttpResponse::Accepted().json(UuidBody {
         uuid: updated.id().to_string(),
     }))

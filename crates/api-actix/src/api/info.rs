@@ -50,7 +50,7 @@ async fn read(
     c: ObjectId,
     o: ObjectId,
 ) -> Result<HttpResponse, ApiError> {
-    let info = run(state, move |s| s.object_info(&caller, c, o)).await?;
+    let info = run(state, move |s| s.people().object_info(&caller, c, o)).await?;
     Ok(HttpResponse::Ok().json(InfoRecord::new(&info.object, info.owner.as_ref())))
 }
 
@@ -75,6 +75,9 @@ async fn update(
             .map_err(bad)?,
         ..ObjectPatch::default()
     };
-    run(state, move |s| s.update_object(&caller, c, o, patch)).await?;
+    run(state, move |s| {
+        s.media().update_object(&caller, c, o, patch)
+    })
+    .await?;
     Ok(HttpResponse::Accepted().finish())
 }

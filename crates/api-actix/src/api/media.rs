@@ -72,11 +72,11 @@ async fn read(
 ) -> Result<HttpResponse, ApiError> {
     match record {
         Record::Embed => {
-            let object = run(state, move |s| s.view_object(&caller, c, o)).await?;
+            let object = run(state, move |s| s.media().view_object(&caller, c, o)).await?;
             Ok(HttpResponse::Ok().json(EmbedRecord::new(&object, state.base_url())))
         }
         Record::Video => {
-            let object = run(state, move |s| s.view_video(&caller, c, o)).await?;
+            let object = run(state, move |s| s.media().view_video(&caller, c, o)).await?;
             Ok(HttpResponse::Ok().json(VideoRecord::new(&object)))
         }
     }

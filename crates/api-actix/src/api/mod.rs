@@ -173,7 +173,7 @@ pub async fn options(
     let proceed = match (&caller, writes) {
         (Some(c), Some(action)) => {
             let who = c.caller();
-            run(state, move |s| s.permits(&who, action))
+            run(state, move |s| s.media().permits(&who, action))
                 .await
                 .unwrap_or(false)
         }

@@ -59,7 +59,10 @@ async fn list(
         IdOrZero::Zero => None,
         IdOrZero::Id(id) => Some(id),
     };
-    let entries = run(state, move |s| s.list_permissions(&caller, c, only)).await?;
+    let entries = run(state, move |s| {
+        s.people().list_permissions(&caller, c, only)
+    })
+    .await?;
     let records: Vec<PermissionRecord> = entries
         .iter()
         .map(|e| PermissionRecord::new(&e.user, e.level))
@@ -95,7 +98,10 @@ async fn grant(
         .transpose()?
         .unwrap_or(PermissionLevel::DEFAULT_ASSIGNED);
     let who = grantee(u, call)?;
-    run(state, move |s| s.grant_permission(&caller, c, who, level)).await?;
+    run(state, move |s| {
+        s.people().grant_permission(&caller, c, who, level)
+    })
+    .await?;
     Ok(HttpResponse::Created().finish())
 }
 
@@ -107,6 +113,9 @@ async fn revoke(
     call: &ApiCall,
 ) -> Result<HttpResponse, ApiError> {
     let who = grantee(u, call)?;
-    run(state, move |s| s.revoke_permission(&caller, c, who)).await?;
+    run(state, move |s| {
+        s.people().revoke_permission(&caller, c, who)
+    })
+    .await?;
     Ok(HttpResponse::Ok().finish())
 }

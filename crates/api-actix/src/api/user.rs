@@ -54,7 +54,7 @@ async fn read(
     c: ObjectId,
     u: IdOrZero<UserId>,
 ) -> Result<HttpResponse, ApiError> {
-    let view = run(state, move |s| s.read_user(&caller, c, u)).await?;
+    let view = run(state, move |s| s.people().read_user(&caller, c, u)).await?;
     Ok(HttpResponse::Ok().json(UserRecord::new(&view.user, view.visibility)))
 }
 
@@ -90,7 +90,7 @@ async fn write(
                 first_name,
                 last_name,
             };
-            let user = run(state, move |s| s.add_user(&caller, c, input)).await?;
+            let user = run(state, move |s| s.people().add_user(&caller, c, input)).await?;
             Ok(HttpResponse::Created().json(UserIdBody {
                 user_id: user.id.to_string(),
             }))
@@ -101,7 +101,10 @@ async fn write(
                 last_name,
                 unique_id,
             };
-            let user = run(state, move |s| s.update_user(&caller, c, target, patch)).await?;
+            let user = run(state, move |s| {
+                s.people().update_user(&caller, c, target, patch)
+            })
+            .await?;
             Ok(HttpResponse::Accepted().json(UserIdBody {
                 user_id: user.id.to_string(),
             }))

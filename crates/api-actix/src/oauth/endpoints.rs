@@ -221,14 +221,18 @@ pub async fn access_token(
             let redirect_uri = param(&form, "redirect_uri").map(str::to_owned);
             let verifier = param(&form, "code_verifier").map(str::to_owned);
             run(&state, move |s| {
-                s.exchange_code(&creds, &code, redirect_uri.as_deref(), verifier.as_deref())
+                s.oauth()
+                    .exchange_code(&creds, &code, redirect_uri.as_deref(), verifier.as_deref())
             })
             .await?
         }
         "refresh_token" => {
             let token = required(&form, "refresh_token")?;
             let scope = param(&form, "scope").map(str::to_owned);
-            run(&state, move |s| s.refresh(&creds, &token, scope.as_deref())).await?
+            run(&state, move |s| {
+                s.oauth().refresh(&creds, &token, scope.as_deref())
+            })
+            .await?
         }
         other => {
             tracing::info!(grant_type = other, "unsupported grant type");
@@ -255,7 +259,7 @@ pub async fn revoke(
     // `token_type_hint` is optional and only an optimisation: the prefix tells the kind.
     let token = required(&form, "token")?;
     let client = creds.client_id.clone();
-    let outcome = run(&state, move |s| s.revoke(&creds, &token)).await?;
+    let outcome = run(&state, move |s| s.oauth().revoke(&creds, &token)).await?;
     match outcome {
         RevokeOutcome::OtherClient => {
             tracing::warn!(%client, "a client tried to revoke another client's token");
@@ -300,7 +304,7 @@ pub async fn introspect(
         Reading::Answered(res) => return Ok(res),
     };
     let token = required(&form, "token")?;
-    let body = match run(&state, move |s| s.introspect(&creds, &token)).await? {
+    let body = match run(&state, move |s| s.oauth().introspect(&creds, &token)).await? {
         Introspection::Inactive => IntrospectionBody::default(),
         Introspection::Active {
             kind,
@@ -414,7 +418,7 @@ struct TokenInfo {
 pub async fn token_info(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
     let answer = async {
         let token = presented_token(&req)?.ok_or(ApiError::AuthenticationRequired)?;
-        let caller = run(&state, move |s| s.authenticate_bearer(&token)).await?;
+        let caller = run(&state, move |s| s.oauth().authenticate_bearer(&token)).await?;
         Ok::<_, ApiError>(TokenInfo {
             kind: "authorize",
             authenticated: bool_str(true),
@@ -477,14 +481,14 @@ pub async fn logout(
     }
     let who = match presented_token(&req)? {
         Some(token) => {
-            let caller = run(&state, move |s| s.authenticate_bearer(&token)).await?;
+            let caller = run(&state, move |s| s.oauth().authenticate_bearer(&token)).await?;
             SigningOut::Bearer(caller.into_user())
         }
         None => {
             let cookie = super::cookie(&req, SESSION_COOKIE);
             let had_cookie = cookie.is_some();
             let user = match cookie {
-                Some(c) => run(&state, move |s| s.session_user(&c)).await?,
+                Some(c) => run(&state, move |s| s.sessions().session_user(&c)).await?,
                 None => None,
             };
             match user {
@@ -506,7 +510,7 @@ pub async fn logout(
         SigningOut::Session(u) => (u, true),
     };
     let id = user.id;
-    run(&state, move |s| s.logout(id)).await?;
+    run(&state, move |s| s.oauth().logout(id)).await?;
     let mut res = no_store(StatusCode::OK);
     if clear_cookie {
         res.insert_header((header::SET_COOKIE, clear_session_cookie(&state)));

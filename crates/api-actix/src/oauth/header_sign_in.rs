@@ -86,7 +86,7 @@ pub(super) async fn sign_in(
     // The provider checks the trust again (it never takes an untrusted header).
     let from_trusted_proxy = client.via_trusted_proxy;
     let outcome = run(state, move |s| {
-        Ok::<_, ApiError>(s.sign_in(Credentials::ProxyHeader {
+        Ok::<_, ApiError>(s.sessions().sign_in(Credentials::ProxyHeader {
             value: &value,
             from_trusted_proxy,
         }))

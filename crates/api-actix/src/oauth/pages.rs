@@ -104,13 +104,13 @@ async fn show(req: &HttpRequest, state: &AppState) -> Result<HttpResponse, Probl
     // Behind an authenticating proxy, a request that carries the proxy's header signs in
     // whoever it names: a session left in a shared browser by someone else must not stand in
     // for the person now signed in at the proxy.
-    let by_header = state.services()?.sign_in_method() == SignInMethod::ProxyHeader;
+    let by_header = state.services()?.sessions().sign_in_method() == SignInMethod::ProxyHeader;
     if by_header && header_sign_in::carries_header(req, state) {
         return header_sign_in::sign_in(req, state, &request, &params).await;
     }
     if let Some(cookie) = cookie(req, SESSION_COOKIE) {
         let presented = cookie.clone();
-        if let Some(user) = run(state, move |s| s.session_user(&presented)).await? {
+        if let Some(user) = run(state, move |s| s.sessions().session_user(&presented)).await? {
             return Ok(consent(
                 HttpResponse::Ok(),
                 &request,
@@ -123,10 +123,10 @@ async fn show(req: &HttpRequest, state: &AppState) -> Result<HttpResponse, Probl
     if by_header {
         return header_sign_in::sign_in(req, state, &request, &params).await;
     }
-    if state.services()?.sign_in_method() == SignInMethod::Redirect {
+    if state.services()?.sessions().sign_in_method() == SignInMethod::Redirect {
         return sso_callback::to_identity_provider(req, state, request, &params).await;
     }
-    let login_cookie = state.services()?.new_login_form_cookie();
+    let login_cookie = state.services()?.sessions().new_login_form_cookie();
     let mut builder = HttpResponse::Ok();
     builder.append_header((
         header::SET_COOKIE,
@@ -154,7 +154,7 @@ async fn sign_in(
     payload: web::Payload,
     state: &AppState,
 ) -> Result<HttpResponse, Problem> {
-    if state.services()?.sign_in_method() == SignInMethod::ProxyHeader {
+    if state.services()?.sessions().sign_in_method() == SignInMethod::ProxyHeader {
         return Err(header_sign_in::no_password_form());
     }
     state.limits()?.login_per_addr.hit(&remote_addr(req))?;
@@ -195,7 +195,7 @@ async fn sign_in(
     let password = Secret::new(password);
     let account = username.clone();
     let outcome = run_hashing(state, move |s| {
-        Ok::<_, ApiError>(s.sign_in(Credentials::Password {
+        Ok::<_, ApiError>(s.sessions().sign_in(Credentials::Password {
             username: &account,
             password: &password,
         }))
@@ -287,7 +287,11 @@ async fn resumable(state: &AppState, return_to: &str) -> Option<AuthorizationReq
         return None;
     }
     let params = parsed.params;
-    match run(state, move |s| s.start_authorization(&params.authorize())).await {
+    match run(state, move |s| {
+        s.oauth().start_authorization(&params.authorize())
+    })
+    .await
+    {
         Ok(Ok(request)) => Some(request),
         Ok(Err(_)) | Err(_) => None,
     }
@@ -304,7 +308,7 @@ async fn decide(
         return Err(Problem::signed_out());
     };
     let presented = session_cookie.clone();
-    let Some(user) = run(state, move |s| s.session_user(&presented)).await? else {
+    let Some(user) = run(state, move |s| s.sessions().session_user(&presented)).await? else {
         return Err(Problem::signed_out());
     };
     let csrf_ok = field(&form, "csrf_token")
@@ -320,9 +324,12 @@ async fn decide(
     let response = match field(&form, "decision") {
         Some("approve") => {
             let user_id = user.id;
-            run(state, move |s| s.approve_authorization(request, user_id)).await?
+            run(state, move |s| {
+                s.oauth().approve_authorization(request, user_id)
+            })
+            .await?
         }
-        Some("deny") => state.services()?.deny_authorization(request),
+        Some("deny") => state.services()?.oauth().deny_authorization(request),
         _ => {
             return Err(Problem {
                 error: ApiError::BadRequest("decision must be approve or deny".into()),
@@ -347,7 +354,10 @@ async fn validate(
     if let Some(name) = repeated {
         return repeated_parameter(state, params, name).await;
     }
-    let result = run(state, move |s| s.start_authorization(&params.authorize())).await?;
+    let result = run(state, move |s| {
+        s.oauth().start_authorization(&params.authorize())
+    })
+    .await?;
     match result {
         Ok(request) => Ok(Ok(request)),
         Err(AuthorizeRejection::ErrorPage(why)) => Err(Problem::untrusted(why)),
@@ -373,8 +383,10 @@ async fn repeated_parameter(
         redirect_uri: params.redirect_uri.clone(),
         ..Params::default()
     };
-    if let Err(AuthorizeRejection::ErrorPage(why)) =
-        run(state, move |s| s.start_authorization(&probe.authorize())).await?
+    if let Err(AuthorizeRejection::ErrorPage(why)) = run(state, move |s| {
+        s.oauth().start_authorization(&probe.authorize())
+    })
+    .await?
     {
         return Err(Problem::untrusted(why));
     }

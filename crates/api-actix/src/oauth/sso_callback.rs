@@ -46,7 +46,7 @@ pub(super) async fn to_identity_provider(
     state.limits()?.login_per_addr.hit(&remote_addr(req))?;
     let return_to = params.query();
     let started = run(state, move |s| {
-        Ok::<_, ApiError>(s.begin_redirect_sign_in(&return_to))
+        Ok::<_, ApiError>(s.sessions().begin_redirect_sign_in(&return_to))
     })
     .await?;
     match started {
@@ -85,7 +85,7 @@ pub(in crate::oauth) async fn callback(
 
 /// `GET /api/sso/oidc/callback?state=..&(code=..|error=..)`.
 async fn finish(req: &HttpRequest, state: &AppState) -> Result<HttpResponse, Problem> {
-    if state.services()?.sign_in_method() != SignInMethod::Redirect {
+    if state.services()?.sessions().sign_in_method() != SignInMethod::Redirect {
         return Err(Problem {
             error: ApiError::NotImplemented("OpenID Connect sign-in is not enabled".into()),
             heading: "Sign-in is not available",
@@ -102,7 +102,7 @@ async fn finish(req: &HttpRequest, state: &AppState) -> Result<HttpResponse, Pro
     let text = |name: &str| field(&query, name).map(str::to_owned);
     let (code, error, description) = (text("code"), text("error"), text("error_description"));
     let outcome = run(state, move |s| {
-        Ok::<_, ApiError>(s.finish_redirect_sign_in(
+        Ok::<_, ApiError>(s.sessions().finish_redirect_sign_in(
             &sso_state,
             RedirectCallback {
                 code: code.as_deref(),

@@ -8,7 +8,7 @@ use medialib_domain::{
 };
 
 use super::media::reached_object;
-use super::{CatalogPage, CatalogSink, Services};
+use super::{CatalogPage, CatalogSink, MediaServices};
 use crate::error::StoreError;
 use crate::repos::Reader;
 
@@ -96,7 +96,7 @@ impl From<ViewObjectFailed> for VideoFailed {
     }
 }
 
-impl Services {
+impl MediaServices {
     /// Lists `sub`, a catalog member of `collection` (catalog GET `c/{C}/o/{S}`).
     ///
     /// The path rule of reading through `c/{C}` holds (S must be a member of C, the caller
@@ -128,11 +128,11 @@ impl Services {
         page: Option<PageRequest>,
         sink: &mut dyn CatalogSink,
     ) -> Result<(), SubCatalogFailed> {
-        let ts = self.clock.now();
-        if self.store.object(collection)?.is_none() || !self.store.is_member(collection, sub)? {
+        let ts = self.world.clock.now();
+        if self.media.object(collection)?.is_none() || !self.media.is_member(collection, sub)? {
             return Err(SubCatalogFailed::NotFound);
         }
-        let listed = self.store.object(sub)?.ok_or(SubCatalogFailed::NotFound)?;
+        let listed = self.media.object(sub)?.ok_or(SubCatalogFailed::NotFound)?;
         self.gate(caller, Action::Read { collection })??;
         if !listed.object_type().is_collection() {
             return Err(SubCatalogFailed::NotACollection);
@@ -155,7 +155,7 @@ impl Services {
         object: ObjectId,
     ) -> Result<MediaObject, ViewObjectFailed> {
         let mut facts = self
-            .store
+            .media
             .read_facts(Reader::User(caller.user()), collection, object)?;
         let found =
             reached_object(&mut facts, collection, object).ok_or(ViewObjectFailed::NotFound)?;
@@ -179,7 +179,7 @@ impl Services {
 
     /// The live object a permLink names, public or not (`GET /w/{shortcode}`).
     pub fn follow_perm_link(&self, code: &ShortCode) -> Result<MediaObject, PermLinkFailed> {
-        self.store
+        self.media
             .object_by_shortcode(code)?
             .ok_or(PermLinkFailed::NotFound)
     }
@@ -188,7 +188,7 @@ impl Services {
     /// public objects (landing page, embed page and script, oEmbed).
     pub fn public_object(&self, code: &ShortCode) -> Result<MediaObject, PublicObjectFailed> {
         let found = self
-            .store
+            .media
             .object_by_shortcode(code)?
             .ok_or(PublicObjectFailed::NotFound)?;
         // Anonymous: the gate shows a public object's limited record and nothing else.

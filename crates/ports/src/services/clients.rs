@@ -5,7 +5,7 @@ use medialib_domain::oauth::{
 };
 use medialib_domain::{Secret, TokenKind};
 
-use super::Services;
+use super::OAuthServices;
 use crate::error::StoreError;
 use crate::repos::CreateClientError;
 use crate::world::RandomExt as _;
@@ -46,7 +46,7 @@ pub enum RotateSecretError {
     Store(#[from] StoreError),
 }
 
-impl Services {
+impl OAuthServices {
     /// Registers a client; the secret (confidential clients) is returned once and stored as a digest.
     pub fn register_client(
         &self,
@@ -64,7 +64,7 @@ impl Services {
         let (kind, secret) = if new.public {
             (ClientKind::Public, None)
         } else {
-            let (secret, digest) = TokenKind::ClientSecret.mint(self.random.bytes32());
+            let (secret, digest) = TokenKind::ClientSecret.mint(self.world.random.bytes32());
             (
                 ClientKind::Confidential {
                     secret_digest: digest,
@@ -72,13 +72,13 @@ impl Services {
                 Some(secret),
             )
         };
-        let ns = self.namespace()?;
+        let ns = self.world.namespace()?;
         // A fresh random id collides with negligible probability; retry once to be exact.
         for _ in 0..2 {
-            let id = ClientId::generate(&ns, self.random.bytes16());
+            let id = ClientId::generate(&ns, self.world.random.bytes16());
             let client =
                 Client::new(id, name.clone(), uris.clone(), kind.clone()).map_err(invalid)?;
-            match self.store.create_client(&client, self.clock.now()) {
+            match self.clients.create_client(&client, self.world.clock.now()) {
                 Ok(()) => return Ok((client, secret)),
                 Err(CreateClientError::IdTaken) => continue,
                 Err(CreateClientError::Store(s)) => return Err(s.into()),
@@ -89,25 +89,25 @@ impl Services {
 
     /// Every registered client.
     pub fn list_clients(&self) -> Result<Vec<Client>, StoreError> {
-        self.store.list_clients()
+        self.clients.list_clients()
     }
 
     /// Removes a client and everything issued to it; `false` when unknown.
     pub fn remove_client(&self, id: &ClientId) -> Result<bool, StoreError> {
-        self.store.remove_client(id)
+        self.clients.remove_client(id)
     }
 
     /// Replaces a confidential client's secret; the new one is returned once.
     pub fn rotate_client_secret(&self, id: &ClientId) -> Result<Secret, RotateSecretError> {
         let client = self
-            .store
+            .clients
             .client(id)?
             .ok_or(RotateSecretError::UnknownClient)?;
         if client.is_public() {
             return Err(RotateSecretError::PublicClient);
         }
-        let (secret, digest) = TokenKind::ClientSecret.mint(self.random.bytes32());
-        if self.store.set_client_secret(id, &digest)? {
+        let (secret, digest) = TokenKind::ClientSecret.mint(self.world.random.bytes32());
+        if self.clients.set_client_secret(id, &digest)? {
             Ok(secret)
         } else {
             Err(RotateSecretError::UnknownClient)
@@ -116,6 +116,6 @@ impl Services {
 
     /// Every user, ordered by uniqueId.
     pub fn list_users(&self) -> Result<Vec<medialib_domain::User>, StoreError> {
-        self.store.list_users()
+        self.users.list_users()
     }
 }

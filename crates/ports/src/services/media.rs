@@ -8,7 +8,7 @@ use medialib_domain::{
     UpdateError, UserId,
 };
 
-use super::{BearerError, Services};
+use super::{BearerError, MediaServices};
 use crate::error::StoreError;
 use crate::repos::{
     AddMemberError, AddOutcome, CatalogItem, CreateObjectError, PermissionChangeError,
@@ -193,7 +193,7 @@ impl CatalogPage {
     }
 }
 
-impl Services {
+impl MediaServices {
     /// The facts the gate needs for `action`: the caller's entries and the graph above
     /// every object the action names (nothing to read for an action that names none).
     pub(super) fn access_for(
@@ -205,7 +205,7 @@ impl Services {
         if subjects.is_empty() {
             return Ok(AccessView::default());
         }
-        self.store.access_view(caller.user(), &subjects)
+        self.media.access_view(caller.user(), &subjects)
     }
 
     /// Asks the domain's authorization gate whether `caller` may do `action`.
@@ -225,7 +225,7 @@ impl Services {
         caller: &Caller,
         object: ObjectId,
     ) -> Result<PermissionLevel, StoreError> {
-        let access = self.store.access_view(caller.user(), &[object])?;
+        let access = self.media.access_view(caller.user(), &[object])?;
         Ok(authz::level_on(caller, &access, object))
     }
 
@@ -241,12 +241,12 @@ impl Services {
 
     /// A live collection, or `None` when it does not exist or is not a catalog.
     fn live_object(&self, id: ObjectId) -> Result<Option<MediaObject>, StoreError> {
-        self.store.object(id)
+        self.media.object(id)
     }
 
     /// Whether `object` can be reached through `collection` (a member, or the collection itself).
     fn reachable(&self, collection: ObjectId, object: ObjectId) -> Result<bool, StoreError> {
-        Ok(collection == object || self.store.is_member(collection, object)?)
+        Ok(collection == object || self.media.is_member(collection, object)?)
     }
 
     /// Creates an object (describe PUT).
@@ -257,13 +257,13 @@ impl Services {
         placement: Placement,
         new: NewObject,
     ) -> Result<MediaObject, CreateObjectFailed> {
-        let now = self.clock.now();
-        let ns = self.namespace()?;
+        let now = self.world.clock.now();
+        let ns = self.world.namespace()?;
         let object = MediaObject::create(
-            ObjectId::generate(&ns, self.random.bytes16()),
+            ObjectId::generate(&ns, self.world.random.bytes16()),
             new,
             caller.user(),
-            ShortCode::from_random(self.random.bytes16()),
+            ShortCode::from_random(self.world.random.bytes16()),
             now,
         );
         match placement {
@@ -273,7 +273,7 @@ impl Services {
                 }
                 self.require(caller, Action::CreateLibrary)
                     .map_err(RequireError::into_create)?;
-                self.store
+                self.media
                     .create_library(&object, caller.user())
                     .map_err(CreateObjectFailed::from_repo)?;
             }
@@ -286,7 +286,7 @@ impl Services {
                 }
                 self.require(caller, Action::CreateIn { collection })
                     .map_err(RequireError::into_create)?;
-                self.store
+                self.media
                     .create_in_collection(&object, collection)
                     .map_err(CreateObjectFailed::from_repo)?;
             }
@@ -303,7 +303,7 @@ impl Services {
         object: ObjectId,
     ) -> Result<(MediaObject, DescribeView), DescribeFailed> {
         let reader = caller.map_or(Reader::Anonymous, |c| Reader::User(c.user()));
-        let facts = self.store.read_facts(reader, collection, object)?;
+        let facts = self.media.read_facts(reader, collection, object)?;
         decide_describe(facts, caller, collection, object)
     }
 
@@ -324,10 +324,11 @@ impl Services {
             .digest_presented(token)
             .ok_or(BearerError::Unknown)?;
         let mut facts = self
-            .store
+            .media
             .read_facts(Reader::Bearer(&digest), collection, object)
             .map_err(DescribeFailed::Store)?;
-        let caller = self.bearer_caller(facts.bearer.take())?.caller();
+        let caller =
+            super::oauth::bearer_caller(facts.bearer.take(), self.world.clock.now())?.caller();
         Ok(decide_describe(facts, Some(&caller), collection, object)?)
     }
 
@@ -345,8 +346,8 @@ impl Services {
         }
         self.require(caller, Action::Edit { collection })
             .map_err(RequireError::into_update)?;
-        self.store
-            .update_object(object, patch, self.clock.now())
+        self.media
+            .update_object(object, patch, self.world.clock.now())
             .map_err(|e| match e {
                 UpdateObjectError::NotFound => UpdateObjectFailed::NotFound,
                 UpdateObjectError::Rule(r) => UpdateObjectFailed::Rule(r),
@@ -371,8 +372,8 @@ impl Services {
         if !target.object_type().is_collection() {
             return Err(AddMemberFailed::Rule(MembershipError::NotACollection));
         }
-        self.store
-            .add_member(collection, member, self.clock.now())
+        self.media
+            .add_member(collection, member, self.world.clock.now())
             .map_err(|e| match e {
                 AddMemberError::CollectionNotFound => AddMemberFailed::CollectionNotFound,
                 AddMemberError::MemberNotFound => AddMemberFailed::MemberNotFound,
@@ -394,8 +395,8 @@ impl Services {
         }
         self.require(caller, Action::Unlink { collection })
             .map_err(RequireError::into_membership)?;
-        self.store
-            .remove_member(collection, member, self.clock.now())
+        self.media
+            .remove_member(collection, member, self.world.clock.now())
             .map_err(|e| match e {
                 RemoveMemberError::NotAMember => MembershipChangeFailed::NotFound,
                 RemoveMemberError::Store(s) => MembershipChangeFailed::Store(s),
@@ -426,9 +427,9 @@ impl Services {
         page: Option<PageRequest>,
         sink: &mut dyn CatalogSink,
     ) -> Result<(), MembershipChangeFailed> {
-        let ts = self.clock.now();
+        let ts = self.world.clock.now();
         let mut facts =
-            self.store
+            self.media
                 .read_facts(Reader::User(caller.user()), collection, collection)?;
         let target = reached_object(&mut facts, collection, collection)
             .ok_or(MembershipChangeFailed::NotFound)?;
@@ -454,7 +455,7 @@ impl Services {
         let mut given = 0_usize;
         let mut last = None;
         let mut more = false;
-        self.store
+        self.media
             .each_member(collection, since, page, &mut |item| {
                 if given < limit {
                     given += 1;
@@ -496,8 +497,8 @@ impl Services {
         level: PermissionLevel,
     ) -> Result<(), PermissionFailed> {
         self.permission_target(caller, Action::Grant { collection }, collection)?;
-        self.store
-            .set_permission(collection, target, level, self.clock.now())?;
+        self.media
+            .set_permission(collection, target, level, self.world.clock.now())?;
         Ok(())
     }
 
@@ -510,7 +511,7 @@ impl Services {
         target: UserId,
     ) -> Result<(), PermissionFailed> {
         self.permission_target(caller, Action::Grant { collection }, collection)?;
-        self.store.remove_permission(collection, target)?;
+        self.media.remove_permission(collection, target)?;
         Ok(())
     }
 
@@ -521,11 +522,11 @@ impl Services {
         collection: ObjectId,
     ) -> Result<Vec<PermissionEntry>, PermissionFailed> {
         self.permission_target(caller, Action::ReadPermissions { collection }, collection)?;
-        Ok(self.store.permission_entries(collection)?)
+        Ok(self.media.permission_entries(collection)?)
     }
 }
 
-impl Services {
+impl MediaServices {
     /// Brings back an object soft-deleted less than 30 days ago (`medialib restore`, an
     /// operator command: no caller, no permission check). It goes back into `into`, or when
     /// `None` into the collection whose removal deleted it.
@@ -535,7 +536,8 @@ impl Services {
         object: ObjectId,
         into: Option<ObjectId>,
     ) -> Result<RestoredObject, RestoreObjectError> {
-        self.store.restore_object(object, into, self.clock.now())
+        self.media
+            .restore_object(object, into, self.world.clock.now())
     }
 }
 

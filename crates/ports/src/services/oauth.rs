@@ -7,9 +7,9 @@ use medialib_domain::oauth::{
     RefreshPresentation, RefreshRefusal, ScopeSet, TokenRandomness, decide_code, decide_refresh,
     validate_authorization_request,
 };
-use medialib_domain::{GrantId, Secret, Timestamp, TokenKind, UserId};
+use medialib_domain::{GrantId, Secret, Timestamp, TokenKind, User, UserId};
 
-use super::Services;
+use super::OAuthServices;
 use crate::error::StoreError;
 use crate::repos::{BearerRecord, RevokeOutcome, decide_and_write};
 use crate::world::RandomExt as _;
@@ -177,6 +177,26 @@ impl TokenResponse {
     }
 }
 
+/// What RFC 7662 introspection says about a token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Introspection {
+    /// Unknown, expired, revoked, used, or another client's token.
+    Inactive,
+    /// A token that works now.
+    Active {
+        /// `access_token` or `refresh_token`.
+        kind: TokenKind,
+        /// Whose.
+        user: User,
+        /// Held by.
+        client: ClientId,
+        /// Scopes.
+        scope: ScopeSet,
+        /// End of validity.
+        expires_at: Timestamp,
+    },
+}
+
 /// A bearer token that does not authenticate (401 `invalid_token`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BearerError {
@@ -191,11 +211,22 @@ pub enum BearerError {
     Store(#[from] StoreError),
 }
 
-impl Services {
+/// Decides on a token looked up by digest (`None`: no such token): the caller behind it at
+/// `now`, or why it does not authenticate.
+pub(super) fn bearer_caller(
+    record: Option<BearerRecord>,
+    now: Timestamp,
+) -> Result<AuthenticatedCaller, BearerError> {
+    let record = record.ok_or(BearerError::Unknown)?;
+    let active = record.token.check(now)?;
+    active.acting_for(record.user).ok_or(BearerError::Unknown)
+}
+
+impl OAuthServices {
     fn token_randomness(&self) -> TokenRandomness {
         TokenRandomness {
-            access: self.random.bytes32(),
-            refresh: self.random.bytes32(),
+            access: self.world.random.bytes32(),
+            refresh: self.world.random.bytes32(),
         }
     }
 
@@ -205,13 +236,13 @@ impl Services {
         params: &AuthorizeParams<'_>,
     ) -> Result<Result<AuthorizationRequest, AuthorizeRejection>, StoreError> {
         let client = match params.client_id.map(ClientId::parse) {
-            Some(Ok(id)) => self.store.client(&id)?,
+            Some(Ok(id)) => self.clients.client(&id)?,
             _ => None,
         };
         Ok(validate_authorization_request(
             params,
             client.as_ref(),
-            &self.settings.issuer,
+            &self.world.settings.issuer,
         ))
     }
 
@@ -222,22 +253,22 @@ impl Services {
         request: AuthorizationRequest,
         user: UserId,
     ) -> Result<AuthorizationResponse, StoreError> {
-        let now = self.clock.now();
-        let code = TokenKind::Code.mint(self.random.bytes32());
+        let now = self.world.clock.now();
+        let code = TokenKind::Code.mint(self.world.random.bytes32());
         let (issued, response) = request.approve(
             user,
             code,
             now,
-            self.settings.code_ttl,
-            &self.settings.issuer,
+            self.world.settings.code_ttl,
+            &self.world.settings.issuer,
         );
-        self.store.store_code(&issued, now)?;
+        self.grants.store_code(&issued, now)?;
         Ok(response)
     }
 
     /// The user denied.
     pub fn deny_authorization(&self, request: AuthorizationRequest) -> AuthorizationResponse {
-        request.deny(&self.settings.issuer)
+        request.deny(&self.world.settings.issuer)
     }
 
     /// Authenticates a client at the token endpoint.
@@ -246,7 +277,7 @@ impl Services {
         creds: &ClientCredentials,
     ) -> Result<Client, ClientAuthFailed> {
         let id = ClientId::parse(&creds.client_id).map_err(|_| ClientAuthFailed::Unknown)?;
-        let client = self.store.client(&id)?.ok_or(ClientAuthFailed::Unknown)?;
+        let client = self.clients.client(&id)?.ok_or(ClientAuthFailed::Unknown)?;
         client.authenticate(creds.client_secret.as_ref())?;
         Ok(client)
     }
@@ -269,7 +300,7 @@ impl Services {
             self.authenticate_client(creds)?;
             return Err(CodeRefusal::UnknownCode.into());
         };
-        let now = self.clock.now();
+        let now = self.world.clock.now();
         let exchange = CodeExchange {
             presentation: CodePresentation {
                 client: &client,
@@ -278,11 +309,11 @@ impl Services {
             },
             client_secret: creds.client_secret.as_ref(),
             now,
-            grant: GrantId::generate(&self.namespace()?, self.random.bytes16()),
+            grant: GrantId::generate(&self.world.namespace()?, self.world.random.bytes16()),
             random: self.token_randomness(),
-            lifetimes: self.settings.lifetimes,
+            lifetimes: self.world.settings.lifetimes,
         };
-        let decision = self.store.code_grant(&digest, &client, &mut |unit| {
+        let decision = self.grants.code_grant(&digest, &client, &mut |unit| {
             decide_and_write(unit, now, |facts| decide_code(facts, &exchange))
         })?;
         match decision.outcome() {
@@ -317,7 +348,7 @@ impl Services {
                 return Err(e);
             }
         };
-        let now = self.clock.now();
+        let now = self.world.clock.now();
         let exchange = RefreshExchange {
             presentation: RefreshPresentation {
                 client: &client,
@@ -326,9 +357,9 @@ impl Services {
             client_secret: creds.client_secret.as_ref(),
             now,
             random: self.token_randomness(),
-            lifetimes: self.settings.lifetimes,
+            lifetimes: self.world.settings.lifetimes,
         };
-        let decision = self.store.refresh_grant(&digest, &client, &mut |unit| {
+        let decision = self.grants.refresh_grant(&digest, &client, &mut |unit| {
             decide_and_write(unit, now, |facts| decide_refresh(facts, &exchange))
         })?;
         match decision.outcome() {
@@ -349,19 +380,8 @@ impl Services {
         let digest = TokenKind::Access
             .digest_presented(token)
             .ok_or(BearerError::Unknown)?;
-        let record = self.store.bearer(&digest)?;
-        self.bearer_caller(record)
-    }
-
-    /// Decides on a token looked up by digest (`None`: no such token): the caller behind it,
-    /// or why it does not authenticate.
-    pub(super) fn bearer_caller(
-        &self,
-        record: Option<BearerRecord>,
-    ) -> Result<AuthenticatedCaller, BearerError> {
-        let record = record.ok_or(BearerError::Unknown)?;
-        let active = record.token.check(self.clock.now())?;
-        active.acting_for(record.user).ok_or(BearerError::Unknown)
+        let record = self.grants.bearer(&digest)?;
+        bearer_caller(record, self.world.clock.now())
     }
 
     /// Revokes a token of the authenticated client (RFC 7009).
@@ -375,7 +395,9 @@ impl Services {
             .digest_presented(token)
             .or_else(|| TokenKind::Refresh.digest_presented(token));
         match digest {
-            Some(d) => Ok(self.store.revoke_token(&d, client.id(), self.clock.now())?),
+            Some(d) => Ok(self
+                .grants
+                .revoke_token(&d, client.id(), self.world.clock.now())?),
             None => Ok(RevokeOutcome::Unknown),
         }
     }
@@ -385,10 +407,62 @@ impl Services {
     /// Returns how many access tokens were revoked.
     pub fn logout(&self, user: UserId) -> Result<u64, StoreError> {
         let revoked = self
-            .store
-            .revoke_user_access_tokens(user, self.clock.now())?;
-        let sessions = self.store.end_user_sessions(user)?;
+            .grants
+            .revoke_user_access_tokens(user, self.world.clock.now())?;
+        let sessions = self.sessions.end_user_sessions(user)?;
         tracing::info!(%user, revoked, sessions, "signed out");
         Ok(revoked)
+    }
+
+    /// RFC 7662: what `token` is, for the authenticated client that holds it.
+    /// Another client's token is reported inactive, like an unknown one.
+    pub fn introspect(
+        &self,
+        creds: &ClientCredentials,
+        token: &str,
+    ) -> Result<Introspection, ClientAuthFailed> {
+        let client = self.authenticate_client(creds)?;
+        let now = self.world.clock.now();
+        let found = if let Some(d) = TokenKind::Access.digest_presented(token) {
+            self.grants.access_token(&d)?.and_then(|r| {
+                let expires_at = r.expires_at;
+                let active = r.check(now).ok()?;
+                Some((
+                    TokenKind::Access,
+                    active.user(),
+                    active.client().clone(),
+                    active.scope(),
+                    expires_at,
+                ))
+            })
+        } else if let Some(d) = TokenKind::Refresh.digest_presented(token) {
+            self.grants.refresh_token(&d)?.and_then(|r| {
+                r.is_active(now).then_some((
+                    TokenKind::Refresh,
+                    r.user,
+                    r.client,
+                    r.scope,
+                    r.expires_at,
+                ))
+            })
+        } else {
+            None
+        };
+        let Some((kind, user, holder, scope, expires_at)) = found else {
+            return Ok(Introspection::Inactive);
+        };
+        if &holder != client.id() {
+            return Ok(Introspection::Inactive);
+        }
+        match self.users.user(user)? {
+            Some(user) => Ok(Introspection::Active {
+                kind,
+                user,
+                client: holder,
+                scope,
+                expires_at,
+            }),
+            None => Ok(Introspection::Inactive),
+        }
     }
 }

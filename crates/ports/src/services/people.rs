@@ -11,7 +11,7 @@ use medialib_domain::{
     PermissionLevel, PersonName, Refusal, UniqueId, User, UserId, UserRelation,
 };
 
-use super::{DescribeFailed, PermissionFailed, Services};
+use super::{DescribeFailed, PeopleServices, PermissionFailed};
 use crate::error::StoreError;
 use crate::repos::{CreateUserError, PermissionChangeError, PermissionEntry};
 
@@ -182,7 +182,7 @@ impl From<StoreError> for TargetError {
     }
 }
 
-impl Services {
+impl PeopleServices {
     /// Asks the gate for `action` on the live catalog `collection`; the permit carries the
     /// caller's effective level there.
     fn on_collection(
@@ -191,16 +191,16 @@ impl Services {
         collection: ObjectId,
         action: Action,
     ) -> Result<medialib_domain::Permit, TargetError> {
-        let target = self.store.object(collection)?.ok_or(TargetError::Missing)?;
+        let target = self.media.object(collection)?.ok_or(TargetError::Missing)?;
         if !target.object_type().is_collection() {
             return Err(TargetError::NotACollection);
         }
-        Ok(self.gate(caller, action)??)
+        Ok(self.objects.gate(caller, action)??)
     }
 
     /// Whether `user` holds an explicit entry (any level) on `collection`.
     fn holds_entry(&self, collection: ObjectId, user: UserId) -> Result<bool, StoreError> {
-        Ok(self.store.explicit_level(collection, user)?.is_some())
+        Ok(self.media.explicit_level(collection, user)?.is_some())
     }
 
     /// Reads a user through a collection (user GET); `0` is the caller.
@@ -232,7 +232,7 @@ impl Services {
         if !is_self && !self.holds_entry(collection, target)? {
             return Err(ReadUserFailed::NotFound);
         }
-        let user = self.store.user(target)?.ok_or(ReadUserFailed::NotFound)?;
+        let user = self.users.user(target)?.ok_or(ReadUserFailed::NotFound)?;
         let relation = UserRelation::of(is_self, level);
         Ok(UserView {
             user,
@@ -272,7 +272,7 @@ impl Services {
             return Err(UpdateUserFailed::UserNotFound);
         }
         let user = self
-            .store
+            .users
             .user(target)?
             .ok_or(UpdateUserFailed::UserNotFound)?;
         if patch
@@ -283,7 +283,8 @@ impl Services {
             return Err(UpdateUserFailed::UniqueIdFixed);
         }
         if is_self || user.would_rename(patch.first_name.as_ref(), patch.last_name.as_ref()) {
-            self.gate(caller, Action::Rename { user: target })??;
+            self.objects
+                .gate(caller, Action::Rename { user: target })??;
         }
         self.apply_names(user, patch.first_name, patch.last_name)
             .map_err(|e| match e {
@@ -305,8 +306,8 @@ impl Services {
         let first = first.unwrap_or(user.first_name);
         let last = last.unwrap_or(user.last_name);
         if !self
-            .store
-            .update_user_names(user.id, &first, &last, self.clock.now())?
+            .users
+            .update_user_names(user.id, &first, &last, self.world.clock.now())?
         {
             return Err(NamesError::Gone);
         }
@@ -339,10 +340,11 @@ impl Services {
                 TargetError::Store(s) => AddUserFailed::Store(s),
             })?;
         let names = (input.first_name.as_ref(), input.last_name.as_ref());
-        if let Some(existing) = self.store.user_by_unique_id(&input.unique_id)?
+        if let Some(existing) = self.users.user_by_unique_id(&input.unique_id)?
             && existing.would_rename(names.0, names.1)
         {
-            self.gate(caller, Action::Rename { user: existing.id })??;
+            self.objects
+                .gate(caller, Action::Rename { user: existing.id })??;
         }
         let user = self.provision_user(&input.unique_id)?;
         let user = self
@@ -353,10 +355,10 @@ impl Services {
                 )),
                 NamesError::Store(s) => AddUserFailed::Store(s),
             })?;
-        let current = self.store.explicit_level(collection, user.id)?;
+        let current = self.media.explicit_level(collection, user.id)?;
         if let Some(level) = level_when_added(current) {
-            self.store
-                .set_permission(collection, user.id, level, self.clock.now())?;
+            self.media
+                .set_permission(collection, user.id, level, self.world.clock.now())?;
         }
         Ok(user)
     }
@@ -389,13 +391,13 @@ impl Services {
     ) -> Result<Vec<PermissionEntry>, PermissionFailed> {
         self.permission_admin(caller, collection, Action::ReadPermissions { collection })?;
         match only {
-            None => Ok(self.store.permission_entries(collection)?),
+            None => Ok(self.media.permission_entries(collection)?),
             Some(id) => {
-                let Some(level) = self.store.explicit_level(collection, id)? else {
+                let Some(level) = self.media.explicit_level(collection, id)? else {
                     return Ok(Vec::new());
                 };
                 Ok(self
-                    .store
+                    .users
                     .user(id)?
                     .map(|user| PermissionEntry { user, level })
                     .into_iter()
@@ -429,8 +431,8 @@ impl Services {
                     .id
             }
         };
-        self.store
-            .set_permission(collection, target, level, self.clock.now())?;
+        self.media
+            .set_permission(collection, target, level, self.world.clock.now())?;
         Ok(target)
     }
 
@@ -448,13 +450,13 @@ impl Services {
         let target = match grantee {
             Grantee::Id(id) => id,
             Grantee::UniqueId(u) => {
-                self.store
+                self.users
                     .user_by_unique_id(&u)?
                     .ok_or(PermissionChangeError::UserNotFound)?
                     .id
             }
         };
-        self.store.remove_permission(collection, target)?;
+        self.media.remove_permission(collection, target)?;
         Ok(())
     }
 
@@ -465,20 +467,21 @@ impl Services {
         collection: ObjectId,
         object: ObjectId,
     ) -> Result<ObjectInfo, InfoFailed> {
-        let (object, view) =
-            self.describe(Some(caller), collection, object)
-                .map_err(|e| match e {
-                    DescribeFailed::NotFound => InfoFailed::NotFound,
-                    DescribeFailed::Refused(
-                        DescribeRefused::Forbidden | DescribeRefused::AuthenticationRequired,
-                    ) => InfoFailed::Forbidden,
-                    DescribeFailed::Store(s) => InfoFailed::Store(s),
-                })?;
+        let (object, view) = self
+            .objects
+            .describe(Some(caller), collection, object)
+            .map_err(|e| match e {
+                DescribeFailed::NotFound => InfoFailed::NotFound,
+                DescribeFailed::Refused(
+                    DescribeRefused::Forbidden | DescribeRefused::AuthenticationRequired,
+                ) => InfoFailed::Forbidden,
+                DescribeFailed::Store(s) => InfoFailed::Store(s),
+            })?;
         if view != DescribeView::Full {
             // The limited record of a public object is all a caller without `view` gets.
             return Err(InfoFailed::Forbidden);
         }
-        let owner = self.store.user(object.owner())?;
+        let owner = self.users.user(object.owner())?;
         Ok(ObjectInfo { object, owner })
     }
 
@@ -494,27 +497,27 @@ impl Services {
         caller: &Caller,
         object: ObjectId,
     ) -> Result<Vec<ContributeLibrary>, ContributeFailed> {
-        let Some(found) = self.store.object(object)? else {
+        let Some(found) = self.media.object(object)? else {
             return Err(ContributeFailed::NotFound);
         };
         let see = Action::See {
             object,
             public: found.is_public(),
         };
-        if self.gate(caller, see)?.is_err() {
+        if self.objects.gate(caller, see)?.is_err() {
             return Err(ContributeFailed::NotFound);
         }
         let candidates = match admin_reach(caller) {
-            AdminReach::Everywhere => self.store.all_catalogs()?,
-            AdminReach::ThroughEntries => self.store.catalogs_with_entries_for(caller.user())?,
+            AdminReach::Everywhere => self.media.all_catalogs()?,
+            AdminReach::ThroughEntries => self.media.catalogs_with_entries_for(caller.user())?,
         };
-        let parents = self.store.collections_of(object)?;
+        let parents = self.media.collections_of(object)?;
         let mut out = Vec::new();
         for library in candidates {
             let action = Action::Administer {
                 collection: library.id(),
             };
-            if self.permits(caller, action)? {
+            if self.objects.permits(caller, action)? {
                 let member = parents.contains(&library.id());
                 out.push(ContributeLibrary { library, member });
             }

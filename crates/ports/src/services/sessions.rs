@@ -4,15 +4,14 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use medialib_domain::oauth::{ClientId, ScopeSet};
 use medialib_domain::{
     BrowserSession, DurationSecs, FailedLogins, Lifetime, Secret, Timestamp, TokenDigest,
     TokenKind, User,
 };
 
-use super::{ClientAuthFailed, ClientCredentials, Services};
+use super::SessionServices;
 use crate::error::StoreError;
-use crate::repos::{CreateUserError, PurgeReport, StoredPendingSignIn};
+use crate::repos::{CreateUserError, StoredPendingSignIn};
 use crate::sso::{
     Credentials, PendingSignIn, RedirectCallback, SignInMethod, SsoError, SsoIdentity,
 };
@@ -96,26 +95,6 @@ pub struct StartedSession {
     pub expires_at: Timestamp,
 }
 
-/// What RFC 7662 introspection says about a token.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Introspection {
-    /// Unknown, expired, revoked, used, or another client's token.
-    Inactive,
-    /// A token that works now.
-    Active {
-        /// `access_token` or `refresh_token`.
-        kind: TokenKind,
-        /// Whose.
-        user: User,
-        /// Held by.
-        client: ClientId,
-        /// Scopes.
-        scope: ScopeSet,
-        /// End of validity.
-        expires_at: Timestamp,
-    },
-}
-
 /// Failed sign-ins per account, in this process (DECISIONS.md §5: slow down, never lock out).
 #[derive(Debug, Default)]
 pub(crate) struct LoginThrottle {
@@ -152,13 +131,13 @@ impl LoginThrottle {
     }
 }
 
-impl Services {
+impl SessionServices {
     /// Signs a browser in through the configured SSO: checks the credentials (subject to the
     /// per-account slowdown), provisions the user on first sign-in, updates names the IdP
     /// sends, and starts a server-side session.
     #[tracing::instrument(skip_all)]
     pub fn sign_in(&self, credentials: Credentials<'_>) -> Result<StartedSession, SignInError> {
-        let now = self.clock.now();
+        let now = self.world.clock.now();
         let account = match credentials {
             Credentials::Password { username, .. } => Some(username),
             Credentials::ProxyHeader { .. } => None,
@@ -193,7 +172,7 @@ impl Services {
     /// identity provider's URL to send the browser to.
     #[tracing::instrument(skip_all)]
     pub fn begin_redirect_sign_in(&self, return_to: &str) -> Result<String, SignInError> {
-        let now = self.clock.now();
+        let now = self.world.clock.now();
         let start = self.sso.begin_redirect(now)?;
         let pending = StoredPendingSignIn {
             nonce: start.pending.nonce,
@@ -203,7 +182,7 @@ impl Services {
         let ttl = Lifetime::from_nonzero(
             std::num::NonZeroU32::new(PENDING_SIGN_IN_SECONDS).unwrap_or(std::num::NonZeroU32::MIN),
         );
-        self.store.put_pending_sign_in(
+        self.pending.put_pending_sign_in(
             &TokenDigest::of(&start.pending.state),
             &pending,
             now.plus(ttl),
@@ -221,13 +200,13 @@ impl Services {
         state: &str,
         callback: RedirectCallback<'_>,
     ) -> Result<RedirectSignIn, FinishSignInError> {
-        let now = self.clock.now();
+        let now = self.world.clock.now();
         if state.is_empty() || state.len() > MAX_STATE_BYTES {
             return Err(FinishSignInError::UnknownState);
         }
         let state = Secret::new(state);
         let Some(stored) = self
-            .store
+            .pending
             .take_pending_sign_in(&TokenDigest::of(&state), now)?
         else {
             tracing::info!("identity provider callback with an unknown, expired or used state");
@@ -267,6 +246,7 @@ impl Services {
         now: Timestamp,
     ) -> Result<StartedSession, SignInError> {
         let mut user = self
+            .people
             .provision_user(&identity.unique_id)
             .map_err(|e| match e {
                 CreateUserError::Store(s) => SignInError::Store(s),
@@ -280,14 +260,14 @@ impl Services {
                 .unwrap_or_else(|| user.first_name.clone());
             let last = identity.last_name.unwrap_or_else(|| user.last_name.clone());
             if first != user.first_name || last != user.last_name {
-                self.store.update_user_names(user.id, &first, &last, now)?;
+                self.users.update_user_names(user.id, &first, &last, now)?;
                 user.first_name = first;
                 user.last_name = last;
             }
         }
-        let (cookie, digest) = TokenKind::Session.mint(self.random.bytes32());
-        let session = BrowserSession::start(user.id, now, self.settings.session_ttl);
-        self.store.create_session(&digest, &session)?;
+        let (cookie, digest) = TokenKind::Session.mint(self.world.random.bytes32());
+        let session = BrowserSession::start(user.id, now, self.world.settings.session_ttl);
+        self.sessions.create_session(&digest, &session)?;
         tracing::info!(user = %user.id, "signed in");
         Ok(StartedSession {
             cookie,
@@ -301,85 +281,25 @@ impl Services {
         let Some(digest) = TokenKind::Session.digest_presented(cookie) else {
             return Ok(None);
         };
-        let Some(session) = self.store.session(&digest)? else {
+        let Some(session) = self.sessions.session(&digest)? else {
             return Ok(None);
         };
-        if !session.is_active(self.clock.now()) {
+        if !session.is_active(self.world.clock.now()) {
             return Ok(None);
         }
-        self.store.user(session.user)
+        self.users.user(session.user)
     }
 
     /// Ends the session with cookie `cookie`; `false` when there was none.
     pub fn end_session(&self, cookie: &str) -> Result<bool, StoreError> {
         match TokenKind::Session.digest_presented(cookie) {
-            Some(d) => self.store.end_session(&d),
+            Some(d) => self.sessions.end_session(&d),
             None => Ok(false),
         }
     }
 
     /// A fresh value for the cookie that binds the sign-in form's CSRF token.
     pub fn new_login_form_cookie(&self) -> Secret {
-        TokenKind::LoginForm.mint(self.random.bytes32()).0
-    }
-
-    /// RFC 7662: what `token` is, for the authenticated client that holds it.
-    /// Another client's token is reported inactive, like an unknown one.
-    pub fn introspect(
-        &self,
-        creds: &ClientCredentials,
-        token: &str,
-    ) -> Result<Introspection, ClientAuthFailed> {
-        let client = self.authenticate_client(creds)?;
-        let now = self.clock.now();
-        let found = if let Some(d) = TokenKind::Access.digest_presented(token) {
-            self.store.access_token(&d)?.and_then(|r| {
-                let expires_at = r.expires_at;
-                let active = r.check(now).ok()?;
-                Some((
-                    TokenKind::Access,
-                    active.user(),
-                    active.client().clone(),
-                    active.scope(),
-                    expires_at,
-                ))
-            })
-        } else if let Some(d) = TokenKind::Refresh.digest_presented(token) {
-            self.store.refresh_token(&d)?.and_then(|r| {
-                r.is_active(now).then_some((
-                    TokenKind::Refresh,
-                    r.user,
-                    r.client,
-                    r.scope,
-                    r.expires_at,
-                ))
-            })
-        } else {
-            None
-        };
-        let Some((kind, user, holder, scope, expires_at)) = found else {
-            return Ok(Introspection::Inactive);
-        };
-        if &holder != client.id() {
-            return Ok(Introspection::Inactive);
-        }
-        match self.store.user(user)? {
-            Some(user) => Ok(Introspection::Active {
-                kind,
-                user,
-                client: holder,
-                scope,
-                expires_at,
-            }),
-            None => Ok(Introspection::Inactive),
-        }
-    }
-
-    /// One housekeeping pass: deletes expired codes, tokens and sessions.
-    pub fn purge_expired(&self) -> Result<PurgeReport, StoreError> {
-        // Codes are kept a day past expiry so that a late replay still revokes its tokens.
-        const CODE_GRACE_SECONDS: i64 = 86_400;
-        self.store
-            .purge_expired(self.clock.now(), CODE_GRACE_SECONDS)
+        TokenKind::LoginForm.mint(self.world.random.bytes32()).0
     }
 }

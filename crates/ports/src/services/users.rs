@@ -2,7 +2,7 @@
 
 use medialib_domain::{PersonName, UniqueId, User, UserId};
 
-use super::Services;
+use super::PeopleServices;
 use crate::error::StoreError;
 use crate::repos::CreateUserError;
 use crate::sso::PasswordHash;
@@ -21,26 +21,26 @@ pub struct NewUserInput {
     pub org_admin: bool,
 }
 
-impl Services {
+impl PeopleServices {
     /// Creates a user with a fresh id.
     #[tracing::instrument(skip(self), fields(unique_id = %input.unique_id))]
     pub fn create_user(&self, input: NewUserInput) -> Result<User, CreateUserError> {
-        let ns = self.namespace()?;
+        let ns = self.world.namespace()?;
         let user = User {
-            id: UserId::generate(&ns, self.random.bytes16()),
+            id: UserId::generate(&ns, self.world.random.bytes16()),
             unique_id: input.unique_id,
             first_name: input.first_name,
             last_name: input.last_name,
             org_admin: input.org_admin,
         };
-        self.store.create_user(&user, self.clock.now())?;
+        self.users.create_user(&user, self.world.clock.now())?;
         Ok(user)
     }
 
     /// Finds the user with `unique_id`, provisioning one with blank names if none exists yet
     /// (access can be granted before the first sign-in).
     pub fn provision_user(&self, unique_id: &UniqueId) -> Result<User, CreateUserError> {
-        if let Some(u) = self.store.user_by_unique_id(unique_id)? {
+        if let Some(u) = self.users.user_by_unique_id(unique_id)? {
             return Ok(u);
         }
         let blank = PersonName::default();
@@ -52,7 +52,7 @@ impl Services {
         }) {
             // Lost a race with a concurrent provisioning: use the winner's row.
             Err(CreateUserError::UniqueIdTaken) => self
-                .store
+                .users
                 .user_by_unique_id(unique_id)?
                 .ok_or(CreateUserError::UniqueIdTaken),
             other => other,
@@ -66,12 +66,12 @@ impl Services {
         unique_id: &UniqueId,
         hash: &PasswordHash,
     ) -> Result<Option<User>, StoreError> {
-        let Some(user) = self.store.user_by_unique_id(unique_id)? else {
+        let Some(user) = self.users.user_by_unique_id(unique_id)? else {
             return Ok(None);
         };
         let set = self
-            .store
-            .set_password_hash(user.id, hash, self.clock.now())?;
+            .credentials
+            .set_password_hash(user.id, hash, self.world.clock.now())?;
         Ok(set.then_some(user))
     }
 }
