@@ -22,15 +22,15 @@ use medialib_domain::{
     PermissionLevel, PersonName, Properties, Refusal, Secret, Since, Timestamp, Title, TokenDigest,
     TokenKind, UniqueId, UpdateError, User, UserId,
 };
+use medialib_ports::services::people::{GrantPermissionFailed, Grantee, RevokePermissionFailed};
 use medialib_ports::services::{
     AddMemberFailed, BearerError, ClientAuthFailed, ClientCredentials, FinishSignInError,
-    Introspection, NewUserInput, OAuthFailure, PENDING_SIGN_IN_SECONDS, PermissionFailed,
-    Placement, SignInError, TokenResponse, UpdateObjectFailed,
+    Introspection, NewUserInput, OAuthFailure, PENDING_SIGN_IN_SECONDS, Placement, SignInError,
+    TokenResponse, UpdateObjectFailed,
 };
 use medialib_ports::{
     AddOutcome, CatalogItem, Clock, CreateClientError, CreateUserError, ManualClock, PasswordHash,
-    PermissionChangeError, PurgeReport, RandomSource, RevokeOutcome, ServiceSettings, Services,
-    Store,
+    PurgeReport, RandomSource, RevokeOutcome, ServiceSettings, Services, Store,
 };
 use medialib_ports::{
     Credentials, PendingSignIn, RedirectCallback, RedirectStart, SignInMethod, SsoError,
@@ -470,8 +470,8 @@ mod cases {
             Err(AddMemberFailed::Refused(Refusal::Forbidden(_)))
         ));
         h.services
-            .media()
-            .set_permission(&c, a, bob.id, PermissionLevel::View)
+            .people()
+            .grant_permission(&c, a, Grantee::Id(bob.id), PermissionLevel::View)
             .unwrap();
         for member in [s, v, a] {
             assert!(
@@ -803,14 +803,14 @@ mod cases {
         let t = h.object_in(&alice, s, ObjectType::Catalog, "T");
         assert_eq!(h.level(&bob, t), PermissionLevel::None);
         h.services
-            .media()
-            .set_permission(&c, r, bob.id, PermissionLevel::View)
+            .people()
+            .grant_permission(&c, r, Grantee::Id(bob.id), PermissionLevel::View)
             .unwrap();
         assert_eq!(h.level(&bob, s), PermissionLevel::View);
         assert_eq!(h.level(&bob, t), PermissionLevel::View);
         h.services
-            .media()
-            .set_permission(&c, s, bob.id, PermissionLevel::None)
+            .people()
+            .grant_permission(&c, s, Grantee::Id(bob.id), PermissionLevel::None)
             .unwrap();
         assert_eq!(h.level(&bob, s), PermissionLevel::None);
         assert_eq!(
@@ -819,8 +819,8 @@ mod cases {
             "explicit none blocks inheritance"
         );
         h.services
-            .media()
-            .set_permission(&c, t, bob.id, PermissionLevel::Admin)
+            .people()
+            .grant_permission(&c, t, Grantee::Id(bob.id), PermissionLevel::Admin)
             .unwrap();
         assert_eq!(h.level(&bob, t), PermissionLevel::Admin);
         assert_eq!(h.level(&alice, t), PermissionLevel::Admin);
@@ -829,17 +829,23 @@ mod cases {
         let other = h.library(&alice, "O");
         h.services.media().add_member(&c, other, s).unwrap();
         h.services
-            .media()
-            .set_permission(&c, other, bob.id, PermissionLevel::Admin)
+            .people()
+            .grant_permission(&c, other, Grantee::Id(bob.id), PermissionLevel::Admin)
             .unwrap();
-        h.services.media().remove_permission(&c, s, bob.id).unwrap();
+        h.services
+            .people()
+            .revoke_permission(&c, s, Grantee::Id(bob.id))
+            .unwrap();
         assert_eq!(h.level(&bob, s), PermissionLevel::Admin);
         // Bob, now admin of S, may not manage R.
         assert!(matches!(
-            h.services
-                .media()
-                .set_permission(&bob.as_caller(), r, bob.id, PermissionLevel::Admin),
-            Err(PermissionFailed::Refused(Refusal::Forbidden(_)))
+            h.services.people().grant_permission(
+                &bob.as_caller(),
+                r,
+                Grantee::Id(bob.id),
+                PermissionLevel::Admin
+            ),
+            Err(GrantPermissionFailed::Refused(Refusal::Forbidden(_)))
         ));
     }
 
@@ -848,38 +854,46 @@ mod cases {
         let bob = h.user("bob", false);
         let c = alice.as_caller();
         let lib = h.library(&alice, "L");
-        let last =
-            PermissionFailed::Change(PermissionChangeError::LastAdmin(medialib_domain::LastAdmin));
+        assert_eq!(
+            h.services.people().grant_permission(
+                &c,
+                lib,
+                Grantee::Id(alice.id),
+                PermissionLevel::View
+            ),
+            Err(GrantPermissionFailed::LastAdmin(medialib_domain::LastAdmin))
+        );
         assert_eq!(
             h.services
-                .media()
-                .set_permission(&c, lib, alice.id, PermissionLevel::View),
-            Err(last.clone())
+                .people()
+                .revoke_permission(&c, lib, Grantee::Id(alice.id)),
+            Err(RevokePermissionFailed::LastAdmin(
+                medialib_domain::LastAdmin
+            ))
         );
         assert_eq!(
-            h.services.media().remove_permission(&c, lib, alice.id),
-            Err(last)
-        );
-        assert_eq!(
-            h.services.media().remove_permission(&c, lib, bob.id),
-            Err(PermissionFailed::Change(PermissionChangeError::NoEntry))
+            h.services
+                .people()
+                .revoke_permission(&c, lib, Grantee::Id(bob.id)),
+            Err(RevokePermissionFailed::NoEntry)
         );
         let ghost = medialib_domain::UserId::parse("00000000000000000000000000000000").unwrap();
         assert_eq!(
-            h.services
-                .media()
-                .set_permission(&c, lib, ghost, PermissionLevel::View),
-            Err(PermissionFailed::Change(
-                PermissionChangeError::UserNotFound
-            ))
+            h.services.people().grant_permission(
+                &c,
+                lib,
+                Grantee::Id(ghost),
+                PermissionLevel::View
+            ),
+            Err(GrantPermissionFailed::UserNotFound)
         );
         h.services
-            .media()
-            .set_permission(&c, lib, bob.id, PermissionLevel::Admin)
+            .people()
+            .grant_permission(&c, lib, Grantee::Id(bob.id), PermissionLevel::Admin)
             .unwrap();
         h.services
-            .media()
-            .set_permission(&c, lib, alice.id, PermissionLevel::View)
+            .people()
+            .grant_permission(&c, lib, Grantee::Id(alice.id), PermissionLevel::View)
             .unwrap();
         let levels: Vec<_> = h
             .store
@@ -904,16 +918,21 @@ mod cases {
             let b = h.user(&format!("b{round}"), false);
             let lib = h.library(&a, "L");
             h.services
-                .media()
-                .set_permission(&a.as_caller(), lib, b.id, PermissionLevel::Admin)
+                .people()
+                .grant_permission(
+                    &a.as_caller(),
+                    lib,
+                    Grantee::Id(b.id),
+                    PermissionLevel::Admin,
+                )
                 .unwrap();
             // Each demotes itself; together they would leave none.
             let demote = |who: User| -> Box<dyn FnOnce() -> _ + Send + '_> {
                 Box::new(move || {
-                    h.services.media().set_permission(
+                    h.services.people().grant_permission(
                         &who.as_caller(),
                         lib,
-                        who.id,
+                        Grantee::Id(who.id),
                         PermissionLevel::View,
                     )
                 })
@@ -1754,12 +1773,12 @@ mod cases {
         let _video = h.object_in(&alice, a, ObjectType::Video, "V");
         let c = alice.as_caller();
         h.services
-            .media()
-            .set_permission(&c, a, bob.id, PermissionLevel::View)
+            .people()
+            .grant_permission(&c, a, Grantee::Id(bob.id), PermissionLevel::View)
             .unwrap();
         h.services
-            .media()
-            .set_permission(&c, sub, bob.id, PermissionLevel::None)
+            .people()
+            .grant_permission(&c, sub, Grantee::Id(bob.id), PermissionLevel::None)
             .unwrap();
         let patch = ObjectPatch {
             properties: Some(Properties::parse([("k", "v")]).unwrap()),

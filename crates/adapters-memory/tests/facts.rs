@@ -38,8 +38,13 @@ fn read_facts_agree_with_the_fine_grained_reads() {
         (b, PermissionLevel::Admin),
     ] {
         h.services
-            .media()
-            .set_permission(&oc, coll, u0.id, level)
+            .people()
+            .grant_permission(
+                &oc,
+                coll,
+                medialib_ports::services::people::Grantee::Id(u0.id),
+                level,
+            )
             .unwrap();
     }
     let creds = h.client();

@@ -8,14 +8,15 @@ use actix_web::{HttpResponse, ResponseError};
 use medialib_domain::oauth::OAuthErrorCode;
 use medialib_domain::{DescribeRefused, MembershipError, Refusal, UpdateError};
 use medialib_ports::services::people::{
-    AddUserFailed, ContributeFailed, InfoFailed, ReadUserFailed, UpdateUserFailed,
+    AddUserFailed, ContributeFailed, GrantPermissionFailed, InfoFailed, ListPermissionsFailed,
+    ReadUserFailed, RevokePermissionFailed, UpdateUserFailed,
 };
 use medialib_ports::services::{
     AddMemberFailed, BearerError, ClientAuthFailed, CodeGrantFailed, CreateObjectFailed,
-    DescribeFailed, MembershipChangeFailed, OAuthFailure, PermissionFailed, RefreshGrantFailed,
-    SignInError, UpdateObjectFailed,
+    DescribeFailed, MembershipChangeFailed, OAuthFailure, RefreshGrantFailed, SignInError,
+    UpdateObjectFailed,
 };
-use medialib_ports::{CreateUserError, PermissionChangeError, StoreError};
+use medialib_ports::{CreateUserError, StoreError};
 use serde::Serialize;
 
 /// Every failure an HTTP handler can answer with.
@@ -385,28 +386,27 @@ impl From<MembershipChangeFailed> for ApiError {
     }
 }
 
-impl From<PermissionFailed> for ApiError {
-    fn from(e: PermissionFailed) -> Self {
-        match e {
-            PermissionFailed::CollectionNotFound => Self::Missing(e.to_string()),
-            PermissionFailed::Refused(r) => r.into(),
-            PermissionFailed::Change(c) => c.into(),
-            PermissionFailed::Store(s) => s.into(),
+/// Permission GET/PUT/POST/DELETE failures: 404 for what is missing, 400 for a target that
+/// is not a collection, 409 for the last admin.
+macro_rules! permission_failures {
+    ($($failed:ident { $($missing:ident),* } $(last_admin: $last:ident)?;)*) => {$(
+        impl From<$failed> for ApiError {
+            fn from(e: $failed) -> Self {
+                match e {
+                    $($failed::$missing)|* => Self::Missing(e.to_string()),
+                    $failed::NotACollection => Self::BadRequest(e.to_string()),
+                    $($failed::$last(_) => Self::Conflict(e.to_string()),)?
+                    $failed::Refused(r) => r.into(),
+                    $failed::Store(s) => s.into(),
+                }
+            }
         }
-    }
+    )*};
 }
-
-impl From<PermissionChangeError> for ApiError {
-    fn from(e: PermissionChangeError) -> Self {
-        match e {
-            PermissionChangeError::CollectionNotFound
-            | PermissionChangeError::UserNotFound
-            | PermissionChangeError::NoEntry => Self::Missing(e.to_string()),
-            PermissionChangeError::NotACollection => Self::BadRequest(e.to_string()),
-            PermissionChangeError::LastAdmin(_) => Self::Conflict(e.to_string()),
-            PermissionChangeError::Store(s) => s.into(),
-        }
-    }
+permission_failures! {
+    ListPermissionsFailed { CollectionNotFound };
+    GrantPermissionFailed { CollectionNotFound, UserNotFound } last_admin: LastAdmin;
+    RevokePermissionFailed { CollectionNotFound, UserNotFound, NoEntry } last_admin: LastAdmin;
 }
 
 impl From<ReadUserFailed> for ApiError {
@@ -441,8 +441,6 @@ impl From<AddUserFailed> for ApiError {
             AddUserFailed::CollectionNotFound => Self::Missing(e.to_string()),
             AddUserFailed::NotACollection => Self::BadRequest(e.to_string()),
             AddUserFailed::Refused(r) => r.into(),
-            AddUserFailed::Create(c) => c.into(),
-            AddUserFailed::Change(c) => c.into(),
             AddUserFailed::Store(s) => s.into(),
         }
     }

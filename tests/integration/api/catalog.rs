@@ -37,8 +37,13 @@ fn id(uuid: &str) -> ObjectId {
 
 fn grant(api: &ApiApp, admin: &User, collection: &str, user: &User, level: PermissionLevel) {
     api.services
-        .media()
-        .set_permission(&admin.as_caller(), id(collection), user.id, level)
+        .people()
+        .grant_permission(
+            &admin.as_caller(),
+            id(collection),
+            medialib_ports::services::people::Grantee::Id(user.id),
+            level,
+        )
         .unwrap();
 }
 

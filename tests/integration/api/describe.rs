@@ -227,11 +227,11 @@ async fn permissions_and_scopes_guard_writes(b: Backend) {
     let (bob, tb) = api.signed_in("bob");
     let lib_id = medialib_domain::ObjectId::parse(&lib).unwrap();
     api.services
-        .media()
-        .set_permission(
+        .people()
+        .grant_permission(
             &alice.as_caller(),
             lib_id,
-            bob.id,
+            medialib_ports::services::people::Grantee::Id(bob.id),
             medialib_domain::PermissionLevel::View,
         )
         .unwrap();

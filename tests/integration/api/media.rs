@@ -107,11 +107,11 @@ async fn embed_and_video_need_view_on_the_collection(b: Backend) {
     let (bob, tb) = api.signed_in("bob");
     let (_, tm) = api.signed_in("mallory");
     api.services
-        .media()
-        .set_permission(
+        .people()
+        .grant_permission(
             &alice.as_caller(),
             ObjectId::parse(&lib).unwrap(),
-            bob.id,
+            medialib_ports::services::people::Grantee::Id(bob.id),
             PermissionLevel::View,
         )
         .unwrap();

@@ -5,15 +5,14 @@ use medialib_domain::{
     AccessView, Action, AfterRemoval, Caller, DescribeRefused, DescribeView, Lifecycle,
     MediaObject, MembershipError, NewObject, ObjectId, ObjectPatch, ObjectType, PageCursor,
     PageRequest, PermissionLevel, Permit, Refusal, ShortCode, Since, Timestamp, TokenKind,
-    UpdateError, UserId,
+    UpdateError,
 };
 
 use super::{BearerError, MediaServices};
 use crate::error::StoreError;
 use crate::repos::{
-    AddMemberError, AddOutcome, CatalogItem, CreateObjectError, PermissionChangeError,
-    PermissionEntry, ReadFacts, Reader, RemoveMemberError, RestoreObjectError, RestoredObject,
-    UpdateObjectError,
+    AddMemberError, AddOutcome, CatalogItem, CreateObjectError, ReadFacts, Reader,
+    RemoveMemberError, RestoreObjectError, RestoredObject, UpdateObjectError,
 };
 use crate::world::RandomExt as _;
 
@@ -120,23 +119,6 @@ pub enum MembershipChangeFailed {
     /// The authorization gate refused (403, or 404 for what the caller cannot see).
     #[error(transparent)]
     Refused(#[from] Refusal),
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
-
-/// A permission call failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PermissionFailed {
-    /// No such collection.
-    #[error("collection not found")]
-    CollectionNotFound,
-    /// The authorization gate refused (403, or 404 for what the caller cannot see).
-    #[error(transparent)]
-    Refused(#[from] Refusal),
-    /// The change was refused (last admin, unknown user, no entry).
-    #[error(transparent)]
-    Change(#[from] PermissionChangeError),
     /// Storage failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -469,60 +451,6 @@ impl MediaServices {
             sink.next(cursor);
         }
         Ok(())
-    }
-
-    fn permission_target(
-        &self,
-        caller: &Caller,
-        action: Action,
-        collection: ObjectId,
-    ) -> Result<(), PermissionFailed> {
-        if self.live_object(collection)?.is_none() {
-            return Err(PermissionFailed::CollectionNotFound);
-        }
-        self.require(caller, action).map_err(|e| match e {
-            RequireError::Refused(r) => PermissionFailed::Refused(r),
-            RequireError::Store(s) => PermissionFailed::Store(s),
-        })?;
-        Ok(())
-    }
-
-    /// Sets a user's level on a collection (permission PUT/POST).
-    #[tracing::instrument(skip(self), fields(user = %caller.user()))]
-    pub fn set_permission(
-        &self,
-        caller: &Caller,
-        collection: ObjectId,
-        target: UserId,
-        level: PermissionLevel,
-    ) -> Result<(), PermissionFailed> {
-        self.permission_target(caller, Action::Grant { collection }, collection)?;
-        self.media
-            .set_permission(collection, target, level, self.world.clock.now())?;
-        Ok(())
-    }
-
-    /// Removes a user's entry from a collection (permission DELETE).
-    #[tracing::instrument(skip(self), fields(user = %caller.user()))]
-    pub fn remove_permission(
-        &self,
-        caller: &Caller,
-        collection: ObjectId,
-        target: UserId,
-    ) -> Result<(), PermissionFailed> {
-        self.permission_target(caller, Action::Grant { collection }, collection)?;
-        self.media.remove_permission(collection, target)?;
-        Ok(())
-    }
-
-    /// The explicit entries of a collection (permission GET).
-    pub fn permission_entries(
-        &self,
-        caller: &Caller,
-        collection: ObjectId,
-    ) -> Result<Vec<PermissionEntry>, PermissionFailed> {
-        self.permission_target(caller, Action::ReadPermissions { collection }, collection)?;
-        Ok(self.media.permission_entries(collection)?)
     }
 }
 

@@ -23,8 +23,7 @@ use crate::world::{Clock, RandomSource};
 
 pub use media::{
     AddMemberFailed, CatalogPage, CatalogSink, CreateObjectFailed, DescribeFailed,
-    DescribeWithTokenFailed, MembershipChangeFailed, PermissionFailed, Placement,
-    UpdateObjectFailed,
+    DescribeWithTokenFailed, MembershipChangeFailed, Placement, UpdateObjectFailed,
 };
 pub use medialib_domain::oauth::AuthenticatedCaller;
 pub use oauth::{

@@ -7,11 +7,11 @@ use medialib_domain::authz::{AdminReach, admin_reach};
 use medialib_domain::permission::level_when_added;
 use medialib_domain::projection::{UserFieldVisibility, user_fields};
 use medialib_domain::{
-    Action, Caller, DescribeRefused, DescribeView, IdOrZero, MediaObject, ObjectId,
+    Action, Caller, DescribeRefused, DescribeView, IdOrZero, LastAdmin, MediaObject, ObjectId,
     PermissionLevel, PersonName, Refusal, UniqueId, User, UserId, UserRelation,
 };
 
-use super::{DescribeFailed, PeopleServices, PermissionFailed};
+use super::{DescribeFailed, PeopleServices};
 use crate::error::StoreError;
 use crate::repos::{CreateUserError, PermissionChangeError, PermissionEntry};
 
@@ -99,15 +99,34 @@ pub enum AddUserFailed {
     /// The authorization gate refused (403, or 404 for what the caller cannot see).
     #[error(transparent)]
     Refused(#[from] Refusal),
-    /// Provisioning the user failed.
-    #[error(transparent)]
-    Create(#[from] CreateUserError),
-    /// Granting `view` failed.
-    #[error(transparent)]
-    Change(#[from] PermissionChangeError),
     /// Storage failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+impl From<CreateUserError> for AddUserFailed {
+    fn from(e: CreateUserError) -> Self {
+        match e {
+            CreateUserError::Store(s) => Self::Store(s),
+            // Provisioning retries a lost race once; losing twice is a store inconsistency.
+            CreateUserError::UniqueIdTaken => {
+                Self::Store(StoreError::Unexpected(format!("provisioning: {e}")))
+            }
+        }
+    }
+}
+
+impl From<PermissionChangeError> for AddUserFailed {
+    fn from(e: PermissionChangeError) -> Self {
+        match e {
+            PermissionChangeError::CollectionNotFound => Self::CollectionNotFound,
+            PermissionChangeError::NotACollection => Self::NotACollection,
+            PermissionChangeError::Store(s) => Self::Store(s),
+            PermissionChangeError::UserNotFound
+            | PermissionChangeError::NoEntry
+            | PermissionChangeError::LastAdmin(_) => Self::Store(inconsistent("add user", &e)),
+        }
+    }
 }
 
 /// Whom a permission call is about.
@@ -179,6 +198,126 @@ impl From<Refusal> for TargetError {
 impl From<StoreError> for TargetError {
     fn from(s: StoreError) -> Self {
         Self::Store(s)
+    }
+}
+
+/// Reading a collection's permission entries failed (permission GET).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ListPermissionsFailed {
+    /// No such (live) collection.
+    #[error("collection not found")]
+    CollectionNotFound,
+    /// The target is not a catalog.
+    #[error("the target is not a collection")]
+    NotACollection,
+    /// The authorization gate refused (403, or 404 for what the caller cannot see).
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Granting a level on a collection failed (permission PUT/POST).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GrantPermissionFailed {
+    /// No such (live) collection.
+    #[error("collection not found")]
+    CollectionNotFound,
+    /// The target is not a catalog.
+    #[error("the target is not a collection")]
+    NotACollection,
+    /// The authorization gate refused.
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+    /// No user has the id.
+    #[error("user not found")]
+    UserNotFound,
+    /// It would demote the last admin.
+    #[error(transparent)]
+    LastAdmin(#[from] LastAdmin),
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Removing a user's entry from a collection failed (permission DELETE).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RevokePermissionFailed {
+    /// No such (live) collection.
+    #[error("collection not found")]
+    CollectionNotFound,
+    /// The target is not a catalog.
+    #[error("the target is not a collection")]
+    NotACollection,
+    /// The authorization gate refused.
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+    /// No user has the id or uniqueId.
+    #[error("user not found")]
+    UserNotFound,
+    /// The user holds no entry on the collection.
+    #[error("the user holds no entry on this collection")]
+    NoEntry,
+    /// It would remove the last admin.
+    #[error(transparent)]
+    LastAdmin(#[from] LastAdmin),
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Folds the target check into each permission operation's own error.
+macro_rules! target_failure {
+    ($($failed:ident),*) => {$(
+        impl From<TargetError> for $failed {
+            fn from(e: TargetError) -> Self {
+                match e {
+                    TargetError::Missing => Self::CollectionNotFound,
+                    TargetError::NotACollection => Self::NotACollection,
+                    TargetError::Refused(r) => Self::Refused(r),
+                    TargetError::Store(s) => Self::Store(s),
+                }
+            }
+        }
+    )*};
+}
+target_failure!(
+    AddUserFailed,
+    ListPermissionsFailed,
+    GrantPermissionFailed,
+    RevokePermissionFailed
+);
+
+/// A refusal of the repository that the operation cannot meet (the gate or the target
+/// check ruled it out): the store contradicts itself.
+fn inconsistent(op: &str, e: &PermissionChangeError) -> StoreError {
+    StoreError::Unexpected(format!("{op}: {e}"))
+}
+
+impl From<PermissionChangeError> for GrantPermissionFailed {
+    fn from(e: PermissionChangeError) -> Self {
+        match e {
+            PermissionChangeError::CollectionNotFound => Self::CollectionNotFound,
+            PermissionChangeError::NotACollection => Self::NotACollection,
+            PermissionChangeError::UserNotFound => Self::UserNotFound,
+            PermissionChangeError::LastAdmin(l) => Self::LastAdmin(l),
+            PermissionChangeError::Store(s) => Self::Store(s),
+            PermissionChangeError::NoEntry => Self::Store(inconsistent("grant", &e)),
+        }
+    }
+}
+
+impl From<PermissionChangeError> for RevokePermissionFailed {
+    fn from(e: PermissionChangeError) -> Self {
+        match e {
+            PermissionChangeError::CollectionNotFound => Self::CollectionNotFound,
+            PermissionChangeError::NotACollection => Self::NotACollection,
+            PermissionChangeError::UserNotFound => Self::UserNotFound,
+            PermissionChangeError::NoEntry => Self::NoEntry,
+            PermissionChangeError::LastAdmin(l) => Self::LastAdmin(l),
+            PermissionChangeError::Store(s) => Self::Store(s),
+        }
     }
 }
 
@@ -332,13 +471,7 @@ impl PeopleServices {
         collection: ObjectId,
         input: AddUserInput,
     ) -> Result<User, AddUserFailed> {
-        self.on_collection(caller, collection, Action::Grant { collection })
-            .map_err(|e| match e {
-                TargetError::Missing => AddUserFailed::CollectionNotFound,
-                TargetError::NotACollection => AddUserFailed::NotACollection,
-                TargetError::Refused(r) => AddUserFailed::Refused(r),
-                TargetError::Store(s) => AddUserFailed::Store(s),
-            })?;
+        self.on_collection(caller, collection, Action::Grant { collection })?;
         let names = (input.first_name.as_ref(), input.last_name.as_ref());
         if let Some(existing) = self.users.user_by_unique_id(&input.unique_id)?
             && existing.would_rename(names.0, names.1)
@@ -369,17 +502,8 @@ impl PeopleServices {
         caller: &Caller,
         collection: ObjectId,
         action: Action,
-    ) -> Result<(), PermissionFailed> {
-        self.on_collection(caller, collection, action)
-            .map_err(|e| match e {
-                TargetError::Missing => PermissionFailed::CollectionNotFound,
-                TargetError::NotACollection => {
-                    PermissionFailed::Change(PermissionChangeError::NotACollection)
-                }
-                TargetError::Refused(r) => PermissionFailed::Refused(r),
-                TargetError::Store(s) => PermissionFailed::Store(s),
-            })?;
-        Ok(())
+    ) -> Result<(), TargetError> {
+        self.on_collection(caller, collection, action).map(drop)
     }
 
     /// The explicit entries of a collection, all or only `only`'s (permission GET): admin only.
@@ -388,7 +512,7 @@ impl PeopleServices {
         caller: &Caller,
         collection: ObjectId,
         only: Option<UserId>,
-    ) -> Result<Vec<PermissionEntry>, PermissionFailed> {
+    ) -> Result<Vec<PermissionEntry>, ListPermissionsFailed> {
         self.permission_admin(caller, collection, Action::ReadPermissions { collection })?;
         match only {
             None => Ok(self.media.permission_entries(collection)?),
@@ -416,15 +540,15 @@ impl PeopleServices {
         collection: ObjectId,
         grantee: Grantee,
         level: PermissionLevel,
-    ) -> Result<UserId, PermissionFailed> {
+    ) -> Result<UserId, GrantPermissionFailed> {
         self.permission_admin(caller, collection, Action::Grant { collection })?;
         let target = match grantee {
             Grantee::Id(id) => id,
             Grantee::UniqueId(u) => {
                 self.provision_user(&u)
                     .map_err(|e| match e {
-                        CreateUserError::Store(s) => PermissionFailed::Store(s),
-                        CreateUserError::UniqueIdTaken => PermissionFailed::Store(
+                        CreateUserError::Store(s) => GrantPermissionFailed::Store(s),
+                        CreateUserError::UniqueIdTaken => GrantPermissionFailed::Store(
                             StoreError::Unexpected("provisioning lost a race twice".into()),
                         ),
                     })?
@@ -445,14 +569,14 @@ impl PeopleServices {
         caller: &Caller,
         collection: ObjectId,
         grantee: Grantee,
-    ) -> Result<(), PermissionFailed> {
+    ) -> Result<(), RevokePermissionFailed> {
         self.permission_admin(caller, collection, Action::Grant { collection })?;
         let target = match grantee {
             Grantee::Id(id) => id,
             Grantee::UniqueId(u) => {
                 self.users
                     .user_by_unique_id(&u)?
-                    .ok_or(PermissionChangeError::UserNotFound)?
+                    .ok_or(RevokePermissionFailed::UserNotFound)?
                     .id
             }
         };
