@@ -88,7 +88,7 @@ impl ClientInfo {
     pub fn of(req: &HttpRequest) -> Self {
         let state = req.app_data::<web::Data<AppState>>();
         let nobody = TrustedProxies::none();
-        let trusted = state.and_then(|s| s.trusted_proxies()).unwrap_or(&nobody);
+        let trusted = state.map_or(&nobody, |s| s.trusted_proxies());
         Self::resolve(
             req.peer_addr().map(|a| a.ip()),
             req.app_config().secure(),

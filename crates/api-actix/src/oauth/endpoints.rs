@@ -106,7 +106,7 @@ async fn read_client_call(
             return Err(not_implemented(POST_ALLOW));
         }
     }
-    let limits = state.limits()?;
+    let limits = state.limits();
     limits.token_per_addr.hit(&remote_addr(req))?;
     let call = ApiCall::read(req, payload).await.map_err(|e| match e {
         ApiError::BadRequest(why) => invalid_request(why),

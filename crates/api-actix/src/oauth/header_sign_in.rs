@@ -71,7 +71,7 @@ pub(super) async fn sign_in(
         );
         return Err(forged());
     }
-    state.limits()?.login_per_addr.hit(&client.ip.to_string())?;
+    state.limits().login_per_addr.hit(&client.ip.to_string())?;
     let value = match (values.len(), std::str::from_utf8(first.as_bytes())) {
         (1, Ok(value)) => value.to_owned(),
         (count, _) => {
@@ -96,7 +96,7 @@ pub(super) async fn sign_in(
     match outcome {
         Ok(started) => {
             let mut builder = HttpResponse::Ok();
-            builder.append_header((header::SET_COOKIE, session_cookie(state, &started)?));
+            builder.append_header((header::SET_COOKIE, session_cookie(state, &started)));
             Ok(consent(
                 builder,
                 request,

@@ -104,7 +104,7 @@ async fn show(req: &HttpRequest, state: &AppState) -> Result<HttpResponse, Probl
     // Behind an authenticating proxy, a request that carries the proxy's header signs in
     // whoever it names: a session left in a shared browser by someone else must not stand in
     // for the person now signed in at the proxy.
-    let by_header = state.services()?.sign_in_method() == SignInMethod::ProxyHeader;
+    let by_header = state.services().sign_in_method() == SignInMethod::ProxyHeader;
     if by_header && header_sign_in::carries_header(req, state) {
         return header_sign_in::sign_in(req, state, &request, &params).await;
     }
@@ -123,10 +123,10 @@ async fn show(req: &HttpRequest, state: &AppState) -> Result<HttpResponse, Probl
     if by_header {
         return header_sign_in::sign_in(req, state, &request, &params).await;
     }
-    if state.services()?.sign_in_method() == SignInMethod::Redirect {
+    if state.services().sign_in_method() == SignInMethod::Redirect {
         return sso_callback::to_identity_provider(req, state, request, &params).await;
     }
-    let login_cookie = state.services()?.new_login_form_cookie();
+    let login_cookie = state.services().new_login_form_cookie();
     let mut builder = HttpResponse::Ok();
     builder.append_header((
         header::SET_COOKIE,
@@ -154,10 +154,10 @@ async fn sign_in(
     payload: web::Payload,
     state: &AppState,
 ) -> Result<HttpResponse, Problem> {
-    if state.services()?.sign_in_method() == SignInMethod::ProxyHeader {
+    if state.services().sign_in_method() == SignInMethod::ProxyHeader {
         return Err(header_sign_in::no_password_form());
     }
-    state.limits()?.login_per_addr.hit(&remote_addr(req))?;
+    state.limits().login_per_addr.hit(&remote_addr(req))?;
     let form = read_form(req, payload).await?;
     let login_cookie = cookie(req, LOGIN_FORM_COOKIE)
         .filter(|c| TokenKind::LoginForm.digest_presented(c).is_some())
@@ -206,7 +206,7 @@ async fn sign_in(
         Ok(started) => {
             let mut builder = HttpResponse::SeeOther();
             builder
-                .append_header((header::SET_COOKIE, session_cookie(state, &started)?))
+                .append_header((header::SET_COOKIE, session_cookie(state, &started)))
                 .append_header((
                     header::SET_COOKIE,
                     set_cookie(state, LOGIN_FORM_COOKIE, "", LOGIN_COOKIE_PATH, Some(0)),
@@ -268,15 +268,15 @@ fn consent(
 
 /// The `Set-Cookie` value that starts the browser session `started` (path `/`, for the
 /// session's lifetime).
-fn session_cookie(state: &AppState, started: &StartedSession) -> Result<String, ApiError> {
-    let max_age = state.services()?.settings().session_ttl.seconds();
-    Ok(set_cookie(
+fn session_cookie(state: &AppState, started: &StartedSession) -> String {
+    let max_age = state.services().settings().session_ttl.seconds();
+    set_cookie(
         state,
         SESSION_COOKIE,
         started.cookie.expose(),
         "/",
         Some(max_age),
-    ))
+    )
 }
 
 /// The authorization request an authorize query string (`return_to`) still makes, if it is
@@ -322,7 +322,7 @@ async fn decide(
             let user_id = user.id;
             run(state, move |s| s.approve_authorization(request, user_id)).await?
         }
-        Some("deny") => state.services()?.deny_authorization(request),
+        Some("deny") => state.services().deny_authorization(request),
         _ => {
             return Err(Problem {
                 error: ApiError::BadRequest("decision must be approve or deny".into()),
@@ -383,7 +383,7 @@ async fn repeated_parameter(
         .state
         .filter(|_| name != "state")
         .and_then(|s| OAuthState::parse(&s));
-    let issuer = state.services()?.settings().issuer.as_str().to_owned();
+    let issuer = state.services().settings().issuer.as_str().to_owned();
     let mut location = redirect_uri;
     let mut sep = if location.contains('?') { '&' } else { '?' };
     let mut add = |k: &str, v: &str| {

@@ -43,7 +43,7 @@ pub(super) async fn to_identity_provider(
     params: &Params,
 ) -> Result<HttpResponse, Problem> {
     // Each start stores a pending sign-in: limited like the password form.
-    state.limits()?.login_per_addr.hit(&remote_addr(req))?;
+    state.limits().login_per_addr.hit(&remote_addr(req))?;
     let return_to = params.query();
     let started = run(state, move |s| {
         Ok::<_, ApiError>(s.begin_redirect_sign_in(&return_to))
@@ -53,7 +53,7 @@ pub(super) async fn to_identity_provider(
         Ok(url) => Ok(redirect(HttpResponse::Found(), &url)),
         Err(SignInError::Unavailable(why)) => {
             tracing::warn!(%why, "cannot start the sign-in at the identity provider");
-            let issuer = state.services()?.settings().issuer.clone();
+            let issuer = state.services().settings().issuer.clone();
             let response = request.fail(
                 OAuthErrorCode::ServerError,
                 "the organization's sign-in service is unavailable; try again later",
@@ -85,7 +85,7 @@ pub(in crate::oauth) async fn callback(
 
 /// `GET /api/sso/oidc/callback?state=..&(code=..|error=..)`.
 async fn finish(req: &HttpRequest, state: &AppState) -> Result<HttpResponse, Problem> {
-    if state.services()?.sign_in_method() != SignInMethod::Redirect {
+    if state.services().sign_in_method() != SignInMethod::Redirect {
         return Err(Problem {
             error: ApiError::NotImplemented("OpenID Connect sign-in is not enabled".into()),
             heading: "Sign-in is not available",
@@ -124,7 +124,7 @@ async fn finish(req: &HttpRequest, state: &AppState) -> Result<HttpResponse, Pro
             let mut builder = HttpResponse::SeeOther();
             builder.append_header((
                 actix_web::http::header::SET_COOKIE,
-                session_cookie(state, &done.session)?,
+                session_cookie(state, &done.session),
             ));
             Ok(redirect(
                 builder,
@@ -170,7 +170,7 @@ async fn failed(
     let Some(request) = resumable(state, return_to).await else {
         return Err(problem);
     };
-    let issuer = state.services()?.settings().issuer.clone();
+    let issuer = state.services().settings().issuer.clone();
     let response = request.fail(code, description, &issuer);
     Ok(redirect(HttpResponse::Found(), &response.location()))
 }
