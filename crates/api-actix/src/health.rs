@@ -33,8 +33,3 @@ pub(crate) async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, A
         }
     }
 }
-
-/// Any method but GET or HEAD on a health path.
-pub(crate) async fn get_only() -> Result<HttpResponse, ApiError> {
-    Err(ApiError::MethodNotImplemented { allow: "GET, HEAD" })
-}

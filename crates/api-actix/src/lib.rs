@@ -22,6 +22,7 @@ mod proxy;
 mod ratelimit;
 mod records;
 mod request_id;
+mod routing;
 mod state;
 
 use actix_web::body::MessageBody;
@@ -42,20 +43,11 @@ pub use state::{AppState, HttpConfig, Readiness};
 /// [`app`] wraps this with the middleware; use `configure` directly only when
 /// composing a custom [`App`].
 pub fn configure(cfg: &mut web::ServiceConfig, state: AppState) {
+    let metrics = std::sync::Arc::clone(&state.metrics);
     cfg.app_data(web::Data::new(state))
-        .service(
-            metrics::resource("/healthz")
-                .route(web::get().to(health::healthz))
-                .route(web::head().to(health::healthz))
-                .default_service(web::to(health::get_only)),
-        )
-        .service(
-            metrics::resource("/readyz")
-                .route(web::get().to(health::readyz))
-                .route(web::head().to(health::readyz))
-                .default_service(web::to(health::get_only)),
-        )
-        .configure(metrics::configure)
+        .service(routing::read_only("/healthz", health::healthz))
+        .service(routing::read_only("/readyz", health::readyz))
+        .configure(|cfg| metrics::configure(cfg, metrics))
         .configure(api::configure)
         .configure(oauth::configure)
         .configure(pages::configure)

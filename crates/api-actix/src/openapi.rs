@@ -538,19 +538,9 @@ async fn serve() -> Result<HttpResponse, ApiError> {
     }
 }
 
-/// Any other method on the document's path.
-async fn get_only() -> Result<HttpResponse, ApiError> {
-    Err(ApiError::MethodNotImplemented { allow: "GET, HEAD" })
-}
-
 /// Registers the OpenAPI route.
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        crate::metrics::resource(DOCUMENT_PATH)
-            .route(web::get().to(serve))
-            .route(web::head().to(serve))
-            .default_service(web::to(get_only)),
-    );
+    cfg.service(crate::routing::read_only(DOCUMENT_PATH, serve));
 }
 
 #[cfg(test)]

@@ -20,11 +20,11 @@ use medialib_ports::services::catalog::PermLinkFailed;
 use crate::api::{is_read, not_implemented, options};
 use crate::blocking::run;
 use crate::error::ApiError;
-use crate::health::get_only;
 use crate::input::{ApiCall, Form};
 use crate::records::{
     OEmbedResponse, PLAYER_HEIGHT, PLAYER_WIDTH, VideoFile, embed_url, perm_link,
 };
+use crate::routing::read_only;
 use crate::state::AppState;
 
 /// The methods of `/api/oembed`.
@@ -43,20 +43,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(read_only("/embed/{code}", embed))
         .service(read_only("/assets/player.css", stylesheet))
         .service(read_only("/assets/authorize.css", authorize_stylesheet))
-        .service(crate::metrics::resource("/api/oembed").to(oembed));
-}
-
-/// A resource whose handler answers GET and HEAD; other methods are a 501.
-fn read_only<F, Args>(path: &'static str, handler: F) -> actix_web::Resource
-where
-    F: actix_web::Handler<Args> + Clone,
-    Args: actix_web::FromRequest + 'static,
-    F::Output: actix_web::Responder + 'static,
-{
-    crate::metrics::resource(path)
-        .route(web::get().to(handler.clone()))
-        .route(web::head().to(handler))
-        .default_service(web::to(get_only))
+        .service(crate::routing::resource("/api/oembed").to(oembed));
 }
 
 /// Whether a page may be shown inside a frame of another site.

@@ -3,10 +3,12 @@
 use std::fmt;
 use std::sync::Arc;
 
+use actix_web::HttpRequest;
 use medialib_ports::Services;
 
 use crate::admission::Admission;
-use crate::proxy::TrustedProxies;
+use crate::metrics::{Metrics, PoolMetrics};
+use crate::proxy::{ClientInfo, TrustedProxies};
 use crate::ratelimit::{RateLimitConfig, RateLimits};
 
 /// Tells whether the service can do useful work (for `GET /readyz`).
@@ -48,7 +50,7 @@ pub struct AppState {
     readiness: Arc<dyn Readiness>,
     api: Arc<Api>,
     /// The `/metrics` counters, shared by every worker (see `metrics.rs`).
-    pub(crate) metrics: Arc<crate::metrics::Metrics>,
+    pub(crate) metrics: Arc<Metrics>,
     /// The load-shedding bound, shared by every worker (see `admission.rs`).
     pub(crate) admission: Arc<Admission>,
     /// Password sign-ins that may be on a blocking thread at once, two per CPU (one hashing
@@ -76,10 +78,16 @@ impl AppState {
                 config,
                 limits,
             }),
-            metrics: Arc::default(),
+            metrics: Arc::new(Metrics::new(Arc::clone(&admission), None)),
             admission,
             hashing: Arc::new(tokio::sync::Semaphore::new(hashing_slots())),
         }
+    }
+
+    /// Reports the database pool's usage on `/metrics`.
+    pub fn with_pool_metrics(mut self, pool: Arc<dyn PoolMetrics>) -> Self {
+        self.metrics = Arc::new(Metrics::new(Arc::clone(&self.admission), Some(pool)));
+        self
     }
 
     /// The blocking threads one worker needs: one per pooled database connection, plus one
@@ -112,6 +120,17 @@ impl AppState {
     /// The trusted reverse proxies.
     pub(crate) fn trusted_proxies(&self) -> &TrustedProxies {
         &self.config().trusted_proxies
+    }
+
+    /// The client of `req`, believing forwarded headers only from the trusted proxies.
+    pub(crate) fn client(&self, req: &HttpRequest) -> ClientInfo {
+        ClientInfo::of(req, self.trusted_proxies())
+    }
+
+    /// The remote address a rate limit is keyed by: the client's (the TCP peer, or the
+    /// address a trusted proxy forwarded).
+    pub(crate) fn remote_addr(&self, req: &HttpRequest) -> String {
+        self.client(req).ip.to_string()
     }
 
     /// The header that names the user in the `header` sign-in mode; `None` in other modes.

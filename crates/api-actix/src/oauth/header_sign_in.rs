@@ -24,7 +24,6 @@ use medialib_ports::services::SignInError;
 use super::{Params, Problem, consent, session_cookie};
 use crate::blocking::run;
 use crate::error::ApiError;
-use crate::proxy::ClientInfo;
 use crate::state::AppState;
 
 /// Whether the request carries a non-blank sign-in header (trusted or not: [`sign_in`] decides).
@@ -53,7 +52,7 @@ pub(super) async fn sign_in(
                 .into(),
         });
     };
-    let client = ClientInfo::of(req);
+    let client = state.client(req);
     let values: Vec<_> = req
         .headers()
         .get_all(name)
@@ -92,7 +91,7 @@ pub(super) async fn sign_in(
         }))
     })
     .await?;
-    crate::metrics::count_sign_in(state, &outcome);
+    crate::metrics::count_sign_in(&state.metrics, &outcome);
     match outcome {
         Ok(started) => {
             let mut builder = HttpResponse::Ok();

@@ -16,19 +16,19 @@ pub const LOGIN_FORM_COOKIE: &str = "medialib_login";
 
 /// Registers the authorization server's routes.
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(crate::metrics::resource("/api/oauth/authorize").to(authorize))
-        .service(crate::metrics::resource("/api/oauth/login").to(pages::login))
+    cfg.service(crate::routing::resource("/api/oauth/authorize").to(authorize))
+        .service(crate::routing::resource("/api/oauth/login").to(pages::login))
         .service(
-            crate::metrics::resource("/api/sso/oidc/callback").to(pages::sso_callback::callback),
+            crate::routing::resource("/api/sso/oidc/callback").to(pages::sso_callback::callback),
         )
-        .service(crate::metrics::resource("/api/oauth/access_token").to(endpoints::access_token))
-        .service(crate::metrics::resource("/api/oauth/revoke").to(endpoints::revoke))
-        .service(crate::metrics::resource("/api/oauth/introspect").to(endpoints::introspect))
+        .service(crate::routing::resource("/api/oauth/access_token").to(endpoints::access_token))
+        .service(crate::routing::resource("/api/oauth/revoke").to(endpoints::revoke))
+        .service(crate::routing::resource("/api/oauth/introspect").to(endpoints::introspect))
         .service(
-            crate::metrics::resource("/.well-known/oauth-authorization-server")
+            crate::routing::resource("/.well-known/oauth-authorization-server")
                 .to(endpoints::metadata),
         )
-        .service(crate::metrics::resource("/api/logout").to(endpoints::logout));
+        .service(crate::routing::resource("/api/logout").to(endpoints::logout));
 }
 
 /// `/api/oauth/authorize` (a trailing slash is trimmed): a GET with no query string and an

@@ -35,7 +35,6 @@ use crate::blocking::{run, run_hashing};
 use crate::error::ApiError;
 use crate::input::parse_urlencoded;
 use crate::pages::ErrorPage;
-use crate::ratelimit::remote_addr;
 use crate::state::AppState;
 
 /// The `header` sign-in mode (its own file, a submodule so it shares the page helpers).
@@ -157,7 +156,7 @@ async fn sign_in(
     if state.services().sign_in_method() == SignInMethod::ProxyHeader {
         return Err(header_sign_in::no_password_form());
     }
-    state.limits().login_per_addr.hit(&remote_addr(req))?;
+    state.limits().login_per_addr.hit(&state.remote_addr(req))?;
     let form = read_form(req, payload).await?;
     let login_cookie = cookie(req, LOGIN_FORM_COOKIE)
         .filter(|c| TokenKind::LoginForm.digest_presented(c).is_some())
@@ -201,7 +200,7 @@ async fn sign_in(
         }))
     })
     .await?;
-    crate::metrics::count_sign_in(state, &outcome);
+    crate::metrics::count_sign_in(&state.metrics, &outcome);
     match outcome {
         Ok(started) => {
             let mut builder = HttpResponse::SeeOther();

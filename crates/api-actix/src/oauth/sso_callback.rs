@@ -28,7 +28,6 @@ use super::{Params, Problem, field, fields, redirect, resumable, session_cookie}
 use crate::api::options;
 use crate::blocking::run;
 use crate::error::ApiError;
-use crate::ratelimit::remote_addr;
 use crate::state::AppState;
 
 /// The methods of `/api/sso/oidc/callback`.
@@ -43,7 +42,7 @@ pub(super) async fn to_identity_provider(
     params: &Params,
 ) -> Result<HttpResponse, Problem> {
     // Each start stores a pending sign-in: limited like the password form.
-    state.limits().login_per_addr.hit(&remote_addr(req))?;
+    state.limits().login_per_addr.hit(&state.remote_addr(req))?;
     let return_to = params.query();
     let started = run(state, move |s| {
         Ok::<_, ApiError>(s.begin_redirect_sign_in(&return_to))
@@ -113,9 +112,9 @@ async fn finish(req: &HttpRequest, state: &AppState) -> Result<HttpResponse, Pro
     })
     .await?;
     match &outcome {
-        Ok(_) => crate::metrics::count_sign_in(state, &Ok::<(), SignInError>(())),
+        Ok(_) => crate::metrics::count_sign_in(&state.metrics, &Ok::<(), SignInError>(())),
         Err(FinishSignInError::Failed { error, .. }) => {
-            crate::metrics::count_sign_in(state, &Err::<(), _>(error.clone()));
+            crate::metrics::count_sign_in(&state.metrics, &Err::<(), _>(error.clone()));
         }
         Err(FinishSignInError::UnknownState | FinishSignInError::Store(_)) => {}
     }
