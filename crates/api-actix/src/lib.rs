@@ -7,6 +7,7 @@
 
 mod admission;
 mod api;
+mod apidoc;
 mod auth;
 mod blocking;
 mod cors;

@@ -18,6 +18,8 @@ use medialib_domain::{MediaObject, ObjectType, ShortCode};
 use medialib_ports::services::catalog::PermLinkFailed;
 
 use crate::api::{is_read, not_implemented, options};
+use crate::apidoc::responses::{BadRequest, NotFound, NotImplemented, Unauthorized, Unavailable};
+use crate::apidoc::schemas::OEmbedQuery;
 use crate::blocking::run;
 use crate::error::ApiError;
 use crate::input::{ApiCall, Form};
@@ -314,7 +316,28 @@ async fn oembed(
     }
 }
 
-async fn oembed_json(state: &AppState, query: &Form) -> Result<HttpResponse, ApiError> {
+/// oEmbed 1.0 for a public object.
+///
+/// `url` is the object's permLink (`{base}/w/{shortcode}/`) or landing page
+/// (`{base}/m/{shortcode}`). A URL that is no page of this service is a 404, a private
+/// object a 401. Only `format=json` is offered (any other format is a 501).
+#[utoipa::path(
+    get,
+    path = "/api/oembed",
+    operation_id = "oembed_get",
+    tag = "oembed",
+    params(OEmbedQuery),
+    security(()),
+    responses(
+        (status = 200, description = "The oEmbed response.", body = OEmbedResponse),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 404, response = NotFound),
+        (status = 501, response = NotImplemented),
+        (status = 503, response = Unavailable),
+    )
+)]
+pub(crate) async fn oembed_json(state: &AppState, query: &Form) -> Result<HttpResponse, ApiError> {
     // oEmbed 1.0 §2.3.4: an unsupported format is a 501.
     // An empty `format` counts as absent (oEmbed 1.0 §2.2: it is optional).
     if query

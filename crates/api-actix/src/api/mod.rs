@@ -2,14 +2,14 @@
 //! effective method (overrides applied), so that an unimplemented method is a
 //! 501 with `Allow` and OPTIONS answers on every path.
 
-mod authenticate;
-mod catalog;
-mod contribute;
-mod describe;
-mod info;
-mod media;
-mod permission;
-mod user;
+pub(crate) mod authenticate;
+pub(crate) mod catalog;
+pub(crate) mod contribute;
+pub(crate) mod describe;
+pub(crate) mod info;
+pub(crate) mod media;
+pub(crate) mod permission;
+pub(crate) mod user;
 
 use actix_web::http::Method;
 use actix_web::{HttpRequest, HttpResponse, web};
