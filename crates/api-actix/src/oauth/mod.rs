@@ -6,6 +6,7 @@ mod endpoints;
 mod pages;
 
 use actix_web::{HttpRequest, HttpResponse, web};
+use medialib_domain::sign_in::SignInMethod;
 
 use crate::state::AppState;
 
@@ -47,6 +48,17 @@ async fn authorize(
         endpoints::token_info(req, state).await
     } else {
         pages::authorize(req, payload, state).await
+    }
+}
+
+/// The configured sign-in method, in the domain's type, whose rules decide which way a
+/// browser signs in (`medialib_ports::SignInMethod` names the same three methods).
+fn sign_in_method(state: &AppState) -> SignInMethod {
+    use medialib_ports::SignInMethod as Reported;
+    match state.services().sign_in_method() {
+        Reported::PasswordForm => SignInMethod::PasswordForm,
+        Reported::Redirect => SignInMethod::Redirect,
+        Reported::ProxyHeader => SignInMethod::ProxyHeader,
     }
 }
 

@@ -25,9 +25,10 @@ use medialib_domain::oauth::{
     AuthorizationRequest, AuthorizeParams, AuthorizeRejection, ErrorPage as Untrusted,
     OAuthErrorCode, OAuthState, Scope, ScopeSet,
 };
+use medialib_domain::sign_in::{Authorize, WithoutSession};
 use medialib_domain::{Secret, TokenKind, User, csrf_matches, csrf_token};
+use medialib_ports::Credentials;
 use medialib_ports::services::{SignInError, StartedSession};
-use medialib_ports::{Credentials, SignInMethod};
 
 use super::{LOGIN_FORM_COOKIE, SESSION_COOKIE, cookie};
 use crate::api::options;
@@ -100,13 +101,13 @@ async fn show(req: &HttpRequest, state: &AppState) -> Result<HttpResponse, Probl
         Err(location) => return Ok(redirect(HttpResponse::Found(), &location)),
     };
     let params = parsed.params;
-    // Behind an authenticating proxy, a request that carries the proxy's header signs in
-    // whoever it names: a session left in a shared browser by someone else must not stand in
-    // for the person now signed in at the proxy.
-    let by_header = state.services().sign_in_method() == SignInMethod::ProxyHeader;
-    if by_header && header_sign_in::carries_header(req, state) {
-        return header_sign_in::sign_in(req, state, &request, &params).await;
-    }
+    let method = super::sign_in_method(state);
+    let without_session = match method.authorize(header_sign_in::carries_header(req, state)) {
+        Authorize::ByProxyHeader => {
+            return header_sign_in::sign_in(req, state, &request, &params).await;
+        }
+        Authorize::SessionOr(without_session) => without_session,
+    };
     if let Some(cookie) = cookie(req, SESSION_COOKIE) {
         let presented = cookie.clone();
         if let Some(user) = run(state, move |s| s.session_user(&presented)).await? {
@@ -119,12 +120,19 @@ async fn show(req: &HttpRequest, state: &AppState) -> Result<HttpResponse, Probl
             ));
         }
     }
-    if by_header {
-        return header_sign_in::sign_in(req, state, &request, &params).await;
+    match without_session {
+        WithoutSession::ByProxyHeader => {
+            header_sign_in::sign_in(req, state, &request, &params).await
+        }
+        WithoutSession::AtIdentityProvider => {
+            sso_callback::to_identity_provider(req, state, request, &params).await
+        }
+        WithoutSession::PasswordForm => Ok(login_page(state, &request, &params)),
     }
-    if state.services().sign_in_method() == SignInMethod::Redirect {
-        return sso_callback::to_identity_provider(req, state, request, &params).await;
-    }
+}
+
+/// The sign-in page, with a fresh `medialib_login` cookie binding its CSRF token.
+fn login_page(state: &AppState, request: &AuthorizationRequest, params: &Params) -> HttpResponse {
     let login_cookie = state.services().new_login_form_cookie();
     let mut builder = HttpResponse::Ok();
     builder.append_header((
@@ -144,7 +152,7 @@ async fn show(req: &HttpRequest, state: &AppState) -> Result<HttpResponse, Probl
         csrf_token: &csrf_token(&login_cookie),
         params: params.hidden(),
     };
-    Ok(render(builder, &page, FormAction::SelfOnly))
+    render(builder, &page, FormAction::SelfOnly)
 }
 
 /// `POST /api/oauth/login`.
@@ -153,7 +161,7 @@ async fn sign_in(
     payload: web::Payload,
     state: &AppState,
 ) -> Result<HttpResponse, Problem> {
-    if state.services().sign_in_method() == SignInMethod::ProxyHeader {
+    if !super::sign_in_method(state).takes_submitted_passwords() {
         return Err(header_sign_in::no_password_form());
     }
     state.limits().login_per_addr.hit(&state.remote_addr(req))?;

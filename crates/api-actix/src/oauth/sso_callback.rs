@@ -21,7 +21,6 @@ use actix_web::http::Method;
 use actix_web::{HttpRequest, HttpResponse, web};
 use medialib_domain::oauth::{AuthorizationRequest, OAuthErrorCode};
 use medialib_ports::RedirectCallback;
-use medialib_ports::SignInMethod;
 use medialib_ports::services::{FinishSignInError, SignInError};
 
 use super::{Params, Problem, field, fields, redirect, resumable, session_cookie};
@@ -84,7 +83,7 @@ pub(in crate::oauth) async fn callback(
 
 /// `GET /api/sso/oidc/callback?state=..&(code=..|error=..)`.
 async fn finish(req: &HttpRequest, state: &AppState) -> Result<HttpResponse, Problem> {
-    if state.services().sign_in_method() != SignInMethod::Redirect {
+    if !super::super::sign_in_method(state).returns_from_identity_provider() {
         return Err(Problem {
             error: ApiError::NotImplemented("OpenID Connect sign-in is not enabled".into()),
             heading: "Sign-in is not available",
