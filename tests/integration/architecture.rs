@@ -568,7 +568,7 @@ const PERMISSION_DECISIONS: [&str; 10] = [
 
 /// Places where a needle is allowed, each with why it decides no permission.
 const NOT_DECISIONS: [(&str, &str, &str); 1] = [(
-    "crates/api-actix/src/oauth/pages.rs",
+    "crates/api-actix/src/oauth/consent.rs",
     "contains(Scope::Write)",
     "the consent page puts the requested scopes in words",
 )];

@@ -12,8 +12,6 @@
 //!   since someone may be forging the header. No session is started.
 //!
 //! There is no password form in this mode: `POST /api/oauth/login` answers 501.
-//!
-//! A submodule of `pages` (declared there), so it shares the page helpers.
 
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse};
@@ -21,7 +19,10 @@ use medialib_domain::oauth::AuthorizationRequest;
 use medialib_ports::Credentials;
 use medialib_ports::services::SignInError;
 
-use super::{Params, Problem, consent, session_cookie};
+use super::consent::consent;
+use super::html::Problem;
+use super::params::Params;
+use super::session_cookie;
 use crate::blocking::run;
 use crate::error::ApiError;
 use crate::state::AppState;

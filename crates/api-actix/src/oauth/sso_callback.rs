@@ -14,8 +14,8 @@
 //!   (the client was removed meanwhile), an error page says so instead.
 //! - An unknown, expired or already used `state` is an error page (400), never a redirect.
 //!
-//! A submodule of `pages` (declared there), so it shares the page helpers: every answer
-//! carries the same `no-store`, framing and referrer headers as the other authorize pages.
+//! Every answer carries the same `no-store`, framing and referrer headers as the other
+//! authorize pages (`html.rs`).
 
 use actix_web::http::Method;
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -23,7 +23,10 @@ use medialib_domain::oauth::{AuthorizationRequest, OAuthErrorCode};
 use medialib_ports::RedirectCallback;
 use medialib_ports::services::{FinishSignInError, SignInError};
 
-use super::{Params, Problem, field, fields, redirect, resumable, session_cookie};
+use super::html::{Problem, redirect};
+use super::params::{Params, field, fields};
+use super::request::resumable;
+use super::session_cookie;
 use crate::api::options;
 use crate::blocking::run;
 use crate::error::ApiError;
@@ -64,10 +67,7 @@ pub(super) async fn to_identity_provider(
 }
 
 /// `/api/sso/oidc/callback`: where the identity provider sends the browser back.
-pub(in crate::oauth) async fn callback(
-    req: HttpRequest,
-    state: web::Data<AppState>,
-) -> HttpResponse {
+pub(super) async fn callback(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
     let answer = match *req.method() {
         Method::GET => finish(&req, &state).await,
         Method::OPTIONS => options(&state, &req, CALLBACK_ALLOW, None)
@@ -83,7 +83,7 @@ pub(in crate::oauth) async fn callback(
 
 /// `GET /api/sso/oidc/callback?state=..&(code=..|error=..)`.
 async fn finish(req: &HttpRequest, state: &AppState) -> Result<HttpResponse, Problem> {
-    if !super::super::sign_in_method(state).returns_from_identity_provider() {
+    if !super::sign_in_method(state).returns_from_identity_provider() {
         return Err(Problem {
             error: ApiError::NotImplemented("OpenID Connect sign-in is not enabled".into()),
             heading: "Sign-in is not available",
