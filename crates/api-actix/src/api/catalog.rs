@@ -11,9 +11,7 @@ use medialib_domain::{
 use super::{
     CollectionObject, Public, begin, collection_id, is_read, not_implemented, options, path_id,
 };
-use crate::apidoc::responses::{
-    BadRequest, Conflict, Forbidden, NotFound, PayloadTooLarge, Unauthorized, Unavailable,
-};
+use crate::apidoc::responses::{ConflictingWriteErrors, ReadErrors, WriteErrors};
 use crate::apidoc::schemas::{CatalogListPath, CatalogQuery, CollectionOnly, ObjectInCollection};
 use crate::blocking::run;
 use crate::error::ApiError;
@@ -73,11 +71,7 @@ pub async fn handle(
     params(CollectionOnly, CatalogQuery),
     responses(
         (status = 200, description = "The members (spec §2.9).", body = CatalogResponse),
-        (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden),
-        (status = 404, response = NotFound),
-        (status = 503, response = Unavailable),
+        ReadErrors,
     )
 )]
 pub async fn handle_short(
@@ -135,11 +129,7 @@ fn page_request(query: &Form) -> Result<Option<PageRequest>, ApiError> {
     params(CatalogListPath, CatalogQuery),
     responses(
         (status = 200, description = "The members (spec §2.9).", body = CatalogResponse),
-        (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden),
-        (status = 404, response = NotFound),
-        (status = 503, response = Unavailable),
+        ReadErrors,
     )
 )]
 pub(crate) async fn list(
@@ -197,13 +187,7 @@ pub(crate) async fn list(
     params(ObjectInCollection),
     responses(
         (status = 201, description = "The object is a member (no body)."),
-        (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden),
-        (status = 404, response = NotFound),
-        (status = 409, response = Conflict),
-        (status = 413, response = PayloadTooLarge),
-        (status = 503, response = Unavailable),
+        ConflictingWriteErrors,
     )
 )]
 pub(crate) async fn add(
@@ -228,12 +212,7 @@ pub(crate) async fn add(
     params(ObjectInCollection),
     responses(
         (status = 200, description = "The membership is removed (no body)."),
-        (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden),
-        (status = 404, response = NotFound),
-        (status = 413, response = PayloadTooLarge),
-        (status = 503, response = Unavailable),
+        WriteErrors,
     )
 )]
 pub(crate) async fn remove(

@@ -5,7 +5,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use medialib_domain::{Caller, ObjectId};
 
 use super::{Public, begin, is_read, not_implemented, options, path_real_id};
-use crate::apidoc::responses::{BadRequest, NotFound, Unauthorized, Unavailable};
+use crate::apidoc::responses::HiddenReadErrors;
 use crate::apidoc::schemas::ObjectOnly;
 use crate::blocking::run;
 use crate::error::ApiError;
@@ -44,10 +44,7 @@ pub async fn handle(
     params(ObjectOnly),
     responses(
         (status = 200, description = "The libraries, `[]` when there are none.", body = [ContributeEntry]),
-        (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized),
-        (status = 404, response = NotFound),
-        (status = 503, response = Unavailable),
+        HiddenReadErrors,
     )
 )]
 pub(crate) async fn list(

@@ -6,9 +6,7 @@ use medialib_domain::{Action, Caller, IdOrZero, NewObject, ObjectId, ObjectPatch
 use medialib_ports::services::{DescribeWithTokenFailed, Placement};
 
 use super::{CollectionObject, Public, begin, is_read, not_implemented, options, path_id};
-use crate::apidoc::responses::{
-    BadRequest, Conflict, Forbidden, NotFound, PayloadTooLarge, Unauthorized, Unavailable,
-};
+use crate::apidoc::responses::{ConflictingWriteErrors, ReadErrors, WriteErrors};
 use crate::apidoc::schemas::{DescribeCreatePath, DescribeForm, ObjectInCollection};
 use crate::auth::presented_token;
 use crate::blocking::run;
@@ -91,11 +89,7 @@ fn real(id: IdOrZero<ObjectId>, field: &str) -> Result<ObjectId, ApiError> {
     security((), ("bearer" = [])),
     responses(
         (status = 200, description = "The complete or the limited record.", body = AnyRecord),
-        (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden),
-        (status = 404, response = NotFound),
-        (status = 503, response = Unavailable),
+        ReadErrors,
     )
 )]
 pub(crate) async fn read(
@@ -160,12 +154,7 @@ pub(crate) fn patch_from(form: &Form) -> Result<ObjectPatch, ApiError> {
     ),
     responses(
         (status = 201, description = "Created; the body names the new object.", body = UuidBody),
-        (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden),
-        (status = 404, response = NotFound),
-        (status = 413, response = PayloadTooLarge),
-        (status = 503, response = Unavailable),
+        WriteErrors,
     )
 )]
 pub(crate) async fn create(
@@ -213,13 +202,7 @@ pub(crate) async fn create(
     ),
     responses(
         (status = 202, description = "Updated; the body names the object.", body = UuidBody),
-        (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden),
-        (status = 404, response = NotFound),
-        (status = 409, response = Conflict),
-        (status = 413, response = PayloadTooLarge),
-        (status = 503, response = Unavailable),
+        ConflictingWriteErrors,
     )
 )]
 pub(crate) async fn update(

@@ -8,9 +8,7 @@ use medialib_domain::{Action, Caller, Description, ObjectId, ObjectPatch, Title}
 use super::{
     CollectionObject, Public, begin, collection_id, is_read, not_implemented, options, path_real_id,
 };
-use crate::apidoc::responses::{
-    BadRequest, Forbidden, NotFound, PayloadTooLarge, Unauthorized, Unavailable,
-};
+use crate::apidoc::responses::{ReadErrors, WriteErrors};
 use crate::apidoc::schemas::{CollectionObjectId, InfoForm};
 use crate::blocking::run;
 use crate::error::ApiError;
@@ -59,11 +57,7 @@ pub async fn handle(
     params(CollectionObjectId),
     responses(
         (status = 200, description = "The info record (spec §2.5).", body = InfoRecord),
-        (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden),
-        (status = 404, response = NotFound),
-        (status = 503, response = Unavailable),
+        ReadErrors,
     )
 )]
 pub(crate) async fn read(
@@ -96,12 +90,7 @@ pub(crate) async fn read(
     ),
     responses(
         (status = 202, description = "Updated (no body)."),
-        (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden),
-        (status = 404, response = NotFound),
-        (status = 413, response = PayloadTooLarge),
-        (status = 503, response = Unavailable),
+        WriteErrors,
     )
 )]
 pub(crate) async fn update(

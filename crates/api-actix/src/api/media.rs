@@ -8,7 +8,7 @@ use medialib_domain::{Caller, ObjectId};
 use super::{
     CollectionObject, Public, begin, collection_id, is_read, not_implemented, options, path_real_id,
 };
-use crate::apidoc::responses::{BadRequest, Forbidden, NotFound, Unauthorized, Unavailable};
+use crate::apidoc::responses::ReadErrors;
 use crate::apidoc::schemas::CollectionObjectId;
 use crate::blocking::run;
 use crate::error::ApiError;
@@ -35,11 +35,7 @@ enum Record {
     params(CollectionObjectId),
     responses(
         (status = 200, description = "The embed record (spec §2.6).", body = EmbedRecord),
-        (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden),
-        (status = 404, response = NotFound),
-        (status = 503, response = Unavailable),
+        ReadErrors,
     )
 )]
 pub async fn embed(
@@ -63,11 +59,7 @@ pub async fn embed(
     params(CollectionObjectId),
     responses(
         (status = 200, description = "The video record (spec §2.7).", body = VideoRecord),
-        (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden),
-        (status = 404, response = NotFound),
-        (status = 503, response = Unavailable),
+        ReadErrors,
     )
 )]
 pub async fn video(

@@ -9,9 +9,7 @@ use medialib_ports::services::people::Grantee;
 use super::{
     CollectionObject, Public, begin, collection_id, is_read, not_implemented, options, user_path_id,
 };
-use crate::apidoc::responses::{
-    BadRequest, Conflict, Forbidden, NotFound, PayloadTooLarge, Unauthorized, Unavailable,
-};
+use crate::apidoc::responses::{ConflictingWriteErrors, ReadErrors};
 use crate::apidoc::schemas::{CollectionUser, GranteeForm, PermissionForm};
 use crate::blocking::run;
 use crate::error::ApiError;
@@ -65,11 +63,7 @@ pub async fn handle(
     params(CollectionUser),
     responses(
         (status = 200, description = "The entries, `[]` when there are none.", body = [PermissionRecord]),
-        (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden),
-        (status = 404, response = NotFound),
-        (status = 503, response = Unavailable),
+        ReadErrors,
     )
 )]
 pub(crate) async fn list(
@@ -126,13 +120,7 @@ fn grantee(u: IdOrZero<UserId>, call: &ApiCall) -> Result<Grantee, ApiError> {
     ),
     responses(
         (status = 201, description = "The level is set (no body)."),
-        (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden),
-        (status = 404, response = NotFound),
-        (status = 409, response = Conflict),
-        (status = 413, response = PayloadTooLarge),
-        (status = 503, response = Unavailable),
+        ConflictingWriteErrors,
     )
 )]
 pub(crate) async fn grant(
@@ -172,13 +160,7 @@ pub(crate) async fn grant(
     ),
     responses(
         (status = 200, description = "The entry is removed (no body)."),
-        (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden),
-        (status = 404, response = NotFound),
-        (status = 409, response = Conflict),
-        (status = 413, response = PayloadTooLarge),
-        (status = 503, response = Unavailable),
+        ConflictingWriteErrors,
     )
 )]
 pub(crate) async fn revoke(

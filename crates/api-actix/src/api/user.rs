@@ -9,9 +9,7 @@ use medialib_ports::services::people::{AddUserInput, UserPatch};
 use super::{
     CollectionObject, Public, begin, collection_id, is_read, not_implemented, options, user_path_id,
 };
-use crate::apidoc::responses::{
-    BadRequest, Conflict, Forbidden, NotFound, PayloadTooLarge, Unauthorized, Unavailable,
-};
+use crate::apidoc::responses::{ConflictingWriteErrors, HiddenReadErrors};
 use crate::apidoc::schemas::{CollectionUser, UserForm};
 use crate::blocking::run;
 use crate::error::ApiError;
@@ -65,10 +63,7 @@ pub async fn handle(
     params(CollectionUser),
     responses(
         (status = 200, description = "The user, with the fields the caller may see.", body = UserRecord),
-        (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized),
-        (status = 404, response = NotFound),
-        (status = 503, response = Unavailable),
+        HiddenReadErrors,
     )
 )]
 pub(crate) async fn read(
@@ -116,13 +111,7 @@ fn unique_id(call: &ApiCall) -> Result<Option<UniqueId>, ApiError> {
     responses(
         (status = 201, description = "The user was created (`user_id` `0`).", body = UserIdBody),
         (status = 202, description = "The user was updated.", body = UserIdBody),
-        (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden),
-        (status = 404, response = NotFound),
-        (status = 409, response = Conflict),
-        (status = 413, response = PayloadTooLarge),
-        (status = 503, response = Unavailable),
+        ConflictingWriteErrors,
     )
 )]
 pub(crate) async fn write(
