@@ -154,7 +154,7 @@ fn sources(o: &MediaObject) -> Vec<Source> {
 }
 
 /// Percent-encodes a query value (everything but RFC 3986 unreserved characters).
-fn query_escape(value: &str) -> String {
+pub(crate) fn query_escape(value: &str) -> String {
     let mut out = String::with_capacity(value.len());
     for b in value.bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {

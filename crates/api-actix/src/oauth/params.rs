@@ -8,6 +8,7 @@ use medialib_domain::oauth::AuthorizeParams;
 
 use crate::error::ApiError;
 use crate::input::parse_urlencoded;
+use crate::pages::query_escape;
 
 /// Largest accepted form body: the forms carry a few short fields.
 const FORM_LIMIT: usize = 64 * 1024;
@@ -170,19 +171,6 @@ pub(super) async fn read_form(
         ));
     }
     fields(&crate::input::body_within(payload, FORM_LIMIT).await?)
-}
-
-/// Percent-encodes a query value (everything but RFC 3986 unreserved characters).
-pub(super) fn query_escape(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for b in value.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 /// A hidden form field carrying an authorize parameter.

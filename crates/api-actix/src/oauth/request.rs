@@ -8,8 +8,9 @@ use medialib_domain::oauth::{
 };
 
 use super::html::Problem;
-use super::params::{Params, Parsed, fields, query_escape};
+use super::params::{Params, Parsed, fields};
 use crate::blocking::run;
+use crate::pages::query_escape;
 use crate::state::AppState;
 
 /// Validates the authorize parameters: the request, `Ok(Err(location))` when the client is
