@@ -1,7 +1,7 @@
 //! Enforces the dependency invariants of docs/ARCHITECTURE.md on the resolved
 //! workspace (`cargo metadata`, all features) and the manifest conventions.
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 
 use cargo_metadata::{CargoOpt, DependencyKind, Metadata, MetadataCommand, Package, PackageId};
@@ -377,6 +377,179 @@ fn errors_map_to_http_in_one_place() {
     );
 }
 
+/// The top-level modules of the crate whose sources are in `src` (a file `m.rs` or a folder
+/// `m/`; `lib.rs` is the root, not a module).
+fn top_level_modules(src: &Path) -> BTreeSet<String> {
+    std::fs::read_dir(src)
+        .unwrap_or_else(|e| panic!("cannot list {}: {e}", src.display()))
+        .map(|entry| entry.expect("directory entry").path())
+        .filter_map(|path| {
+            let stem = path.file_stem()?.to_str()?.to_owned();
+            let module = path.is_dir() || path.extension().is_some_and(|ext| ext == "rs");
+            (module && stem != "lib").then_some(stem)
+        })
+        .collect()
+}
+
+/// The names `lib.rs` re-exports (`pub use m::{A, B};`), each with the module `m` it comes from.
+fn reexports(lib: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for statement in lib.split(';') {
+        let Some(path) = statement.trim().strip_prefix("pub use ") else {
+            continue;
+        };
+        let Some((module, names)) = path.split_once("::") else {
+            continue;
+        };
+        for name in names.split(|c: char| !c.is_alphanumeric() && c != '_') {
+            if !name.is_empty() {
+                out.insert(name.to_owned(), module.to_owned());
+            }
+        }
+    }
+    out
+}
+
+/// The top-level modules that production `code` (what precedes `#[cfg(test)]`, comments left
+/// out) names through `crate::`: `crate::m::…`, `crate::{m, …}`, or a name lib.rs re-exports
+/// from `m`.
+fn modules_named_in(
+    code: &str,
+    modules: &BTreeSet<String>,
+    reexports: &BTreeMap<String, String>,
+) -> BTreeSet<String> {
+    let code: String = code
+        .split("#[cfg(test)]")
+        .next()
+        .unwrap_or_default()
+        .lines()
+        .filter(|line| !line.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut named = BTreeSet::new();
+    for (_, rest) in code
+        .match_indices("crate::")
+        .map(|(i, _)| code.split_at(i + 7))
+    {
+        // `crate::{a, b::C}` names every item of the group, `crate::a::…` only `a`.
+        let items = match rest.strip_prefix('{') {
+            Some(group) => group.split('}').next().unwrap_or_default(),
+            None => rest
+                .split(|c: char| !c.is_alphanumeric() && c != '_')
+                .next()
+                .unwrap_or_default(),
+        };
+        let heads = items.split(',').map(|item| {
+            let item = item.trim_start();
+            let end = item
+                .find(|c: char| !c.is_alphanumeric() && c != '_')
+                .unwrap_or(item.len());
+            &item[..end]
+        });
+        for head in heads {
+            if modules.contains(head) {
+                named.insert(head.to_owned());
+            } else if let Some(module) = reexports.get(head) {
+                named.insert(module.clone());
+            }
+        }
+    }
+    named
+}
+
+/// A cycle in `imports` (module to the modules it names), as the modules along it, first
+/// one repeated at the end; `None` when the graph has none.
+fn find_cycle(imports: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        module: &str,
+        imports: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(start) = path.iter().position(|m| m == module) {
+            let mut cycle = path[start..].to_vec();
+            cycle.push(module.to_owned());
+            return Some(cycle);
+        }
+        if done.contains(module) {
+            return None;
+        }
+        path.push(module.to_owned());
+        for next in imports.get(module).into_iter().flatten() {
+            if let Some(cycle) = visit(next, imports, path, done) {
+                return Some(cycle);
+            }
+        }
+        path.pop();
+        done.insert(module.to_owned());
+        None
+    }
+    let mut done = BTreeSet::new();
+    imports
+        .keys()
+        .find_map(|module| visit(module, imports, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn http_modules_import_each_other_without_cycles() {
+    // The checker finds what it looks for (a guard that found nothing would pass vacuously).
+    let modules: BTreeSet<String> = ["state", "metrics", "error"].map(String::from).into();
+    let lib = reexports("pub use error::ApiError;\npub use state::{AppState, Readiness};");
+    assert_eq!(lib.get("Readiness").map(String::as_str), Some("state"));
+    assert_eq!(
+        modules_named_in(
+            "use crate::{ApiError, metrics::Metrics};\n/// [`crate::state`]\nfn f() {}",
+            &modules,
+            &lib
+        ),
+        ["error", "metrics"].map(String::from).into()
+    );
+    let looped: BTreeMap<String, BTreeSet<String>> = [
+        ("state", vec!["metrics", "error"]),
+        ("metrics", vec!["state"]),
+        ("error", vec![]),
+    ]
+    .into_iter()
+    .map(|(m, to)| (m.to_owned(), to.into_iter().map(String::from).collect()))
+    .collect();
+    assert_eq!(
+        find_cycle(&looped),
+        Some(["metrics", "state", "metrics"].map(String::from).to_vec())
+    );
+
+    let src = workspace_root().join("crates/api-actix/src");
+    let modules = top_level_modules(&src);
+    let lib = reexports(&std::fs::read_to_string(src.join("lib.rs")).expect("lib.rs"));
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut imports: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in &files {
+        let relative = file.strip_prefix(&src).expect("inside src");
+        let Some(module) = relative.iter().next().and_then(|first| {
+            Path::new(first)
+                .file_stem()
+                .and_then(|stem| stem.to_str())
+                .filter(|stem| modules.contains(*stem))
+        }) else {
+            continue;
+        };
+        let text = std::fs::read_to_string(file).expect("readable source");
+        let named = modules_named_in(&text, &modules, &lib);
+        let entry = imports.entry(module.to_owned()).or_default();
+        entry.extend(named.into_iter().filter(|m| m != module));
+    }
+    assert!(
+        imports.get("state").is_some_and(|s| s.contains("metrics")),
+        "the checker should see state.rs name metrics.rs; it is broken: {imports:?}"
+    );
+    assert_eq!(
+        find_cycle(&imports),
+        None,
+        "Architecture invariant broken: the top-level modules of api-actix import each other \
+         without cycles (the state holds leaf types; what needs the state sits above it)"
+    );
+}
+
 /// What decides a permission, written anywhere but in the domain's gate: a comparison of
 /// levels, the organization-admin flag or the token's write scope read to choose an outcome.
 /// Each needle is something a use case, handler or adapter would write to decide for itself.
@@ -395,7 +568,7 @@ const PERMISSION_DECISIONS: [&str; 10] = [
 
 /// Places where a needle is allowed, each with why it decides no permission.
 const NOT_DECISIONS: [(&str, &str, &str); 1] = [(
-    "crates/api-actix/src/oauth/pages.rs",
+    "crates/api-actix/src/oauth/consent.rs",
     "contains(Scope::Write)",
     "the consent page puts the requested scopes in words",
 )];

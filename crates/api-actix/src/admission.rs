@@ -58,6 +58,13 @@ impl Admission {
     }
 }
 
+impl Default for Admission {
+    /// No limit.
+    fn default() -> Self {
+        Self::new(None)
+    }
+}
+
 impl Drop for Slot<'_> {
     fn drop(&mut self) {
         self.0.in_flight.fetch_sub(1, Ordering::AcqRel);

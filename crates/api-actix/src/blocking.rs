@@ -35,7 +35,7 @@ where
     E: Into<ApiError> + Send + 'static,
     F: FnOnce(&Services) -> Result<T, E> + Send + 'static,
 {
-    let services = state.services()?.clone();
+    let services = state.services().clone();
     // Held until the work is done: queued and running requests both count.
     let _slot = state.admission.try_enter().ok_or(ApiError::Overloaded)?;
     // The semaphore is never closed; were it, the work would run ungated.

@@ -37,8 +37,7 @@ pub async fn cors(
     let mut res = next.call(req).await?;
     let origins = state
         .as_ref()
-        .and_then(|s| s.config())
-        .map_or(&[][..], |c| c.cors_origins.as_slice());
+        .map_or(&[][..], |s| s.config().cors_origins.as_slice());
     if origins.is_empty() || !applies(res.request()) {
         return Ok(res);
     }

@@ -5,16 +5,41 @@ use actix_web::{HttpResponse, web};
 use serde_json::json;
 use tracing::Span;
 
+use crate::apidoc::responses::Unavailable;
+use crate::apidoc::schemas::HealthStatus;
 use crate::{ApiError, AppState};
 
-/// Liveness: answering at all is the whole check.
+/// Liveness: the process answers.
+#[utoipa::path(
+    get,
+    path = "/healthz",
+    operation_id = "healthz",
+    tag = "health",
+    security(()),
+    responses(
+        (status = 200, description = "The process is up.", body = HealthStatus,
+            example = json!({"status": "ok"})),
+    )
+)]
 pub(crate) async fn healthz() -> HttpResponse {
     HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .json(json!({"status": "ok"}))
 }
 
-/// Readiness: pings the database on the blocking pool, keeping the request span.
+/// Readiness: the database answers.
+#[utoipa::path(
+    get,
+    path = "/readyz",
+    operation_id = "readyz",
+    tag = "health",
+    security(()),
+    responses(
+        (status = 200, description = "The database answers.", body = HealthStatus,
+            example = json!({"status": "ready"})),
+        (status = 503, response = Unavailable),
+    )
+)]
 pub(crate) async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     let readiness = state.readiness();
     let span = Span::current();
@@ -32,9 +57,4 @@ pub(crate) async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, A
             Err(ApiError::DatabaseUnavailable)
         }
     }
-}
-
-/// Any method but GET or HEAD on a health path.
-pub(crate) async fn get_only() -> Result<HttpResponse, ApiError> {
-    Err(ApiError::MethodNotImplemented { allow: "GET, HEAD" })
 }

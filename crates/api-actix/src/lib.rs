@@ -7,6 +7,7 @@
 
 mod admission;
 mod api;
+mod apidoc;
 mod auth;
 mod blocking;
 mod cors;
@@ -22,6 +23,7 @@ mod proxy;
 mod ratelimit;
 mod records;
 mod request_id;
+mod routing;
 mod state;
 
 use actix_web::body::MessageBody;
@@ -42,20 +44,11 @@ pub use state::{AppState, HttpConfig, Readiness};
 /// [`app`] wraps this with the middleware; use `configure` directly only when
 /// composing a custom [`App`].
 pub fn configure(cfg: &mut web::ServiceConfig, state: AppState) {
+    let metrics = std::sync::Arc::clone(&state.metrics);
     cfg.app_data(web::Data::new(state))
-        .service(
-            metrics::resource("/healthz")
-                .route(web::get().to(health::healthz))
-                .route(web::head().to(health::healthz))
-                .default_service(web::to(health::get_only)),
-        )
-        .service(
-            metrics::resource("/readyz")
-                .route(web::get().to(health::readyz))
-                .route(web::head().to(health::readyz))
-                .default_service(web::to(health::get_only)),
-        )
-        .configure(metrics::configure)
+        .service(routing::read_only("/healthz", health::healthz))
+        .service(routing::read_only("/readyz", health::readyz))
+        .configure(|cfg| metrics::configure(cfg, metrics))
         .configure(api::configure)
         .configure(oauth::configure)
         .configure(pages::configure)
@@ -110,8 +103,40 @@ mod tests {
 
     use actix_web::http::StatusCode;
     use actix_web::test;
+    use medialib_adapters_memory::MemoryStore;
+    use medialib_domain::Lifetime;
+    use medialib_domain::oauth::{Issuer, TokenLifetimes};
+    use medialib_ports::{ManualClock, RandomSource, ServiceSettings, Services};
 
     use super::*;
+
+    /// Fixed "randomness": these tests draw nothing that has to differ.
+    struct Zeros;
+
+    impl RandomSource for Zeros {
+        fn fill(&self, buf: &mut [u8]) {
+            buf.fill(0);
+        }
+    }
+
+    /// The use cases on an empty in-memory store.
+    fn services() -> Services {
+        let hour = Lifetime::from_seconds(3600).unwrap();
+        Services::new(
+            Arc::new(MemoryStore::new([7; 16])),
+            Arc::new(ManualClock::at(1_700_000_000)),
+            Arc::new(Zeros),
+            ServiceSettings {
+                lifetimes: TokenLifetimes {
+                    access: hour,
+                    refresh: hour,
+                },
+                code_ttl: Lifetime::from_seconds(60).unwrap(),
+                issuer: Issuer::new("http://localhost"),
+                session_ttl: hour,
+            },
+        )
+    }
 
     #[derive(Debug, Default)]
     struct Switch(AtomicBool);
@@ -134,7 +159,8 @@ mod tests {
         actix_web::http::header::HeaderMap,
         serde_json::Value,
     ) {
-        let app = test::init_service(app(AppState::new(switch))).await;
+        let state = AppState::new(switch, services(), HttpConfig::default());
+        let app = test::init_service(app(state)).await;
         let res = test::call_service(&app, req.to_request()).await;
         let status = res.status();
         let headers = res.headers().clone();

@@ -30,8 +30,9 @@ use actix_web::middleware::Next;
 use actix_web::{HttpMessage as _, HttpRequest, HttpResponse, web};
 use medialib_ports::services::SignInError;
 
+use crate::admission::Admission;
 use crate::error::ApiError;
-use crate::state::AppState;
+use crate::routing::RoutePattern;
 
 /// The path of the exposition.
 pub const METRICS_PATH: &str = "/metrics";
@@ -67,10 +68,12 @@ pub struct PoolUsage {
     pub max: u32,
 }
 
-/// The counters of one application (shared by all its workers).
+/// The counters of one application (shared by all its workers), and the gauges of its
+/// database pool and load shedding.
 #[derive(Default)]
 pub(crate) struct Metrics {
     pool: Option<Arc<dyn PoolMetrics>>,
+    admission: Arc<Admission>,
     http: Mutex<HttpSeries>,
     tokens: Mutex<BTreeMap<(&'static str, &'static str), u64>>,
     sign_ins: Mutex<BTreeMap<&'static str, u64>>,
@@ -107,6 +110,15 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Metrics {
+    /// Counters that report `admission` and, when there is one, the database `pool`.
+    pub(crate) fn new(admission: Arc<Admission>, pool: Option<Arc<dyn PoolMetrics>>) -> Self {
+        Self {
+            pool,
+            admission,
+            ..Self::default()
+        }
+    }
+
     fn observe_request(&self, route: Route, method: &'static str, status: u16, took: Duration) {
         let mut http = lock(&self.http);
         *http
@@ -132,7 +144,7 @@ impl Metrics {
         let mut out = String::new();
         // Writing to a String cannot fail.
         let _ = self.write_to(&mut out);
-        out
+        out + &admission_series(&self.admission)
     }
 
     fn write_to(&self, out: &mut String) -> fmt::Result {
@@ -239,7 +251,7 @@ impl Metrics {
 }
 
 /// The load-shedding series (see `admission.rs`).
-fn admission_series(admission: &crate::admission::Admission) -> String {
+fn admission_series(admission: &Admission) -> String {
     let mut out = String::new();
     let _ = (|| -> fmt::Result {
         header(
@@ -299,49 +311,25 @@ impl fmt::Debug for Metrics {
     }
 }
 
-impl AppState {
-    /// Reports the database pool's usage on `/metrics`.
-    pub fn with_pool_metrics(mut self, pool: Arc<dyn PoolMetrics>) -> Self {
-        self.metrics = Arc::new(Metrics {
-            pool: Some(pool),
-            ..Metrics::default()
-        });
-        self
-    }
-}
-
 /// Registers `GET /metrics`.
-pub(crate) fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        resource(METRICS_PATH)
-            .route(web::get().to(exposition))
-            .route(web::head().to(exposition))
-            .default_service(web::to(crate::health::get_only)),
-    );
+///
+/// The middleware and the exposition find the counters as app data of their own, so that
+/// they need nothing else of the application's state.
+pub(crate) fn configure(cfg: &mut web::ServiceConfig, metrics: Arc<Metrics>) {
+    cfg.app_data(web::Data::from(metrics))
+        .service(crate::routing::read_only(METRICS_PATH, exposition));
 }
 
 /// `GET /metrics`.
-async fn exposition(state: web::Data<AppState>) -> HttpResponse {
+async fn exposition(metrics: web::Data<Metrics>) -> HttpResponse {
     HttpResponse::Ok()
         .content_type(CONTENT_TYPE)
         .insert_header((header::CACHE_CONTROL, "no-store"))
-        .body(state.metrics.render() + &admission_series(&state.admission))
+        .body(metrics.render())
 }
 
 /// A route label: a pattern known at compile time, or one looked up in the routing table.
 type Route = Cow<'static, str>;
-
-/// A resource's route pattern, attached to it as app data by [`resource`], so that [`track`]
-/// names the route without matching the path against the routing table a second time
-/// (`HttpRequest::match_pattern` runs the patterns' regular expressions again).
-#[derive(Debug, Clone, Copy)]
-struct RoutePattern(&'static str);
-
-/// `web::resource(pattern)`, labelled for the metrics with its pattern. Every route is
-/// registered through this; one that is not is still labelled, at the cost of a lookup.
-pub fn resource(pattern: &'static str) -> actix_web::Resource {
-    web::resource(pattern).app_data(RoutePattern(pattern))
-}
 
 /// The route label of an answered request: its resource's pattern, else the pattern the
 /// routing table matches, else `other`.
@@ -361,8 +349,8 @@ pub async fn track(
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
     let metrics = req
-        .app_data::<web::Data<AppState>>()
-        .map(|state| Arc::clone(&state.metrics));
+        .app_data::<web::Data<Metrics>>()
+        .map(|metrics| metrics.clone().into_inner());
     let method = method_label(req.method());
     let started = Instant::now();
     let result = next.call(req).await;
@@ -439,7 +427,7 @@ fn token_outcome(success: bool, error: Option<&actix_web::Error>) -> &'static st
 }
 
 /// Counts a sign-in attempt's outcome (called by the sign-in handlers).
-pub(crate) fn count_sign_in<T>(state: &AppState, outcome: &Result<T, SignInError>) {
+pub(crate) fn count_sign_in<T>(metrics: &Metrics, outcome: &Result<T, SignInError>) {
     let label = match outcome {
         Ok(_) => "success",
         Err(SignInError::InvalidCredentials) => "invalid_credentials",
@@ -448,7 +436,7 @@ pub(crate) fn count_sign_in<T>(state: &AppState, outcome: &Result<T, SignInError
         Err(SignInError::Unavailable(_)) => "unavailable",
         Err(SignInError::Store(_)) => "error",
     };
-    state.metrics.count_sign_in(label);
+    metrics.count_sign_in(label);
 }
 
 #[cfg(test)]
@@ -503,10 +491,7 @@ mod tests {
             }
         }
         assert!(!Metrics::default().render().contains("medialib_db_pool"));
-        let metrics = Metrics {
-            pool: Some(Arc::new(Fixed)),
-            ..Metrics::default()
-        };
+        let metrics = Metrics::new(Arc::default(), Some(Arc::new(Fixed)));
         let text = metrics.render();
         assert!(text.contains("medialib_db_pool_connections{state=\"idle\"} 2\n"));
         assert!(text.contains("medialib_db_pool_connections{state=\"in_use\"} 1\n"));

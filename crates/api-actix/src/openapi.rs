@@ -1,10 +1,14 @@
 //! The OpenAPI 3.1 document served at `GET /api/openapi.json`.
 //!
 //! It is generated from the code with utoipa: the response records are the real
-//! structs of [`crate::records`]; each operation is a documentation-only function in
-//! [`paths`] (the handlers dispatch several methods in one function); error
-//! responses are the shared components of [`responses`]; the `OPTIONS` operation of
-//! every API path is added by the [`Options`] modifier.
+//! structs of [`crate::records`]; each operation is documented by a
+//! `#[utoipa::path]` attribute on the function that answers it (the per-method function a
+//! resource's handler dispatches to, such as `api::describe::create`, or the handler itself
+//! where a path has one documented method); error responses and the shapes that have no
+//! Rust type of their own are in [`crate::apidoc`]. Two kinds of operation have no function
+//! of their own: the `OPTIONS` operation of every API path is added by the [`Options`]
+//! modifier, and a POST that does what the path's PUT does (one function answers both) is
+//! derived from that PUT by the [`SameAsPut`] modifier.
 //!
 //! [`refine`] then states, on the JSON, what the derive cannot see:
 //! - response records are closed (`additionalProperties: false`), so an answer with a
@@ -22,10 +26,6 @@
 //! The unit tests below check that every refinement finds its target, and
 //! `tests/integration/api/openapi.rs` that real answers conform to the document.
 
-mod paths;
-mod responses;
-mod schemas;
-
 use std::sync::LazyLock;
 
 use actix_web::http::header;
@@ -37,7 +37,9 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement
 use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
 
+use crate::apidoc::{responses, schemas};
 use crate::error::ApiError;
+use crate::{api, health, pages};
 
 /// The path the document is served at.
 pub const DOCUMENT_PATH: &str = "/api/openapi.json";
@@ -54,30 +56,28 @@ const DESCRIPTION: &str = include_str!("openapi/description.md");
         license(name = "Apache-2.0", identifier = "Apache-2.0"),
     ),
     paths(
-        paths::describe_get,
-        paths::describe_put,
-        paths::describe_post,
-        paths::user_get,
-        paths::user_post,
-        paths::permission_get,
-        paths::permission_put,
-        paths::permission_post,
-        paths::permission_delete,
-        paths::info_get,
-        paths::info_post,
-        paths::embed_get,
-        paths::video_get,
-        paths::authenticate_get,
-        paths::catalog_get,
-        paths::catalog_short_get,
-        paths::catalog_put,
-        paths::catalog_post,
-        paths::catalog_delete,
-        paths::contribute_get,
-        paths::oembed_get,
-        paths::healthz,
-        paths::readyz,
-        paths::openapi_json,
+        api::describe::read,
+        api::describe::create,
+        api::describe::update,
+        api::user::read,
+        api::user::write,
+        api::permission::list,
+        api::permission::grant,
+        api::permission::revoke,
+        api::info::read,
+        api::info::update,
+        api::media::embed,
+        api::media::video,
+        api::authenticate::handle,
+        api::catalog::list,
+        api::catalog::handle_short,
+        api::catalog::add,
+        api::catalog::remove,
+        api::contribute::list,
+        pages::oembed_json,
+        health::healthz,
+        health::readyz,
+        serve,
     ),
     components(
         schemas(schemas::ErrorBody, schemas::OptionsRecord),
@@ -92,7 +92,7 @@ const DESCRIPTION: &str = include_str!("openapi/description.md");
             responses::Unavailable,
         ),
     ),
-    modifiers(&Bearer, &Options),
+    modifiers(&Bearer, &SameAsPut, &Options),
     security(("bearer" = [])),
     tags(
         (name = "describe", description = "Objects and libraries: read, create, update (spec §4.2)."),
@@ -130,6 +130,42 @@ impl Modify for Bearer {
             .components
             .get_or_insert_with(Default::default)
             .add_security_scheme("bearer", SecurityScheme::Http(scheme));
+    }
+}
+
+/// Adds the POST operations that do what the path's PUT does: one function answers both
+/// methods, and utoipa gives an attribute's methods one operation (one `operationId`), so
+/// the POST is the PUT with an id and a summary of its own.
+struct SameAsPut;
+
+/// The paths whose POST is their PUT: `(path, operationId, summary)`.
+const SAME_AS_PUT: [(&str, &str, &str); 2] = [
+    (
+        "/api/permission/c/{collection_uuid}/o/{user_id}",
+        "permission_post",
+        "Give a user a level on a collection (the same as PUT).",
+    ),
+    (
+        "/api/catalog/c/{collection_uuid}/o/{object_uuid}",
+        "catalog_post",
+        "Add an existing object to a collection (the same as PUT).",
+    ),
+];
+
+impl Modify for SameAsPut {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        for (path, id, summary) in SAME_AS_PUT {
+            let Some(item) = openapi.paths.paths.get_mut(path) else {
+                continue;
+            };
+            let Some(mut post) = item.put.clone() else {
+                continue;
+            };
+            post.operation_id = Some(id.to_owned());
+            post.summary = Some(summary.to_owned());
+            post.description = None;
+            item.post = Some(post);
+        }
     }
 }
 
@@ -524,8 +560,19 @@ static DOCUMENT: LazyLock<Result<String, String>> = LazyLock::new(|| {
         .map_err(|e| e.to_string())
 });
 
-/// `GET /api/openapi.json` (and HEAD).
-async fn serve() -> Result<HttpResponse, ApiError> {
+/// This document.
+#[utoipa::path(
+    get,
+    path = "/api/openapi.json",
+    operation_id = "openapi_json",
+    tag = "meta",
+    security(()),
+    responses(
+        (status = 200, description = "The OpenAPI 3.1 document of the service.",
+            content_type = "application/json", body = Object),
+    )
+)]
+pub(crate) async fn serve() -> Result<HttpResponse, ApiError> {
     match &*DOCUMENT {
         Ok(json) => Ok(HttpResponse::Ok()
             .content_type("application/json")
@@ -538,19 +585,9 @@ async fn serve() -> Result<HttpResponse, ApiError> {
     }
 }
 
-/// Any other method on the document's path.
-async fn get_only() -> Result<HttpResponse, ApiError> {
-    Err(ApiError::MethodNotImplemented { allow: "GET, HEAD" })
-}
-
 /// Registers the OpenAPI route.
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        crate::metrics::resource(DOCUMENT_PATH)
-            .route(web::get().to(serve))
-            .route(web::head().to(serve))
-            .default_service(web::to(get_only)),
-    );
+    cfg.service(crate::routing::read_only(DOCUMENT_PATH, serve));
 }
 
 #[cfg(test)]
@@ -658,6 +695,21 @@ mod tests {
         assert_eq!(pattern("options", 1), json!(ID_OR_ZERO));
         let info = &doc["paths"]["/api/info/c/{collection_uuid}/o/{object_id}"];
         assert_eq!(info["options"]["parameters"], info["get"]["parameters"]);
+    }
+
+    #[test]
+    fn a_post_that_is_its_put_is_documented_as_such() {
+        let doc = document().unwrap();
+        for (path, id, summary) in SAME_AS_PUT {
+            let item = &doc["paths"][path];
+            assert_eq!(item["post"]["operationId"], id, "{path}");
+            assert_eq!(item["post"]["summary"], summary, "{path}");
+            assert_eq!(
+                item["post"]["responses"], item["put"]["responses"],
+                "{path}"
+            );
+            assert_eq!(item["post"].get("description"), None, "{path}");
+        }
     }
 
     #[test]

@@ -18,13 +18,15 @@ use medialib_domain::{MediaObject, ObjectType, ShortCode};
 use medialib_ports::services::catalog::PermLinkFailed;
 
 use crate::api::{is_read, not_implemented, options};
+use crate::apidoc::responses::{BadRequest, NotFound, NotImplemented, Unauthorized, Unavailable};
+use crate::apidoc::schemas::OEmbedQuery;
 use crate::blocking::run;
 use crate::error::ApiError;
-use crate::health::get_only;
 use crate::input::{ApiCall, Form};
 use crate::records::{
     OEmbedResponse, PLAYER_HEIGHT, PLAYER_WIDTH, VideoFile, embed_url, perm_link,
 };
+use crate::routing::read_only;
 use crate::state::AppState;
 
 /// The methods of `/api/oembed`.
@@ -43,20 +45,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(read_only("/embed/{code}", embed))
         .service(read_only("/assets/player.css", stylesheet))
         .service(read_only("/assets/authorize.css", authorize_stylesheet))
-        .service(crate::metrics::resource("/api/oembed").to(oembed));
-}
-
-/// A resource whose handler answers GET and HEAD; other methods are a 501.
-fn read_only<F, Args>(path: &'static str, handler: F) -> actix_web::Resource
-where
-    F: actix_web::Handler<Args> + Clone,
-    Args: actix_web::FromRequest + 'static,
-    F::Output: actix_web::Responder + 'static,
-{
-    crate::metrics::resource(path)
-        .route(web::get().to(handler.clone()))
-        .route(web::head().to(handler))
-        .default_service(web::to(get_only))
+        .service(crate::routing::resource("/api/oembed").to(oembed));
 }
 
 /// Whether a page may be shown inside a frame of another site.
@@ -165,7 +154,7 @@ fn sources(o: &MediaObject) -> Vec<Source> {
 }
 
 /// Percent-encodes a query value (everything but RFC 3986 unreserved characters).
-fn query_escape(value: &str) -> String {
+pub(crate) fn query_escape(value: &str) -> String {
     let mut out = String::with_capacity(value.len());
     for b in value.bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
@@ -327,7 +316,28 @@ async fn oembed(
     }
 }
 
-async fn oembed_json(state: &AppState, query: &Form) -> Result<HttpResponse, ApiError> {
+/// oEmbed 1.0 for a public object.
+///
+/// `url` is the object's permLink (`{base}/w/{shortcode}/`) or landing page
+/// (`{base}/m/{shortcode}`). A URL that is no page of this service is a 404, a private
+/// object a 401. Only `format=json` is offered (any other format is a 501).
+#[utoipa::path(
+    get,
+    path = "/api/oembed",
+    operation_id = "oembed_get",
+    tag = "oembed",
+    params(OEmbedQuery),
+    security(()),
+    responses(
+        (status = 200, description = "The oEmbed response.", body = OEmbedResponse),
+        (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized),
+        (status = 404, response = NotFound),
+        (status = 501, response = NotImplemented),
+        (status = 503, response = Unavailable),
+    )
+)]
+pub(crate) async fn oembed_json(state: &AppState, query: &Form) -> Result<HttpResponse, ApiError> {
     // oEmbed 1.0 §2.3.4: an unsupported format is a 501.
     // An empty `format` counts as absent (oEmbed 1.0 §2.2: it is optional).
     if query

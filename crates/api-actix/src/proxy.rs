@@ -25,10 +25,8 @@ use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::Arc;
 
+use actix_web::HttpRequest;
 use actix_web::http::header::HeaderMap;
-use actix_web::{HttpRequest, web};
-
-use crate::state::AppState;
 
 /// `Forwarded` (RFC 7239).
 const FORWARDED: &str = "forwarded";
@@ -82,13 +80,9 @@ pub struct ClientInfo {
 }
 
 impl ClientInfo {
-    /// Resolves the client of `req` with the trusted proxies of the app's state (none when
-    /// the state has no API configuration). A request without a peer address (not over
-    /// TCP) counts as `0.0.0.0`, never trusted.
-    pub fn of(req: &HttpRequest) -> Self {
-        let state = req.app_data::<web::Data<AppState>>();
-        let nobody = TrustedProxies::none();
-        let trusted = state.and_then(|s| s.trusted_proxies()).unwrap_or(&nobody);
+    /// Resolves the client of `req` with the `trusted` proxies. A request without a peer
+    /// address (not over TCP) counts as `0.0.0.0`, never trusted.
+    pub fn of(req: &HttpRequest, trusted: &TrustedProxies) -> Self {
         Self::resolve(
             req.peer_addr().map(|a| a.ip()),
             req.app_config().secure(),

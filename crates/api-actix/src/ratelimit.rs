@@ -5,10 +5,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use actix_web::HttpRequest;
-
 use crate::error::ApiError;
-use crate::proxy::ClientInfo;
 
 /// Requests allowed per minute, per kind of key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,12 +91,6 @@ impl RateLimits {
             login_per_addr: RateLimiter::new(config.login_per_minute, minute),
         }
     }
-}
-
-/// The remote address a limit is keyed by: the client as [`ClientInfo`] resolves it (the
-/// TCP peer, or the address a trusted proxy forwarded).
-pub fn remote_addr(req: &HttpRequest) -> String {
-    ClientInfo::of(req).ip.to_string()
 }
 
 #[cfg(test)]

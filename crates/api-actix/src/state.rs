@@ -3,10 +3,12 @@
 use std::fmt;
 use std::sync::Arc;
 
+use actix_web::HttpRequest;
 use medialib_ports::Services;
 
 use crate::admission::Admission;
-use crate::proxy::TrustedProxies;
+use crate::metrics::{Metrics, PoolMetrics};
+use crate::proxy::{ClientInfo, TrustedProxies};
 use crate::ratelimit::{RateLimitConfig, RateLimits};
 
 /// Tells whether the service can do useful work (for `GET /readyz`).
@@ -41,13 +43,14 @@ pub struct HttpConfig {
     pub https_only: bool,
 }
 
-/// The application state every handler can reach.
+/// The application state every handler can reach: always the whole service (there is no
+/// state without the use cases, so no handler has to ask whether they are there).
 #[derive(Clone)]
 pub struct AppState {
     readiness: Arc<dyn Readiness>,
-    api: Option<Arc<Api>>,
+    api: Arc<Api>,
     /// The `/metrics` counters, shared by every worker (see `metrics.rs`).
-    pub(crate) metrics: Arc<crate::metrics::Metrics>,
+    pub(crate) metrics: Arc<Metrics>,
     /// The load-shedding bound, shared by every worker (see `admission.rs`).
     pub(crate) admission: Arc<Admission>,
     /// Password sign-ins that may be on a blocking thread at once, two per CPU (one hashing
@@ -63,27 +66,27 @@ struct Api {
 }
 
 impl AppState {
-    /// A state that answers only the health probes.
-    pub fn new(readiness: Arc<dyn Readiness>) -> Self {
+    /// The state of the service: the readiness probe, the use cases and the HTTP settings.
+    pub fn new(readiness: Arc<dyn Readiness>, services: Services, mut config: HttpConfig) -> Self {
+        config.base_url = config.base_url.trim_end_matches('/').to_owned();
+        let limits = RateLimits::new(config.rate_limits);
+        let admission = Arc::new(Admission::new(config.max_in_flight));
         Self {
             readiness,
-            api: None,
-            metrics: Arc::default(),
-            admission: Arc::new(Admission::new(None)),
+            api: Arc::new(Api {
+                services,
+                config,
+                limits,
+            }),
+            metrics: Arc::new(Metrics::new(Arc::clone(&admission), None)),
+            admission,
             hashing: Arc::new(tokio::sync::Semaphore::new(hashing_slots())),
         }
     }
 
-    /// Adds the use cases and HTTP settings the API needs.
-    pub fn with_api(mut self, services: Services, mut config: HttpConfig) -> Self {
-        config.base_url = config.base_url.trim_end_matches('/').to_owned();
-        let limits = RateLimits::new(config.rate_limits);
-        self.admission = Arc::new(Admission::new(config.max_in_flight));
-        self.api = Some(Arc::new(Api {
-            services,
-            config,
-            limits,
-        }));
+    /// Reports the database pool's usage on `/metrics`.
+    pub fn with_pool_metrics(mut self, pool: Arc<dyn PoolMetrics>) -> Self {
+        self.metrics = Arc::new(Metrics::new(Arc::clone(&self.admission), Some(pool)));
         self
     }
 
@@ -99,41 +102,46 @@ impl AppState {
         Arc::clone(&self.readiness)
     }
 
-    /// The use cases (503 when the state was built for probes only).
-    pub(crate) fn services(&self) -> Result<&Services, crate::ApiError> {
-        self.api
-            .as_ref()
-            .map(|a| &a.services)
-            .ok_or(crate::ApiError::DatabaseUnavailable)
+    /// The use cases.
+    pub(crate) fn services(&self) -> &Services {
+        &self.api.services
     }
 
     /// HTTP settings.
-    pub(crate) fn config(&self) -> Option<&HttpConfig> {
-        self.api.as_ref().map(|a| &a.config)
+    pub(crate) fn config(&self) -> &HttpConfig {
+        &self.api.config
     }
 
-    /// The rate limiters (503 when the state was built for probes only).
-    pub(crate) fn limits(&self) -> Result<&RateLimits, crate::ApiError> {
-        self.api
-            .as_ref()
-            .map(|a| &a.limits)
-            .ok_or(crate::ApiError::DatabaseUnavailable)
+    /// The rate limiters.
+    pub(crate) fn limits(&self) -> &RateLimits {
+        &self.api.limits
     }
 
-    /// The trusted reverse proxies (`None` when the state was built for probes only).
-    pub(crate) fn trusted_proxies(&self) -> Option<&TrustedProxies> {
-        self.config().map(|c| &c.trusted_proxies)
+    /// The trusted reverse proxies.
+    pub(crate) fn trusted_proxies(&self) -> &TrustedProxies {
+        &self.config().trusted_proxies
+    }
+
+    /// The client of `req`, believing forwarded headers only from the trusted proxies.
+    pub(crate) fn client(&self, req: &HttpRequest) -> ClientInfo {
+        ClientInfo::of(req, self.trusted_proxies())
+    }
+
+    /// The remote address a rate limit is keyed by: the client's (the TCP peer, or the
+    /// address a trusted proxy forwarded).
+    pub(crate) fn remote_addr(&self, req: &HttpRequest) -> String {
+        self.client(req).ip.to_string()
     }
 
     /// The header that names the user in the `header` sign-in mode; `None` in other modes.
     pub(crate) fn sso_header(&self) -> Option<&str> {
-        self.config().and_then(|c| c.sso_header.as_deref())
+        self.config().sso_header.as_deref()
     }
 
     /// Whether every response carries `Strict-Transport-Security` (DECISIONS.md §4): under
     /// native TLS, or when the public base URL is `https`.
     pub(crate) fn hsts(&self) -> bool {
-        self.is_https() || self.config().is_some_and(|c| c.https_only)
+        self.is_https() || self.config().https_only
     }
 
     /// Whether the public base URL is `https` (cookies get `Secure`).
@@ -143,7 +151,7 @@ impl AppState {
 
     /// The public base URL, no trailing slash.
     pub(crate) fn base_url(&self) -> &str {
-        self.config().map_or("", |c| c.base_url.as_str())
+        &self.config().base_url
     }
 }
 

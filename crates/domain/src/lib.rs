@@ -16,6 +16,7 @@ pub mod permission;
 pub mod projection;
 pub mod secret;
 pub mod session;
+pub mod sign_in;
 pub mod text;
 pub mod time;
 

@@ -109,8 +109,7 @@ impl Application {
             https_only: tls.is_some(),
         };
         let pool = Arc::new(DatabasePool(database.clone()));
-        let state = AppState::new(Arc::new(DatabaseReadiness::new(database)))
-            .with_api(services, http)
+        let state = AppState::new(Arc::new(DatabaseReadiness::new(database)), services, http)
             .with_pool_metrics(pool);
         let blocking_threads = AppState::blocking_threads_per_worker(
             usize::try_from(settings.db_pool_size.get()).unwrap_or(usize::MAX),

@@ -6,20 +6,39 @@ use medialib_domain::object::bool_str;
 use serde::Serialize;
 
 use super::{Public, begin, is_read, not_implemented, options};
+use crate::apidoc::responses::Unavailable;
 use crate::auth::optional_caller;
 use crate::error::ApiError;
 use crate::state::AppState;
 
 const ALLOW: &str = "GET, HEAD, OPTIONS";
 
-#[derive(Serialize)]
+/// The answer of `GET /api/authenticate` (spec §2.8).
+#[derive(Serialize, utoipa::ToSchema)]
 struct AuthenticateRecord {
+    /// Always `authenticate`.
     #[serde(rename = "type")]
     kind: &'static str,
+    /// `"true"` when a valid token was presented, else `"false"`; a bad token is not an error here.
     authenticated: &'static str,
 }
 
-/// `/api/authenticate`.
+/// Whether the caller is authenticated.
+///
+/// Never fails on a bad token: an unknown, expired or revoked token answers
+/// `authenticated: "false"`.
+#[utoipa::path(
+    get,
+    path = "/api/authenticate",
+    operation_id = "authenticate_get",
+    tag = "authenticate",
+    security((), ("bearer" = [])),
+    responses(
+        (status = 200, description = "Whether the presented token is good.", body = AuthenticateRecord,
+            example = json!({"type": "authenticate", "authenticated": "false"})),
+        (status = 503, response = Unavailable),
+    )
+)]
 pub async fn handle(
     req: HttpRequest,
     payload: web::Payload,

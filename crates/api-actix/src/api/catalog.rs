@@ -11,10 +11,12 @@ use medialib_domain::{
 use super::{
     CollectionObject, Public, begin, collection_id, is_read, not_implemented, options, path_id,
 };
+use crate::apidoc::responses::{ConflictingWriteErrors, ReadErrors, WriteErrors};
+use crate::apidoc::schemas::{CatalogListPath, CatalogQuery, CollectionOnly, ObjectInCollection};
 use crate::blocking::run;
 use crate::error::ApiError;
 use crate::input::{ApiCall, Form};
-use crate::records::CatalogWriter;
+use crate::records::{CatalogResponse, CatalogWriter};
 use crate::state::AppState;
 
 const ALLOW: &str = "GET, HEAD, PUT, POST, DELETE, OPTIONS";
@@ -60,7 +62,18 @@ pub async fn handle(
     }
 }
 
-/// `/api/catalog/o/{c}`: the same as `c/{c}/o/0`.
+/// List a collection (the same as `c/{collection_uuid}/o/0`).
+#[utoipa::path(
+    get,
+    path = "/api/catalog/o/{collection_uuid}",
+    operation_id = "catalog_short_get",
+    tag = "catalog",
+    params(CollectionOnly, CatalogQuery),
+    responses(
+        (status = 200, description = "The members (spec §2.9).", body = CatalogResponse),
+        ReadErrors,
+    )
+)]
 pub async fn handle_short(
     req: HttpRequest,
     path: web::Path<String>,
@@ -103,9 +116,23 @@ fn page_request(query: &Form) -> Result<Option<PageRequest>, ApiError> {
     PageRequest::from_parts(size, after).map_err(|e| ApiError::BadRequest(e.to_string()))
 }
 
-/// GET: `o` = `0` or `c` lists C; any other `o` must be a catalog member of C and is
-/// listed itself (with the caller's effective level on it).
-async fn list(
+/// List a collection, or a sub-catalog of it.
+///
+/// `object_uuid` `0` (or the collection itself) lists the collection's members; the
+/// UUID of a catalog member lists that sub-catalog (a member that is no catalog is a
+/// 400). Needs `view`. Order: most recently modified first, ties by uuid.
+#[utoipa::path(
+    get,
+    path = "/api/catalog/c/{collection_uuid}/o/{object_uuid}",
+    operation_id = "catalog_get",
+    tag = "catalog",
+    params(CatalogListPath, CatalogQuery),
+    responses(
+        (status = 200, description = "The members (spec §2.9).", body = CatalogResponse),
+        ReadErrors,
+    )
+)]
+pub(crate) async fn list(
     state: &AppState,
     caller: Caller,
     call: &ApiCall,
@@ -150,8 +177,23 @@ async fn list(
         .body(body))
 }
 
-/// PUT/POST: adds an existing object to C; adding a member again is still a 201.
-async fn add(
+/// Add an existing object to a collection.
+///
+/// Needs `admin` on the collection and `view` on the object through some collection it
+/// is in. Adding a member again is still a 201. Adding a collection into itself or one
+/// of its descendants is a 409. POST does the same.
+#[utoipa::path(
+    put,
+    path = "/api/catalog/c/{collection_uuid}/o/{object_uuid}",
+    operation_id = "catalog_put",
+    tag = "catalog",
+    params(ObjectInCollection),
+    responses(
+        (status = 201, description = "The object is a member (no body)."),
+        ConflictingWriteErrors,
+    )
+)]
+pub(crate) async fn add(
     state: &AppState,
     caller: Caller,
     c: ObjectId,
@@ -161,8 +203,22 @@ async fn add(
     Ok(HttpResponse::Created().finish())
 }
 
-/// DELETE: removes the membership; the last one soft-deletes the object.
-async fn remove(
+/// Remove an object from a collection.
+///
+/// Needs `admin` on the collection. Removing an object's last membership soft-deletes
+/// it (kept 30 days, restorable with `medialib restore UUID`).
+#[utoipa::path(
+    delete,
+    path = "/api/catalog/c/{collection_uuid}/o/{object_uuid}",
+    operation_id = "catalog_delete",
+    tag = "catalog",
+    params(ObjectInCollection),
+    responses(
+        (status = 200, description = "The membership is removed (no body)."),
+        WriteErrors,
+    )
+)]
+pub(crate) async fn remove(
     state: &AppState,
     caller: Caller,
     c: ObjectId,

@@ -5,6 +5,8 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use medialib_domain::{Caller, ObjectId};
 
 use super::{Public, begin, is_read, not_implemented, options, path_real_id};
+use crate::apidoc::responses::HiddenReadErrors;
+use crate::apidoc::schemas::ObjectOnly;
 use crate::blocking::run;
 use crate::error::ApiError;
 use crate::records::ContributeEntry;
@@ -31,7 +33,25 @@ pub async fn handle(
     }
 }
 
-async fn list(state: &AppState, caller: Caller, o: ObjectId) -> Result<HttpResponse, ApiError> {
+/// The libraries the caller may add an object to.
+///
+/// Every library where the caller is `admin`, each saying whether the object is a member.
+#[utoipa::path(
+    get,
+    path = "/api/contribute/o/{object_id}",
+    operation_id = "contribute_get",
+    tag = "contribute",
+    params(ObjectOnly),
+    responses(
+        (status = 200, description = "The libraries, `[]` when there are none.", body = [ContributeEntry]),
+        HiddenReadErrors,
+    )
+)]
+pub(crate) async fn list(
+    state: &AppState,
+    caller: Caller,
+    o: ObjectId,
+) -> Result<HttpResponse, ApiError> {
     let libraries = run(state, move |s| s.people().contribute_libraries(&caller, o)).await?;
     let entries: Vec<ContributeEntry> = libraries
         .iter()

@@ -6,6 +6,8 @@ use medialib_domain::{Action, Caller, IdOrZero, NewObject, ObjectId, ObjectPatch
 use medialib_ports::services::{DescribeWithTokenFailed, Placement};
 
 use super::{CollectionObject, Public, begin, is_read, not_implemented, options, path_id};
+use crate::apidoc::responses::{ConflictingWriteErrors, ReadErrors, WriteErrors};
+use crate::apidoc::schemas::{DescribeCreatePath, DescribeForm, ObjectInCollection};
 use crate::auth::presented_token;
 use crate::blocking::run;
 use crate::error::ApiError;
@@ -70,7 +72,27 @@ fn real(id: IdOrZero<ObjectId>, field: &str) -> Result<ObjectId, ApiError> {
     }
 }
 
-async fn read(
+/// Describe an object.
+///
+/// The complete record (spec §2.2) for a caller with `view` on the collection; the
+/// limited record (`type, title, description, images, public, uuid, permLink,
+/// authenticated`) for an anonymous caller or one without `view`, when the object is
+/// public. An anonymous read of a non-public object is a 401, an authenticated one
+/// without `view` a 403. A collection can be described through itself
+/// (`c/{C}/o/{C}`). Neither id may be `0`.
+#[utoipa::path(
+    get,
+    path = "/api/describe/c/{collection_uuid}/o/{object_uuid}",
+    operation_id = "describe_get",
+    tag = "describe",
+    params(ObjectInCollection),
+    security((), ("bearer" = [])),
+    responses(
+        (status = 200, description = "The complete or the limited record.", body = AnyRecord),
+        ReadErrors,
+    )
+)]
+pub(crate) async fn read(
     state: &AppState,
     req: &HttpRequest,
     c: IdOrZero<ObjectId>,
@@ -110,7 +132,32 @@ pub(crate) fn patch_from(form: &Form) -> Result<ObjectPatch, ApiError> {
     ObjectPatch::from_fields(form.pairs()).map_err(|e| ApiError::BadRequest(e.to_string()))
 }
 
-async fn create(
+/// Create an object.
+///
+/// `object_uuid` must be `0`. With `collection_uuid` `0` the new object is a top-level
+/// library (its `type` must be `catalog`), open to any authenticated caller, who
+/// becomes its admin; otherwise it is created in that collection, which needs `admin`
+/// on it. The service assigns the UUID, so repeating a PUT creates another object.
+#[utoipa::path(
+    put,
+    path = "/api/describe/c/{collection_uuid}/o/{object_uuid}",
+    operation_id = "describe_put",
+    tag = "describe",
+    params(DescribeCreatePath),
+    request_body(
+        description = "The new object's fields; `type` is required.",
+        content(
+            (DescribeForm = "application/x-www-form-urlencoded"),
+            (DescribeForm = "multipart/form-data"),
+            (DescribeForm = "application/json"),
+        )
+    ),
+    responses(
+        (status = 201, description = "Created; the body names the new object.", body = UuidBody),
+        WriteErrors,
+    )
+)]
+pub(crate) async fn create(
     state: &AppState,
     caller: Caller,
     c: IdOrZero<ObjectId>,
@@ -137,7 +184,31 @@ async fn create(
     }))
 }
 
-async fn update(
+/// Update an object.
+///
+/// Needs `admin` on the collection. Fields that are absent keep their stored values;
+/// `properties` are merged over the stored ones. `type` is required and must equal the
+/// stored type (a change is a 409). Neither id may be `0`.
+#[utoipa::path(
+    post,
+    path = "/api/describe/c/{collection_uuid}/o/{object_uuid}",
+    operation_id = "describe_post",
+    tag = "describe",
+    params(ObjectInCollection),
+    request_body(
+        description = "The fields to change; `type` is required.",
+        content(
+            (DescribeForm = "application/x-www-form-urlencoded"),
+            (DescribeForm = "multipart/form-data"),
+            (DescribeForm = "application/json"),
+        )
+    ),
+    responses(
+        (status = 202, description = "Updated; the body names the object.", body = UuidBody),
+        ConflictingWriteErrors,
+    )
+)]
+pub(crate) async fn update(
     state: &AppState,
     caller: Caller,
     c: IdOrZero<ObjectId>,

@@ -8,6 +8,8 @@ use medialib_domain::{Action, Caller, Description, ObjectId, ObjectPatch, Title}
 use super::{
     CollectionObject, Public, begin, collection_id, is_read, not_implemented, options, path_real_id,
 };
+use crate::apidoc::responses::{ReadErrors, WriteErrors};
+use crate::apidoc::schemas::{CollectionObjectId, InfoForm};
 use crate::blocking::run;
 use crate::error::ApiError;
 use crate::input::ApiCall;
@@ -44,7 +46,21 @@ pub async fn handle(
     }
 }
 
-async fn read(
+/// The info record of an object.
+///
+/// Needs `view` on the collection; the object must be a member of it.
+#[utoipa::path(
+    get,
+    path = "/api/info/c/{collection_uuid}/o/{object_id}",
+    operation_id = "info_get",
+    tag = "info",
+    params(CollectionObjectId),
+    responses(
+        (status = 200, description = "The info record (spec §2.5).", body = InfoRecord),
+        ReadErrors,
+    )
+)]
+pub(crate) async fn read(
     state: &AppState,
     caller: Caller,
     c: ObjectId,
@@ -54,7 +70,30 @@ async fn read(
     Ok(HttpResponse::Ok().json(InfoRecord::new(&info.object, info.owner.as_ref())))
 }
 
-async fn update(
+/// Change an object's title and description.
+///
+/// Needs `admin` on the collection. Absent fields keep their values. Fields may also be
+/// sent in the query string.
+#[utoipa::path(
+    post,
+    path = "/api/info/c/{collection_uuid}/o/{object_id}",
+    operation_id = "info_post",
+    tag = "info",
+    params(CollectionObjectId),
+    request_body(
+        description = "The fields to change.",
+        content(
+            (InfoForm = "application/x-www-form-urlencoded"),
+            (InfoForm = "multipart/form-data"),
+            (InfoForm = "application/json"),
+        )
+    ),
+    responses(
+        (status = 202, description = "Updated (no body)."),
+        WriteErrors,
+    )
+)]
+pub(crate) async fn update(
     state: &AppState,
     caller: Caller,
     c: ObjectId,

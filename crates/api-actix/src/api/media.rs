@@ -8,6 +8,8 @@ use medialib_domain::{Caller, ObjectId};
 use super::{
     CollectionObject, Public, begin, collection_id, is_read, not_implemented, options, path_real_id,
 };
+use crate::apidoc::responses::ReadErrors;
+use crate::apidoc::schemas::CollectionObjectId;
 use crate::blocking::run;
 use crate::error::ApiError;
 use crate::records::{EmbedRecord, VideoRecord};
@@ -22,7 +24,20 @@ enum Record {
     Video,
 }
 
-/// `/api/embed/c/{c}/o/{o}`.
+/// The embed codes of an object.
+///
+/// Needs `view` on the collection; the object must be a member of it.
+#[utoipa::path(
+    get,
+    path = "/api/embed/c/{collection_uuid}/o/{object_id}",
+    operation_id = "embed_get",
+    tag = "media",
+    params(CollectionObjectId),
+    responses(
+        (status = 200, description = "The embed record (spec §2.6).", body = EmbedRecord),
+        ReadErrors,
+    )
+)]
 pub async fn embed(
     req: HttpRequest,
     path: CollectionObject,
@@ -32,7 +47,21 @@ pub async fn embed(
     handle(&req, path, payload, &state, Record::Embed).await
 }
 
-/// `/api/video/c/{c}/o/{o}`.
+/// The playable files of a video or audio object.
+///
+/// Needs `view` on the collection; the object must be a member of it. An object that is
+/// neither video nor audio is a 400.
+#[utoipa::path(
+    get,
+    path = "/api/video/c/{collection_uuid}/o/{object_id}",
+    operation_id = "video_get",
+    tag = "media",
+    params(CollectionObjectId),
+    responses(
+        (status = 200, description = "The video record (spec §2.7).", body = VideoRecord),
+        ReadErrors,
+    )
+)]
 pub async fn video(
     req: HttpRequest,
     path: CollectionObject,

@@ -2,14 +2,14 @@
 //! effective method (overrides applied), so that an unimplemented method is a
 //! 501 with `Allow` and OPTIONS answers on every path.
 
-mod authenticate;
-mod catalog;
-mod contribute;
-mod describe;
-mod info;
-mod media;
-mod permission;
-mod user;
+pub(crate) mod authenticate;
+pub(crate) mod catalog;
+pub(crate) mod contribute;
+pub(crate) mod describe;
+pub(crate) mod info;
+pub(crate) mod media;
+pub(crate) mod permission;
+pub(crate) mod user;
 
 use actix_web::http::Method;
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -25,16 +25,16 @@ use crate::state::AppState;
 
 /// Registers the API routes.
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(crate::metrics::resource("/api/describe/c/{c}/o/{o}").to(describe::handle))
-        .service(crate::metrics::resource("/api/user/c/{c}/o/{o}").to(user::handle))
-        .service(crate::metrics::resource("/api/permission/c/{c}/o/{o}").to(permission::handle))
-        .service(crate::metrics::resource("/api/info/c/{c}/o/{o}").to(info::handle))
-        .service(crate::metrics::resource("/api/embed/c/{c}/o/{o}").to(media::embed))
-        .service(crate::metrics::resource("/api/video/c/{c}/o/{o}").to(media::video))
-        .service(crate::metrics::resource("/api/authenticate").to(authenticate::handle))
-        .service(crate::metrics::resource("/api/catalog/c/{c}/o/{o}").to(catalog::handle))
-        .service(crate::metrics::resource("/api/catalog/o/{c}").to(catalog::handle_short))
-        .service(crate::metrics::resource("/api/contribute/o/{o}").to(contribute::handle));
+    cfg.service(crate::routing::resource("/api/describe/c/{c}/o/{o}").to(describe::handle))
+        .service(crate::routing::resource("/api/user/c/{c}/o/{o}").to(user::handle))
+        .service(crate::routing::resource("/api/permission/c/{c}/o/{o}").to(permission::handle))
+        .service(crate::routing::resource("/api/info/c/{c}/o/{o}").to(info::handle))
+        .service(crate::routing::resource("/api/embed/c/{c}/o/{o}").to(media::embed))
+        .service(crate::routing::resource("/api/video/c/{c}/o/{o}").to(media::video))
+        .service(crate::routing::resource("/api/authenticate").to(authenticate::handle))
+        .service(crate::routing::resource("/api/catalog/c/{c}/o/{o}").to(catalog::handle))
+        .service(crate::routing::resource("/api/catalog/o/{c}").to(catalog::handle_short))
+        .service(crate::routing::resource("/api/contribute/o/{o}").to(contribute::handle));
 }
 
 /// The `{c}` and `{o}` segments of a path.

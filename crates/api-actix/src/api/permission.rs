@@ -9,6 +9,8 @@ use medialib_ports::services::people::Grantee;
 use super::{
     CollectionObject, Public, begin, collection_id, is_read, not_implemented, options, user_path_id,
 };
+use crate::apidoc::responses::{ConflictingWriteErrors, ReadErrors};
+use crate::apidoc::schemas::{CollectionUser, GranteeForm, PermissionForm};
 use crate::blocking::run;
 use crate::error::ApiError;
 use crate::input::ApiCall;
@@ -49,7 +51,22 @@ pub async fn handle(
     }
 }
 
-async fn list(
+/// List the permission entries of a collection.
+///
+/// Needs `admin` on the collection. `user_id` `0` lists every user with an explicit
+/// entry; a user id lists that user's entry only (`[]` when there is none).
+#[utoipa::path(
+    get,
+    path = "/api/permission/c/{collection_uuid}/o/{user_id}",
+    operation_id = "permission_get",
+    tag = "permission",
+    params(CollectionUser),
+    responses(
+        (status = 200, description = "The entries, `[]` when there are none.", body = [PermissionRecord]),
+        ReadErrors,
+    )
+)]
+pub(crate) async fn list(
     state: &AppState,
     caller: Caller,
     c: ObjectId,
@@ -85,7 +102,31 @@ fn grantee(u: IdOrZero<UserId>, call: &ApiCall) -> Result<Grantee, ApiError> {
     }
 }
 
-async fn grant(
+/// Give a user a level on a collection.
+///
+/// Needs `admin` on the collection. The user is the path's `user_id`, or with `0` the
+/// `uniqueId` field; a uniqueId no user has yet provisions that user. Demoting the last
+/// admin is a 409. POST does the same.
+#[utoipa::path(
+    put,
+    path = "/api/permission/c/{collection_uuid}/o/{user_id}",
+    operation_id = "permission_put",
+    tag = "permission",
+    params(CollectionUser),
+    request_body(
+        description = "The level (default `view`); `uniqueId` is required when `user_id` is `0`.",
+        content(
+            (PermissionForm = "application/x-www-form-urlencoded"),
+            (PermissionForm = "multipart/form-data"),
+            (PermissionForm = "application/json"),
+        )
+    ),
+    responses(
+        (status = 201, description = "The level is set (no body)."),
+        ConflictingWriteErrors,
+    )
+)]
+pub(crate) async fn grant(
     state: &AppState,
     caller: Caller,
     c: ObjectId,
@@ -105,7 +146,30 @@ async fn grant(
     Ok(HttpResponse::Created().finish())
 }
 
-async fn revoke(
+/// Remove a user's entry from a collection.
+///
+/// Needs `admin` on the collection. The user is the path's `user_id`, or with `0` the
+/// `uniqueId` field. Removing the last admin is a 409; a user without an entry is a 404.
+#[utoipa::path(
+    delete,
+    path = "/api/permission/c/{collection_uuid}/o/{user_id}",
+    operation_id = "permission_delete",
+    tag = "permission",
+    params(CollectionUser),
+    request_body(
+        description = "`uniqueId`, required when `user_id` is `0`.",
+        content(
+            (GranteeForm = "application/x-www-form-urlencoded"),
+            (GranteeForm = "multipart/form-data"),
+            (GranteeForm = "application/json"),
+        )
+    ),
+    responses(
+        (status = 200, description = "The entry is removed (no body)."),
+        ConflictingWriteErrors,
+    )
+)]
+pub(crate) async fn revoke(
     state: &AppState,
     caller: Caller,
     c: ObjectId,

@@ -9,6 +9,8 @@ use medialib_ports::services::people::{AddUserInput, UserPatch};
 use super::{
     CollectionObject, Public, begin, collection_id, is_read, not_implemented, options, user_path_id,
 };
+use crate::apidoc::responses::{ConflictingWriteErrors, HiddenReadErrors};
+use crate::apidoc::schemas::{CollectionUser, UserForm};
 use crate::blocking::run;
 use crate::error::ApiError;
 use crate::input::ApiCall;
@@ -48,7 +50,23 @@ pub async fn handle(
     }
 }
 
-async fn read(
+/// Read a user through a collection.
+///
+/// Needs `view` on the collection, and the user must hold an entry on it or be the
+/// caller (else 404). `user_id` `0` is the caller. `firstName` and `lastName` always;
+/// `userId` and `uniqueId` only to the user itself or an admin of the collection.
+#[utoipa::path(
+    get,
+    path = "/api/user/c/{collection_uuid}/o/{user_id}",
+    operation_id = "user_get",
+    tag = "user",
+    params(CollectionUser),
+    responses(
+        (status = 200, description = "The user, with the fields the caller may see.", body = UserRecord),
+        HiddenReadErrors,
+    )
+)]
+pub(crate) async fn read(
     state: &AppState,
     caller: Caller,
     c: ObjectId,
@@ -70,7 +88,33 @@ fn unique_id(call: &ApiCall) -> Result<Option<UniqueId>, ApiError> {
         .transpose()
 }
 
-async fn write(
+/// Change a user's names, or add a user to a collection.
+///
+/// With a `user_id`: changes `firstName` / `lastName` (the user itself or an admin of
+/// the collection; 202). With `user_id` `0` and a `uniqueId`: creates the user and
+/// gives them `view` on the collection (an admin of the collection; 201). A `uniqueId`
+/// that another user has is a 409. Fields may also be sent in the query string.
+#[utoipa::path(
+    post,
+    path = "/api/user/c/{collection_uuid}/o/{user_id}",
+    operation_id = "user_post",
+    tag = "user",
+    params(CollectionUser),
+    request_body(
+        description = "The names to set; `uniqueId` is required when `user_id` is `0`.",
+        content(
+            (UserForm = "application/x-www-form-urlencoded"),
+            (UserForm = "multipart/form-data"),
+            (UserForm = "application/json"),
+        )
+    ),
+    responses(
+        (status = 201, description = "The user was created (`user_id` `0`).", body = UserIdBody),
+        (status = 202, description = "The user was updated.", body = UserIdBody),
+        ConflictingWriteErrors,
+    )
+)]
+pub(crate) async fn write(
     state: &AppState,
     caller: Caller,
     c: ObjectId,

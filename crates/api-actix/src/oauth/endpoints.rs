@@ -24,7 +24,6 @@ use crate::auth::presented_token;
 use crate::blocking::run;
 use crate::error::ApiError;
 use crate::input::{ApiCall, Form};
-use crate::ratelimit::remote_addr;
 use crate::state::AppState;
 
 /// Methods of the token, revocation, introspection and logout endpoints.
@@ -106,8 +105,8 @@ async fn read_client_call(
             return Err(not_implemented(POST_ALLOW));
         }
     }
-    let limits = state.limits()?;
-    limits.token_per_addr.hit(&remote_addr(req))?;
+    let limits = state.limits();
+    limits.token_per_addr.hit(&state.remote_addr(req))?;
     let call = ApiCall::read(req, payload).await.map_err(|e| match e {
         ApiError::BadRequest(why) => invalid_request(why),
         other => other,

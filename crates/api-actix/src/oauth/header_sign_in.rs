@@ -12,8 +12,6 @@
 //!   since someone may be forging the header. No session is started.
 //!
 //! There is no password form in this mode: `POST /api/oauth/login` answers 501.
-//!
-//! A submodule of `pages` (declared there), so it shares the page helpers.
 
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse};
@@ -21,10 +19,12 @@ use medialib_domain::oauth::AuthorizationRequest;
 use medialib_ports::Credentials;
 use medialib_ports::services::SignInError;
 
-use super::{Params, Problem, consent, session_cookie};
+use super::consent::consent;
+use super::html::Problem;
+use super::params::Params;
+use super::session_cookie;
 use crate::blocking::run;
 use crate::error::ApiError;
-use crate::proxy::ClientInfo;
 use crate::state::AppState;
 
 /// Whether the request carries a non-blank sign-in header (trusted or not: [`sign_in`] decides).
@@ -53,7 +53,7 @@ pub(super) async fn sign_in(
                 .into(),
         });
     };
-    let client = ClientInfo::of(req);
+    let client = state.client(req);
     let values: Vec<_> = req
         .headers()
         .get_all(name)
@@ -71,7 +71,7 @@ pub(super) async fn sign_in(
         );
         return Err(forged());
     }
-    state.limits()?.login_per_addr.hit(&client.ip.to_string())?;
+    state.limits().login_per_addr.hit(&client.ip.to_string())?;
     let value = match (values.len(), std::str::from_utf8(first.as_bytes())) {
         (1, Ok(value)) => value.to_owned(),
         (count, _) => {
@@ -92,11 +92,11 @@ pub(super) async fn sign_in(
         }))
     })
     .await?;
-    crate::metrics::count_sign_in(state, &outcome);
+    crate::metrics::count_sign_in(&state.metrics, &outcome);
     match outcome {
         Ok(started) => {
             let mut builder = HttpResponse::Ok();
-            builder.append_header((header::SET_COOKIE, session_cookie(state, &started)?));
+            builder.append_header((header::SET_COOKIE, session_cookie(state, &started)));
             Ok(consent(
                 builder,
                 request,

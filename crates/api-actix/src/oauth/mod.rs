@@ -1,11 +1,25 @@
-//! The OAuth 2.0 authorization server's HTTP surface (DECISIONS.md §5):
-//! the browser pages of the authorization endpoint ([`pages`], with the OpenID Connect
-//! return at `/api/sso/oidc/callback`) and the client-facing JSON endpoints ([`endpoints`]).
+//! The OAuth 2.0 authorization server's HTTP surface (DECISIONS.md §5): the browser pages of
+//! the authorization endpoint and the client-facing JSON endpoints ([`endpoints`]).
+//!
+//! The browser side, by concern: [`pages`] answers `/api/oauth/authorize` and the password
+//! form; [`consent`] the consent page and its form; [`header_sign_in`] and [`sso_callback`]
+//! the `header` and `oidc` sign-in modes (the OpenID Connect return at
+//! `/api/sso/oidc/callback`); [`request`] judges the authorize parameters that [`params`]
+//! reads; [`html`] gives every page its security headers and error pages. The cookies are
+//! read and written here.
 
+mod consent;
 mod endpoints;
+mod header_sign_in;
+mod html;
 mod pages;
+mod params;
+mod request;
+mod sso_callback;
 
 use actix_web::{HttpRequest, HttpResponse, web};
+use medialib_domain::sign_in::SignInMethod;
+use medialib_ports::services::StartedSession;
 
 use crate::state::AppState;
 
@@ -14,21 +28,22 @@ pub const SESSION_COOKIE: &str = "medialib_session";
 /// The cookie binding the sign-in form's CSRF token before a session exists (`mlf_...`).
 pub const LOGIN_FORM_COOKIE: &str = "medialib_login";
 
+/// Where the sign-in cookie is sent (the sign-in form's POST and the authorize page).
+const LOGIN_COOKIE_PATH: &str = "/api/oauth";
+
 /// Registers the authorization server's routes.
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(crate::metrics::resource("/api/oauth/authorize").to(authorize))
-        .service(crate::metrics::resource("/api/oauth/login").to(pages::login))
+    cfg.service(crate::routing::resource("/api/oauth/authorize").to(authorize))
+        .service(crate::routing::resource("/api/oauth/login").to(pages::login))
+        .service(crate::routing::resource("/api/sso/oidc/callback").to(sso_callback::callback))
+        .service(crate::routing::resource("/api/oauth/access_token").to(endpoints::access_token))
+        .service(crate::routing::resource("/api/oauth/revoke").to(endpoints::revoke))
+        .service(crate::routing::resource("/api/oauth/introspect").to(endpoints::introspect))
         .service(
-            crate::metrics::resource("/api/sso/oidc/callback").to(pages::sso_callback::callback),
-        )
-        .service(crate::metrics::resource("/api/oauth/access_token").to(endpoints::access_token))
-        .service(crate::metrics::resource("/api/oauth/revoke").to(endpoints::revoke))
-        .service(crate::metrics::resource("/api/oauth/introspect").to(endpoints::introspect))
-        .service(
-            crate::metrics::resource("/.well-known/oauth-authorization-server")
+            crate::routing::resource("/.well-known/oauth-authorization-server")
                 .to(endpoints::metadata),
         )
-        .service(crate::metrics::resource("/api/logout").to(endpoints::logout));
+        .service(crate::routing::resource("/api/logout").to(endpoints::logout));
 }
 
 /// `/api/oauth/authorize` (a trailing slash is trimmed): a GET with no query string and an
@@ -50,6 +65,17 @@ async fn authorize(
     }
 }
 
+/// The configured sign-in method, in the domain's type, whose rules decide which way a
+/// browser signs in (`medialib_ports::SignInMethod` names the same three methods).
+fn sign_in_method(state: &AppState) -> SignInMethod {
+    use medialib_ports::SignInMethod as Reported;
+    match state.services().sessions().sign_in_method() {
+        Reported::PasswordForm => SignInMethod::PasswordForm,
+        Reported::Redirect => SignInMethod::Redirect,
+        Reported::ProxyHeader => SignInMethod::ProxyHeader,
+    }
+}
+
 /// The first value of cookie `name` in the request's `Cookie` headers (values are never logged).
 fn cookie(req: &HttpRequest, name: &str) -> Option<String> {
     req.headers()
@@ -59,4 +85,36 @@ fn cookie(req: &HttpRequest, name: &str) -> Option<String> {
         .filter_map(|pair| pair.trim().split_once('='))
         .find(|(k, _)| *k == name)
         .map(|(_, v)| v.trim_matches('"').to_owned())
+}
+
+/// The `Set-Cookie` value that starts the browser session `started` (path `/`, for the
+/// session's lifetime).
+fn session_cookie(state: &AppState, started: &StartedSession) -> String {
+    let max_age = state.services().settings().session_ttl.seconds();
+    set_cookie(
+        state,
+        SESSION_COOKIE,
+        started.cookie.expose(),
+        "/",
+        Some(max_age),
+    )
+}
+
+/// A `Set-Cookie` value: HttpOnly, SameSite=Lax, Secure when the service is reached over https.
+fn set_cookie(
+    state: &AppState,
+    name: &str,
+    value: &str,
+    path: &str,
+    max_age: Option<i64>,
+) -> String {
+    let mut out = format!("{name}={value}; Path={path}");
+    if let Some(seconds) = max_age {
+        out.push_str(&format!("; Max-Age={seconds}"));
+    }
+    out.push_str("; HttpOnly; SameSite=Lax");
+    if state.is_https() {
+        out.push_str("; Secure");
+    }
+    out
 }

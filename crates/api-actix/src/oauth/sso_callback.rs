@@ -14,21 +14,22 @@
 //!   (the client was removed meanwhile), an error page says so instead.
 //! - An unknown, expired or already used `state` is an error page (400), never a redirect.
 //!
-//! A submodule of `pages` (declared there), so it shares the page helpers: every answer
-//! carries the same `no-store`, framing and referrer headers as the other authorize pages.
+//! Every answer carries the same `no-store`, framing and referrer headers as the other
+//! authorize pages (`html.rs`).
 
 use actix_web::http::Method;
 use actix_web::{HttpRequest, HttpResponse, web};
 use medialib_domain::oauth::{AuthorizationRequest, OAuthErrorCode};
 use medialib_ports::RedirectCallback;
-use medialib_ports::SignInMethod;
 use medialib_ports::services::{FinishSignInError, SignInError};
 
-use super::{Params, Problem, field, fields, redirect, resumable, session_cookie};
+use super::html::{Problem, redirect};
+use super::params::{Params, field, fields};
+use super::request::resumable;
+use super::session_cookie;
 use crate::api::options;
 use crate::blocking::run;
 use crate::error::ApiError;
-use crate::ratelimit::remote_addr;
 use crate::state::AppState;
 
 /// The methods of `/api/sso/oidc/callback`.
@@ -43,7 +44,7 @@ pub(super) async fn to_identity_provider(
     params: &Params,
 ) -> Result<HttpResponse, Problem> {
     // Each start stores a pending sign-in: limited like the password form.
-    state.limits()?.login_per_addr.hit(&remote_addr(req))?;
+    state.limits().login_per_addr.hit(&state.remote_addr(req))?;
     let return_to = params.query();
     let started = run(state, move |s| {
         Ok::<_, ApiError>(s.sessions().begin_redirect_sign_in(&return_to))
@@ -53,7 +54,7 @@ pub(super) async fn to_identity_provider(
         Ok(url) => Ok(redirect(HttpResponse::Found(), &url)),
         Err(SignInError::Unavailable(why)) => {
             tracing::warn!(%why, "cannot start the sign-in at the identity provider");
-            let issuer = state.services()?.settings().issuer.clone();
+            let issuer = state.services().settings().issuer.clone();
             let response = request.fail(
                 OAuthErrorCode::ServerError,
                 "the organization's sign-in service is unavailable; try again later",
@@ -66,10 +67,7 @@ pub(super) async fn to_identity_provider(
 }
 
 /// `/api/sso/oidc/callback`: where the identity provider sends the browser back.
-pub(in crate::oauth) async fn callback(
-    req: HttpRequest,
-    state: web::Data<AppState>,
-) -> HttpResponse {
+pub(super) async fn callback(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
     let answer = match *req.method() {
         Method::GET => finish(&req, &state).await,
         Method::OPTIONS => options(&state, &req, CALLBACK_ALLOW, None)
@@ -85,7 +83,7 @@ pub(in crate::oauth) async fn callback(
 
 /// `GET /api/sso/oidc/callback?state=..&(code=..|error=..)`.
 async fn finish(req: &HttpRequest, state: &AppState) -> Result<HttpResponse, Problem> {
-    if state.services()?.sessions().sign_in_method() != SignInMethod::Redirect {
+    if !super::sign_in_method(state).returns_from_identity_provider() {
         return Err(Problem {
             error: ApiError::NotImplemented("OpenID Connect sign-in is not enabled".into()),
             heading: "Sign-in is not available",
@@ -113,9 +111,9 @@ async fn finish(req: &HttpRequest, state: &AppState) -> Result<HttpResponse, Pro
     })
     .await?;
     match &outcome {
-        Ok(_) => crate::metrics::count_sign_in(state, &Ok::<(), SignInError>(())),
+        Ok(_) => crate::metrics::count_sign_in(&state.metrics, &Ok::<(), SignInError>(())),
         Err(FinishSignInError::Failed { error, .. }) => {
-            crate::metrics::count_sign_in(state, &Err::<(), _>(error.clone()));
+            crate::metrics::count_sign_in(&state.metrics, &Err::<(), _>(error.clone()));
         }
         Err(FinishSignInError::UnknownState | FinishSignInError::Store(_)) => {}
     }
@@ -124,7 +122,7 @@ async fn finish(req: &HttpRequest, state: &AppState) -> Result<HttpResponse, Pro
             let mut builder = HttpResponse::SeeOther();
             builder.append_header((
                 actix_web::http::header::SET_COOKIE,
-                session_cookie(state, &done.session)?,
+                session_cookie(state, &done.session),
             ));
             Ok(redirect(
                 builder,
@@ -170,7 +168,7 @@ async fn failed(
     let Some(request) = resumable(state, return_to).await else {
         return Err(problem);
     };
-    let issuer = state.services()?.settings().issuer.clone();
+    let issuer = state.services().settings().issuer.clone();
     let response = request.fail(code, description, &issuer);
     Ok(redirect(HttpResponse::Found(), &response.location()))
 }

@@ -24,16 +24,6 @@ pub struct ErrorBody {
     message: String,
 }
 
-/// The answer of `GET /api/authenticate` (spec §2.8).
-#[derive(ToSchema)]
-pub struct AuthenticateRecord {
-    /// Always `authenticate`.
-    #[schema(rename = "type")]
-    kind: String,
-    /// `"true"` when a valid token was presented, else `"false"`; a bad token is not an error here.
-    authenticated: String,
-}
-
 /// The answer of `OPTIONS` on an API path (DECISIONS.md §4).
 #[derive(ToSchema)]
 pub struct OptionsRecord {

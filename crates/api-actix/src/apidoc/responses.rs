@@ -1,10 +1,12 @@
 //! The error responses the operations share, as reusable components
 //! (`#/components/responses/...`): every one carries an [`ErrorBody`](super::schemas::ErrorBody).
 
-use utoipa::ToResponse;
+use std::collections::BTreeMap;
+
 use utoipa::openapi::header::HeaderBuilder;
 use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::{ContentBuilder, Ref, RefOr, Response, ResponseBuilder};
+use utoipa::{IntoResponses, ToResponse};
 
 /// A response named `name` with `description`, a JSON [`ErrorBody`](super::schemas::ErrorBody)
 /// and the given `(header, description)` pairs.
@@ -98,4 +100,46 @@ error_response!(
     NotImplemented,
     "The call is not implemented; the `Allow` header lists what the path offers.",
     ("Allow", "The methods the path implements."),
+);
+
+/// A set of error answers, each a reference to its shared component; an operation names the
+/// set in its `responses(...)` next to its success answer.
+macro_rules! error_set {
+    ($(#[$doc:meta])* $name:ident: $($status:literal => $response:ident),+ $(,)?) => {
+        $(#[$doc])*
+        #[derive(Debug)]
+        pub struct $name;
+
+        impl IntoResponses for $name {
+            fn responses() -> BTreeMap<String, RefOr<Response>> {
+                BTreeMap::from([$((
+                    $status.to_owned(),
+                    Ref::from_response_name(<$response as ToResponse>::response().0).into(),
+                )),+])
+            }
+        }
+    };
+}
+
+error_set!(
+    /// The errors of a read through a collection: a malformed id, no or a bad token, a missing
+    /// level, nothing there, or the database.
+    ReadErrors: "400" => BadRequest, "401" => Unauthorized, "403" => Forbidden,
+    "404" => NotFound, "503" => Unavailable,
+);
+error_set!(
+    /// The errors of a read that answers a refusal with 404 too, so that an outsider cannot
+    /// tell what exists.
+    HiddenReadErrors: "400" => BadRequest, "401" => Unauthorized, "404" => NotFound,
+    "503" => Unavailable,
+);
+error_set!(
+    /// The errors of a write that cannot conflict with the stored state.
+    WriteErrors: "400" => BadRequest, "401" => Unauthorized, "403" => Forbidden,
+    "404" => NotFound, "413" => PayloadTooLarge, "503" => Unavailable,
+);
+error_set!(
+    /// The errors of a write that can conflict with the stored state (409).
+    ConflictingWriteErrors: "400" => BadRequest, "401" => Unauthorized, "403" => Forbidden,
+    "404" => NotFound, "409" => Conflict, "413" => PayloadTooLarge, "503" => Unavailable,
 );
