@@ -18,7 +18,7 @@ use medialib_domain::oauth::{
     AuthorizeParams, Client, ClientId, ClientKind, ClientName, Issuer, RedirectUri, TokenLifetimes,
 };
 use medialib_domain::{
-    Description, Lifetime, NewObject, ObjectFields, ObjectId, ObjectType, PermissionLevel,
+    Caller, Description, Lifetime, NewObject, ObjectFields, ObjectId, ObjectType, PermissionLevel,
     PersonName, Properties, Secret, Timestamp, Title, TokenDigest, TokenKind, UniqueId, User,
     UserId,
 };
@@ -161,6 +161,31 @@ impl Harness {
             .id()
     }
 
+    /// Like [`object_in`](Self::object_in), but public: its limited record is anyone's.
+    pub fn public_object_in(
+        &self,
+        owner: &User,
+        collection: ObjectId,
+        t: ObjectType,
+        title: &str,
+    ) -> ObjectId {
+        let mut new = Self::new_object(t, title);
+        new.fields.public = true;
+        self.services
+            .media()
+            .create_object(&owner.as_caller(), Placement::In(collection), new)
+            .unwrap()
+            .id()
+    }
+
+    /// Sets `who`'s explicit level on `collection`, as `admin` (who administers it) would.
+    pub fn grant(&self, admin: &User, collection: ObjectId, who: &User, level: PermissionLevel) {
+        self.services
+            .media()
+            .set_permission(&admin.as_caller(), collection, who.id, level)
+            .unwrap();
+    }
+
     pub fn level(&self, who: &User, collection: ObjectId) -> PermissionLevel {
         self.services
             .media()
@@ -191,10 +216,22 @@ impl Harness {
 
     /// Runs the authorization step for `user` and returns the code.
     pub fn code(&self, creds: &ClientCredentials, user: &User, offline: bool) -> String {
+        self.code_with_scope(creds, user, offline, None)
+    }
+
+    /// [`code`](Self::code), asking for `scope` (`None`: the default scope).
+    pub fn code_with_scope(
+        &self,
+        creds: &ClientCredentials,
+        user: &User,
+        offline: bool,
+        scope: Option<&str>,
+    ) -> String {
         let params = AuthorizeParams {
             response_type: Some("code"),
             client_id: Some(&creds.client_id),
             redirect_uri: Some(REDIRECT),
+            scope,
             state: Some("xyz"),
             access_type: offline.then_some("offline"),
             ..AuthorizeParams::default()
@@ -222,6 +259,23 @@ impl Harness {
             .oauth()
             .exchange_code(creds, &code, Some(REDIRECT), None)
             .unwrap()
+    }
+
+    /// `user` as the gate sees it behind an access token of a fresh grant with `scope`
+    /// (`"read"`: a token that may not write), made by bearer authentication.
+    pub fn token_caller(&self, user: &User, scope: &str) -> Caller {
+        let creds = self.client();
+        let code = self.code_with_scope(&creds, user, false, Some(scope));
+        let tokens = self
+            .services
+            .oauth()
+            .exchange_code(&creds, &code, Some(REDIRECT), None)
+            .unwrap();
+        self.services
+            .oauth()
+            .authenticate_bearer(tokens.access_token.expose())
+            .unwrap()
+            .caller()
     }
 
     /// A fresh session cookie and its digest.
