@@ -22,6 +22,7 @@ use medialib_domain::{
     PersonName, Properties, Secret, Timestamp, Title, TokenDigest, TokenKind, UniqueId, User,
     UserId,
 };
+use medialib_ports::services::people::Grantee;
 use medialib_ports::services::{ClientCredentials, NewUserInput, Placement, TokenResponse};
 use medialib_ports::{
     ClientRepository, Clock, ManualClock, OrgRepository, RandomExt, RandomSource, ServiceSettings,
@@ -181,8 +182,8 @@ impl Harness {
     /// Sets `who`'s explicit level on `collection`, as `admin` (who administers it) would.
     pub fn grant(&self, admin: &User, collection: ObjectId, who: &User, level: PermissionLevel) {
         self.services
-            .media()
-            .set_permission(&admin.as_caller(), collection, who.id, level)
+            .people()
+            .grant_permission(&admin.as_caller(), collection, Grantee::Id(who.id), level)
             .unwrap();
     }
 

@@ -16,14 +16,14 @@ use medialib_domain::{
     Caller, Forbidden, IdOrZero, LastAdmin, ObjectId, ObjectPatch, ObjectType, OrgNamespace,
     PermissionLevel, PersonName, Refusal, Subject, UniqueId, User, UserId,
 };
+use medialib_ports::services::NewUserInput;
 use medialib_ports::services::people::{
-    AddUserFailed, AddUserInput, ContributeFailed, Grantee, InfoFailed, ObjectInfo, ReadUserFailed,
-    UpdateUserFailed, UserPatch,
+    AddUserFailed, AddUserInput, ContributeFailed, GrantPermissionFailed, Grantee, InfoFailed,
+    ListPermissionsFailed, ObjectInfo, ReadUserFailed, RevokePermissionFailed, UpdateUserFailed,
+    UserPatch,
 };
-use medialib_ports::services::{NewUserInput, PermissionFailed};
 use medialib_ports::{
-    CreateUserError, CredentialRepository, MediaRepository, PasswordHash, PermissionChangeError,
-    UserRepository,
+    CreateUserError, CredentialRepository, MediaRepository, PasswordHash, UserRepository,
 };
 
 use PermissionLevel::{Admin, None as NoLevel, View};
@@ -588,21 +588,19 @@ fn an_admin_lists_the_entries_of_a_collection_all_or_one() {
     }
     assert_eq!(
         list(&w.bob.as_caller(), None),
-        Err(PermissionFailed::Refused(forbidden(Admin, View)))
+        Err(ListPermissionsFailed::Refused(forbidden(Admin, View)))
     );
     assert_eq!(
         list(&w.carol.as_caller(), Some(w.carol.id)),
-        Err(PermissionFailed::Refused(forbidden(Admin, NoLevel)))
+        Err(ListPermissionsFailed::Refused(forbidden(Admin, NoLevel)))
     );
     assert_eq!(
         people.list_permissions(&alice, unknown_object(), None),
-        Err(PermissionFailed::CollectionNotFound)
+        Err(ListPermissionsFailed::CollectionNotFound)
     );
     assert_eq!(
         people.list_permissions(&alice, w.video, None),
-        Err(PermissionFailed::Change(
-            PermissionChangeError::NotACollection
-        ))
+        Err(ListPermissionsFailed::NotACollection)
     );
 }
 
@@ -631,23 +629,19 @@ fn granting_by_unique_id_provisions_after_the_caller_is_checked() {
         (
             dave.as_caller(),
             w.lib,
-            PermissionFailed::Refused(forbidden(Admin, View)),
+            GrantPermissionFailed::Refused(forbidden(Admin, View)),
         ),
         (
             w.h.token_caller(&w.alice, "read"),
             w.lib,
-            PermissionFailed::Refused(Refusal::ReadOnly),
+            GrantPermissionFailed::Refused(Refusal::ReadOnly),
         ),
         (
             alice,
             unknown_object(),
-            PermissionFailed::CollectionNotFound,
+            GrantPermissionFailed::CollectionNotFound,
         ),
-        (
-            alice,
-            w.video,
-            PermissionFailed::Change(PermissionChangeError::NotACollection),
-        ),
+        (alice, w.video, GrantPermissionFailed::NotACollection),
     ] {
         assert_eq!(grant(&who, c, newbie(), View), Err(want));
         assert_eq!(w.h.store.user_by_unique_id(&uid("newbie")).unwrap(), None);
@@ -660,9 +654,7 @@ fn granting_by_unique_id_provisions_after_the_caller_is_checked() {
     assert_eq!(explicit(&w.h, sub, id), Some(View));
     assert_eq!(
         grant(&alice, w.lib, Grantee::Id(unknown_user()), View),
-        Err(PermissionFailed::Change(
-            PermissionChangeError::UserNotFound
-        ))
+        Err(GrantPermissionFailed::UserNotFound)
     );
 }
 
@@ -671,18 +663,15 @@ fn the_last_admin_of_a_collection_is_kept() {
     let w = world();
     let people = w.h.services.people();
     let alice = w.alice.as_caller();
-    let last = Err(PermissionFailed::Change(PermissionChangeError::LastAdmin(
-        LastAdmin,
-    )));
     assert_eq!(
         people
             .grant_permission(&alice, w.lib, Grantee::Id(w.alice.id), View)
             .map(drop),
-        last
+        Err(GrantPermissionFailed::LastAdmin(LastAdmin))
     );
     assert_eq!(
         people.revoke_permission(&alice, w.lib, Grantee::UniqueId(uid("alice"))),
-        last
+        Err(RevokePermissionFailed::LastAdmin(LastAdmin))
     );
     assert_eq!(explicit(&w.h, w.lib, w.alice.id), Some(Admin));
     // With a second admin, she may go.
@@ -703,32 +692,28 @@ fn revoking_looks_users_up_and_never_provisions() {
     let revoke = |who: &Caller, g| people.revoke_permission(who, w.lib, g);
     assert_eq!(
         revoke(&alice, Grantee::UniqueId(uid("newbie"))),
-        Err(PermissionFailed::Change(
-            PermissionChangeError::UserNotFound
-        ))
+        Err(RevokePermissionFailed::UserNotFound)
     );
     assert_eq!(w.h.store.user_by_unique_id(&uid("newbie")).unwrap(), None);
     assert_eq!(
         revoke(&alice, Grantee::Id(unknown_user())),
-        Err(PermissionFailed::Change(
-            PermissionChangeError::UserNotFound
-        ))
+        Err(RevokePermissionFailed::UserNotFound)
     );
     assert_eq!(
         revoke(&alice, Grantee::Id(w.carol.id)),
-        Err(PermissionFailed::Change(PermissionChangeError::NoEntry))
+        Err(RevokePermissionFailed::NoEntry)
     );
     assert_eq!(
         revoke(&w.bob.as_caller(), Grantee::Id(w.bob.id)),
-        Err(PermissionFailed::Refused(forbidden(Admin, View)))
+        Err(RevokePermissionFailed::Refused(forbidden(Admin, View)))
     );
     assert_eq!(
         revoke(&w.h.token_caller(&w.alice, "read"), Grantee::Id(w.bob.id)),
-        Err(PermissionFailed::Refused(Refusal::ReadOnly))
+        Err(RevokePermissionFailed::Refused(Refusal::ReadOnly))
     );
     assert_eq!(
         people.revoke_permission(&alice, unknown_object(), Grantee::Id(w.bob.id)),
-        Err(PermissionFailed::CollectionNotFound)
+        Err(RevokePermissionFailed::CollectionNotFound)
     );
     assert_eq!(explicit(&w.h, w.lib, w.bob.id), Some(View));
     // By uniqueId, then by id.
