@@ -352,11 +352,7 @@ async fn token_outcomes_and_sign_ins_are_counted(b: Backend) {
         ..AuthorizeParams::default()
     };
     let services = &app.api.services;
-    let request = services
-        .oauth()
-        .start_authorization(&params)
-        .unwrap()
-        .unwrap();
+    let request = services.oauth().start_authorization(&params).unwrap();
     let code = services
         .oauth()
         .approve_authorization(request, user.id)

@@ -237,12 +237,7 @@ impl Harness {
             access_type: offline.then_some("offline"),
             ..AuthorizeParams::default()
         };
-        let request = self
-            .services
-            .oauth()
-            .start_authorization(&params)
-            .unwrap()
-            .unwrap();
+        let request = self.services.oauth().start_authorization(&params).unwrap();
         let response = self
             .services
             .oauth()

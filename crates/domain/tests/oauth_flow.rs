@@ -127,6 +127,7 @@ fn good() -> AuthorizeParams<'static> {
         access_type: None,
         code_challenge: None,
         code_challenge_method: None,
+        repeated: None,
     }
 }
 
@@ -256,6 +257,34 @@ fn untrusted_client_or_redirect_gets_an_error_page_never_a_redirect() {
             "unknown client",
             AuthorizeParams {
                 client_id: Some("nope"),
+                ..good()
+            },
+            None,
+            ErrorPage::UnknownClient,
+        ),
+        (
+            "client_id repeated (RFC 6749 §3.1): which client is meant is unknown",
+            AuthorizeParams {
+                repeated: Some("client_id"),
+                ..good()
+            },
+            Some(&conf),
+            ErrorPage::RepeatedClient,
+        ),
+        (
+            "redirect_uri repeated: where to answer is unknown",
+            AuthorizeParams {
+                repeated: Some("redirect_uri"),
+                ..good()
+            },
+            Some(&conf),
+            ErrorPage::RepeatedRedirectUri,
+        ),
+        (
+            "another parameter repeated, but the client is unknown",
+            AuthorizeParams {
+                client_id: Some("nope"),
+                repeated: Some("scope"),
                 ..good()
             },
             None,
@@ -497,6 +526,26 @@ fn request_errors_redirect_with_error_state_and_iss() {
     let publ = public();
     let long_state = "s".repeat(513);
     let cases: Vec<(&str, AuthorizeParams<'_>, &Client, Refusal)> = vec![
+        // A repeated parameter (RFC 6749 §3.1) of a trusted client and redirect URI: the
+        // state is echoed unless it is the repeated one.
+        (
+            "scope repeated",
+            AuthorizeParams {
+                repeated: Some("scope"),
+                ..good()
+            },
+            &conf,
+            refused(InvalidRequest, true),
+        ),
+        (
+            "state repeated",
+            AuthorizeParams {
+                repeated: Some("state"),
+                ..good()
+            },
+            &conf,
+            refused(InvalidRequest, false),
+        ),
         // state: required, 1..=512 visible ASCII; an invalid one is not echoed.
         (
             "missing state",

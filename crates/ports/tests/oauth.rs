@@ -469,12 +469,7 @@ fn a_refresh_may_narrow_the_scope_but_not_widen_it() {
         access_type: Some("offline"),
         ..AuthorizeParams::default()
     };
-    let request = h
-        .services
-        .oauth()
-        .start_authorization(&params)
-        .unwrap()
-        .unwrap();
+    let request = h.services.oauth().start_authorization(&params).unwrap();
     let response = h
         .services
         .oauth()

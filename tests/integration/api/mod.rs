@@ -232,11 +232,7 @@ pub fn mint_token(
         scope: Some(scope),
         ..AuthorizeParams::default()
     };
-    let request = services
-        .oauth()
-        .start_authorization(&params)
-        .unwrap()
-        .unwrap();
+    let request = services.oauth().start_authorization(&params).unwrap();
     let response = services
         .oauth()
         .approve_authorization(request, user.id)

@@ -190,12 +190,9 @@ fn code_from(services: &Services, client: &ClientCredentials, user: &User, ask: 
         access_type: ask.offline.then_some("offline"),
         code_challenge: ask.challenge,
         code_challenge_method: ask.challenge.map(|_| "S256"),
+        repeated: None,
     };
-    let request = services
-        .oauth()
-        .start_authorization(&params)
-        .unwrap()
-        .unwrap();
+    let request = services.oauth().start_authorization(&params).unwrap();
     let response = services
         .oauth()
         .approve_authorization(request, user.id)
@@ -1006,11 +1003,7 @@ async fn metadata_document(b: Backend) {
         state: Some("st"),
         ..AuthorizeParams::default()
     };
-    let request = services
-        .oauth()
-        .start_authorization(&params)
-        .unwrap()
-        .unwrap();
+    let request = services.oauth().start_authorization(&params).unwrap();
     let response = services
         .oauth()
         .approve_authorization(request, s.user.id)

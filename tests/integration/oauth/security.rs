@@ -70,7 +70,7 @@ async fn secrets_are_stored_only_as_digests(b: Backend) {
         access_type: Some("offline"),
         ..AuthorizeParams::default()
     };
-    let request = s.oauth().start_authorization(&params).unwrap().unwrap();
+    let request = s.oauth().start_authorization(&params).unwrap();
     let code = s
         .oauth()
         .approve_authorization(request, user.id)

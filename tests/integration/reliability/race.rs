@@ -116,7 +116,7 @@ impl Race {
             access_type: Some("offline"),
             ..AuthorizeParams::default()
         };
-        let request = s.oauth().start_authorization(&params).unwrap().unwrap();
+        let request = s.oauth().start_authorization(&params).unwrap();
         s.oauth()
             .approve_authorization(request, self.user.id)
             .unwrap()

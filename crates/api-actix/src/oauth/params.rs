@@ -59,15 +59,6 @@ impl Params {
         ]
     }
 
-    /// The client and its redirect URI alone: the pair the domain judges first.
-    pub(super) fn client_and_redirect_uri(&self) -> Self {
-        Self {
-            client_id: self.client_id.clone(),
-            redirect_uri: self.redirect_uri.clone(),
-            ..Self::default()
-        }
-    }
-
     pub(super) fn authorize(&self) -> AuthorizeParams<'_> {
         AuthorizeParams {
             response_type: self.response_type.as_deref(),
@@ -78,6 +69,7 @@ impl Params {
             access_type: self.access_type.as_deref(),
             code_challenge: self.code_challenge.as_deref(),
             code_challenge_method: self.code_challenge_method.as_deref(),
+            repeated: None,
         }
     }
 

@@ -31,6 +31,9 @@ pub struct AuthorizeParams<'a> {
     pub code_challenge: Option<&'a str>,
     /// PKCE method, must be `S256`.
     pub code_challenge_method: Option<&'a str>,
+    /// The first parameter the request carried more than once, if any (RFC 6749 §3.1: a
+    /// parameter must not be repeated).
+    pub repeated: Option<&'a str>,
 }
 
 /// The client's `state`: 1..=512 characters of `%x20-7E` (RFC 6749 VSCHAR).
@@ -81,6 +84,12 @@ pub enum ErrorPage {
     /// `redirect_uri` is malformed or not registered for this client.
     #[error("the redirect_uri is not registered for this client")]
     UnregisteredRedirectUri,
+    /// `client_id` was sent more than once: which client is meant cannot be told.
+    #[error("client_id must not be repeated")]
+    RepeatedClient,
+    /// `redirect_uri` was sent more than once: where to send the answer cannot be told.
+    #[error("redirect_uri must not be repeated")]
+    RepeatedRedirectUri,
 }
 
 /// A response sent back to the client's redirect URI (success or error).
@@ -186,6 +195,11 @@ pub fn validate_authorization_request(
     use AuthorizeRejection::{ErrorPage as Page, Redirect};
     use OAuthErrorCode as E;
 
+    match params.repeated {
+        Some("client_id") => return Err(Page(ErrorPage::RepeatedClient)),
+        Some("redirect_uri") => return Err(Page(ErrorPage::RepeatedRedirectUri)),
+        _ => {}
+    }
     if params.client_id.is_none() {
         return Err(Page(ErrorPage::MissingClient));
     }
@@ -208,6 +222,15 @@ pub fn validate_authorization_request(
             issuer,
         ))
     };
+    if let Some(name) = params.repeated {
+        // The state is echoed when it is itself single and well formed.
+        let state = params
+            .state
+            .filter(|_| name != "state")
+            .and_then(OAuthState::parse);
+        let description = format!("{name} must not be repeated");
+        return Err(fail(E::InvalidRequest, &description, state.as_ref()));
+    }
     let state = match params.state.map(OAuthState::parse) {
         Some(Some(s)) => s,
         Some(None) => {

@@ -28,7 +28,7 @@ pub use media::{
 pub use medialib_domain::oauth::AuthenticatedCaller;
 pub use oauth::{
     BearerError, ClientAuthFailed, ClientCredentials, CodeGrantFailed, Introspection, OAuthFailure,
-    RefreshGrantFailed, TokenResponse,
+    RefreshGrantFailed, StartAuthorizationFailed, TokenResponse,
 };
 pub use sessions::{
     FinishSignInError, PENDING_SIGN_IN_SECONDS, RedirectSignIn, SignInError, StartedSession,

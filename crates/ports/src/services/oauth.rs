@@ -150,6 +150,24 @@ impl From<ClientAuthFailed> for RefreshGrantFailed {
     }
 }
 
+/// An authorization request that cannot go on to the consent page.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StartAuthorizationFailed {
+    /// The domain rejected it: an error page (untrusted client or redirect URI) or an error
+    /// for the client's redirect URI.
+    #[error("the authorization request was rejected")]
+    Rejected(AuthorizeRejection),
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<AuthorizeRejection> for StartAuthorizationFailed {
+    fn from(r: AuthorizeRejection) -> Self {
+        Self::Rejected(r)
+    }
+}
+
 /// A successful token response.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TokenResponse {
@@ -234,7 +252,7 @@ impl OAuthServices {
     pub fn start_authorization(
         &self,
         params: &AuthorizeParams<'_>,
-    ) -> Result<Result<AuthorizationRequest, AuthorizeRejection>, StoreError> {
+    ) -> Result<AuthorizationRequest, StartAuthorizationFailed> {
         let client = match params.client_id.map(ClientId::parse) {
             Some(Ok(id)) => self.clients.client(&id)?,
             _ => None,
@@ -243,7 +261,7 @@ impl OAuthServices {
             params,
             client.as_ref(),
             &self.world.settings.issuer,
-        ))
+        )?)
     }
 
     /// The user approved: mints and stores a code, returns the redirect.
