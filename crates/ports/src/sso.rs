@@ -83,17 +83,12 @@ impl SsoProvider for NoSso {
     }
 }
 
-/// How the authorization pages sign a browser in with a provider.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SignInMethod {
-    /// medialib's own form asks for a username and password ([`Credentials::Password`]).
-    PasswordForm,
-    /// The browser is sent to the identity provider and comes back to
-    /// `{base_url}/api/sso/oidc/callback` ([`SsoProvider::begin_redirect`], [`SsoProvider::finish_redirect`]).
-    Redirect,
-    /// An authenticating reverse proxy names the user in a header ([`Credentials::ProxyHeader`]).
-    ProxyHeader,
-}
+/// How the organization signs people in: the domain's type, as the provider reports it
+/// ([`SsoProvider::method`]): the password form ([`Credentials::Password`]), a redirect to
+/// the identity provider and back to `{base_url}/api/sso/oidc/callback`
+/// ([`SsoProvider::begin_redirect`], [`SsoProvider::finish_redirect`]), or an authenticating
+/// reverse proxy's header ([`Credentials::ProxyHeader`]).
+pub use medialib_domain::sign_in::SignInMethod;
 
 /// What a redirect-based sign-in keeps server-side between sending the browser to the
 /// identity provider and its return (single use, short-lived).

@@ -65,15 +65,10 @@ async fn authorize(
     }
 }
 
-/// The configured sign-in method, in the domain's type, whose rules decide which way a
-/// browser signs in (`medialib_ports::SignInMethod` names the same three methods).
+/// The configured sign-in method, whose rules (in the domain) decide which way a browser
+/// signs in.
 fn sign_in_method(state: &AppState) -> SignInMethod {
-    use medialib_ports::SignInMethod as Reported;
-    match state.services().sessions().sign_in_method() {
-        Reported::PasswordForm => SignInMethod::PasswordForm,
-        Reported::Redirect => SignInMethod::Redirect,
-        Reported::ProxyHeader => SignInMethod::ProxyHeader,
-    }
+    state.services().sessions().sign_in_method()
 }
 
 /// The first value of cookie `name` in the request's `Cookie` headers (values are never logged).
