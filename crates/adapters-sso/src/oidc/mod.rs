@@ -22,12 +22,16 @@
 //!   cancelled sign-in, a code the provider rejects, or an ID token that fails a check is
 //!   [`SsoError::InvalidCredentials`]. Reasons are logged; tokens, codes and secrets never are.
 
+mod claims;
+
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
-use medialib_domain::{PersonName, Secret, Timestamp, UniqueId};
+use claims::{Found, id_token_claim, identity};
+
+use medialib_domain::{Secret, Timestamp};
 use medialib_ports::{
     Credentials, PendingSignIn, RedirectCallback, RedirectStart, SignInMethod, SsoError,
     SsoIdentity, SsoProvider,
@@ -44,7 +48,7 @@ use openidconnect::{
     HttpClientError, IdTokenClaims, IdTokenFields, IdTokenVerifier, IssuerUrl, Nonce,
     OAuth2TokenResponse as _, PkceCodeChallenge, PkceCodeVerifier, RedirectUrl, RequestTokenError,
     Scope, SignatureVerificationError, StandardErrorResponse, StandardTokenResponse,
-    TokenResponse as _, UserInfoClaims,
+    TokenResponse as _,
 };
 use rand::TryRngCore as _;
 use rand::rngs::OsRng;
@@ -474,126 +478,6 @@ impl SsoProvider for OidcProvider {
     }
 }
 
-/// What the provider said about the user, from the ID token and then userinfo.
-#[derive(Debug, Default)]
-struct Found {
-    unique_id: Option<String>,
-    given_name: Option<String>,
-    family_name: Option<String>,
-}
-
-impl Found {
-    fn is_incomplete(&self) -> bool {
-        self.unique_id.is_none() || self.given_name.is_none() || self.family_name.is_none()
-    }
-
-    /// Takes from userinfo what the ID token lacked.
-    fn fill_from(&mut self, info: &UserInfoClaims<ExtraClaims, CoreGenderClaim>, claim: &str) {
-        let standard = info.standard_claims();
-        if self.unique_id.is_none() {
-            self.unique_id = match claim {
-                "sub" => Some(info.subject().as_str().to_owned()),
-                _ => standard_claim(standard, claim)
-                    .or_else(|| extra_claim(info.additional_claims(), claim)),
-            };
-        }
-        if self.given_name.is_none() {
-            self.given_name = standard
-                .given_name()
-                .and_then(|n| n.get(None))
-                .map(|n| n.as_str().to_owned());
-        }
-        if self.family_name.is_none() {
-            self.family_name = standard
-                .family_name()
-                .and_then(|n| n.get(None))
-                .map(|n| n.as_str().to_owned());
-        }
-    }
-}
-
-/// The identity from what was found: a uniqueId is required; a name that medialib cannot
-/// store is left out (and logged).
-fn identity(found: Found, claim: &str) -> Result<SsoIdentity, SsoError> {
-    let Some(raw) = found.unique_id else {
-        tracing::warn!(
-            claim,
-            "neither the ID token nor userinfo carries the uniqueId claim"
-        );
-        return Err(SsoError::InvalidCredentials);
-    };
-    let unique_id = UniqueId::parse(&raw).map_err(|e| {
-        tracing::warn!(claim, error = %e, "the uniqueId claim is not a valid uniqueId");
-        SsoError::InvalidCredentials
-    })?;
-    let name = |value: Option<String>, field: &'static str| {
-        value.and_then(|v| {
-            PersonName::parse(&v, field)
-                .map_err(
-                    |e| tracing::warn!(error = %e, "ignoring a name from the identity provider"),
-                )
-                .ok()
-        })
-    };
-    Ok(SsoIdentity {
-        unique_id,
-        first_name: name(found.given_name, "firstName"),
-        last_name: name(found.family_name, "lastName"),
-    })
-}
-
-/// The value of claim `name` in the ID token.
-fn id_token_claim(
-    claims: &IdTokenClaims<ExtraClaims, CoreGenderClaim>,
-    name: &str,
-) -> Option<String> {
-    match name {
-        "sub" => Some(claims.subject().as_str().to_owned()),
-        "preferred_username" => claims.preferred_username().map(|v| v.as_str().to_owned()),
-        "email" => claims.email().map(|v| v.as_str().to_owned()),
-        "phone_number" => claims.phone_number().map(|v| v.as_str().to_owned()),
-        "name" => claims
-            .name()
-            .and_then(|n| n.get(None))
-            .map(|v| v.as_str().to_owned()),
-        "nickname" => claims
-            .nickname()
-            .and_then(|n| n.get(None))
-            .map(|v| v.as_str().to_owned()),
-        _ => extra_claim(claims.additional_claims(), name),
-    }
-}
-
-/// The value of a standard claim (other than `sub`) in userinfo.
-fn standard_claim(
-    claims: &openidconnect::StandardClaims<CoreGenderClaim>,
-    name: &str,
-) -> Option<String> {
-    match name {
-        "preferred_username" => claims.preferred_username().map(|v| v.as_str().to_owned()),
-        "email" => claims.email().map(|v| v.as_str().to_owned()),
-        "phone_number" => claims.phone_number().map(|v| v.as_str().to_owned()),
-        "name" => claims
-            .name()
-            .and_then(|n| n.get(None))
-            .map(|v| v.as_str().to_owned()),
-        "nickname" => claims
-            .nickname()
-            .and_then(|n| n.get(None))
-            .map(|v| v.as_str().to_owned()),
-        _ => None,
-    }
-}
-
-/// A non-standard claim as text: a string, or a number (some directories number employees).
-fn extra_claim(claims: &ExtraClaims, name: &str) -> Option<String> {
-    match claims.other.get(name)? {
-        serde_json::Value::String(s) => Some(s.clone()),
-        serde_json::Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
-
 /// `client_secret_basic` unless the provider offers only `client_secret_post` (RFC 8414's
 /// default for a missing list is `client_secret_basic`).
 fn auth_type(metadata: &CoreProviderMetadata) -> AuthType {
@@ -771,46 +655,6 @@ mod tests {
             Err(SsoError::InvalidCredentials),
             "no code and no error"
         );
-    }
-
-    #[test]
-    fn the_unique_id_comes_from_the_configured_claim_and_names_must_be_storable() {
-        let found = Found {
-            unique_id: Some("ada".into()),
-            given_name: Some("Ada".into()),
-            family_name: Some("x".repeat(PersonName::MAX_CHARS + 1)),
-        };
-        let id = identity(found, "sub").unwrap();
-        assert_eq!(id.unique_id.as_str(), "ada");
-        assert_eq!(
-            id.first_name.map(|n| n.as_str().to_owned()),
-            Some("Ada".into())
-        );
-        assert_eq!(id.last_name, None, "a name too long to store is left out");
-        assert_eq!(
-            identity(Found::default(), "employee_id"),
-            Err(SsoError::InvalidCredentials),
-            "no uniqueId, no sign-in"
-        );
-        let control = Found {
-            unique_id: Some("a\u{7}b".into()),
-            ..Found::default()
-        };
-        assert_eq!(identity(control, "sub"), Err(SsoError::InvalidCredentials));
-    }
-
-    #[test]
-    fn extra_claims_may_be_strings_or_numbers() {
-        let claims: ExtraClaims = serde_json::from_value(serde_json::json!({
-            "employee_id": 4711,
-            "ou": "physics",
-            "groups": ["a"],
-        }))
-        .unwrap();
-        assert_eq!(extra_claim(&claims, "employee_id").as_deref(), Some("4711"));
-        assert_eq!(extra_claim(&claims, "ou").as_deref(), Some("physics"));
-        assert_eq!(extra_claim(&claims, "groups"), None);
-        assert_eq!(extra_claim(&claims, "missing"), None);
     }
 
     #[test]
