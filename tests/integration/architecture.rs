@@ -630,3 +630,84 @@ fn permissions_are_decided_only_in_the_domain() {
         offences.join("\n  ")
     );
 }
+
+/// What names a rule of the OAuth token lifecycle (a state to branch on, a refusal, a
+/// transition): an adapter whose production code names one decides it.
+const TOKEN_DECISIONS: [&str; 16] = [
+    "RefreshTokenState",
+    "RedeemError",
+    "RefreshError",
+    "ClientAuthError",
+    "CodeRefusal",
+    "RefreshRefusal",
+    ".authenticate(",
+    ".redeem(",
+    ".rotate(",
+    ".check(",
+    "is_active(",
+    ".is_revoked()",
+    "mint_tokens(",
+    "decide_code(",
+    "decide_refresh(",
+    "decide_revocation(",
+];
+
+/// The token-deciding needles in the production code of `code` (what precedes
+/// `#[cfg(test)]`, comments left out).
+fn token_decisions_in(code: &str) -> Vec<&'static str> {
+    let code: String = code
+        .split("#[cfg(test)]")
+        .next()
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    TOKEN_DECISIONS
+        .into_iter()
+        .filter(|needle| code.contains(needle))
+        .collect()
+}
+
+#[test]
+fn storage_adapters_read_facts_and_write_decisions_but_decide_no_token_rule() {
+    // The checker finds what it looks for, and skips comments and tests.
+    assert_eq!(
+        token_decisions_in("match rec.state() { RefreshTokenState::Used => revoke() }"),
+        ["RefreshTokenState"]
+    );
+    assert_eq!(
+        token_decisions_in("if kind.authenticate(secret).is_err() {}"),
+        [".authenticate("]
+    );
+    assert!(token_decisions_in("/// the service calls decide_code(facts)").is_empty());
+    assert!(token_decisions_in("#[cfg(test)]\nmod t { code.redeem(&p, now) }").is_empty());
+    // ... and the domain is where they are.
+    let root = workspace_root();
+    let exchange = std::fs::read_to_string(root.join("crates/domain/src/oauth/exchange.rs"))
+        .expect("the domain's exchange rules");
+    assert!(token_decisions_in(&exchange).len() >= 4);
+
+    let mut files = Vec::new();
+    for adapter in ["adapters-diesel", "adapters-memory"] {
+        rust_files(&root.join("crates").join(adapter).join("src"), &mut files);
+    }
+    let mut offences = Vec::new();
+    for file in &files {
+        // The memory store's test harness drives the services; it is no adapter code.
+        if file.ends_with("adapters-memory/src/testing.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(file).expect("readable source");
+        for needle in token_decisions_in(&text) {
+            offences.push(format!("{}: {needle}", file.display()));
+        }
+    }
+    assert!(
+        files.len() > 10 && offences.is_empty(),
+        "Architecture invariant broken: the storage adapters read facts and write the \
+         domain's decisions (crates/domain/src/oauth/exchange.rs); they decide no token \
+         rule themselves. Found:\n  {}",
+        offences.join("\n  ")
+    );
+}

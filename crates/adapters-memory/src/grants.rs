@@ -4,17 +4,18 @@
 //! work under the store's mutex: the service reads the facts, the domain decides
 //! (`decide_code`, `decide_refresh`), the unit writes the decision. Of concurrent callers
 //! exactly one finds the code unused or the token valid; every other finds it spent, which
-//! the domain calls a replay or a reuse. What this file still decides itself (revocation by
-//! RFC 7009, sign out) is what the diesel adapter decides in its `store/grants.rs`, marked
+//! the domain calls a replay or a reuse. Revocation (RFC 7009) is a unit of work too
+//! (`decide_revocation`). What this file still chooses itself (which access tokens sign out
+//! revokes) is what the diesel adapter's query selects, marked
 //! `Mirrors adapters-diesel grants.rs`.
 
 use medialib_domain::oauth::{
     AccessTokenRecord, ClientId, CodeDecision, CodeFacts, IssuedCode, RefreshDecision,
-    RefreshFacts, RefreshTokenRecord, StoredCode,
+    RefreshFacts, RefreshTokenRecord, RevocationFacts, RevokeDecision, StoredCode,
 };
 use medialib_domain::{Timestamp, TokenDigest, UserId};
 use medialib_ports::{
-    Applied, BearerRecord, CodeUnit, GrantRepository, GrantUnit, RefreshUnit, RevokeOutcome,
+    Applied, BearerRecord, CodeUnit, GrantRepository, GrantUnit, RefreshUnit, RevokeUnit,
     StoreError,
 };
 
@@ -54,7 +55,7 @@ impl GrantRepository for MemoryStore {
         work(&mut Unit {
             state: &mut state,
             digest: *digest,
-            client,
+            client: Some(client),
         })
     }
 
@@ -68,7 +69,7 @@ impl GrantRepository for MemoryStore {
         work(&mut Unit {
             state: &mut state,
             digest: *digest,
-            client,
+            client: Some(client),
         })
     }
 
@@ -80,36 +81,17 @@ impl GrantRepository for MemoryStore {
         Ok(self.lock().bearer_record(digest))
     }
 
-    fn revoke_token(
+    fn revocation(
         &self,
         digest: &TokenDigest,
-        client: &ClientId,
-        now: Timestamp,
-    ) -> Result<RevokeOutcome, StoreError> {
+        work: &mut dyn FnMut(&mut RevokeUnit<'_>) -> Result<RevokeDecision, StoreError>,
+    ) -> Result<RevokeDecision, StoreError> {
         let mut state = self.lock();
-        // Mirrors adapters-diesel grants.rs: a refresh token is looked for first; it is
-        // another client's when its grant's client differs, and revoking it revokes the grant.
-        let family = state.refresh_tokens.get(digest).and_then(|t| {
-            let grant = state.grants.get(&t.grant)?;
-            Some((t.grant, grant.client.clone()))
-        });
-        if let Some((grant, owner)) = family {
-            if owner != *client {
-                return Ok(RevokeOutcome::OtherClient);
-            }
-            state.revoke_grant(grant, now);
-            return Ok(RevokeOutcome::GrantRevoked);
-        }
-        // Mirrors adapters-diesel grants.rs: an access token is another client's when its
-        // own `client_id` differs; revoking it revokes only the token.
-        let Some(token) = state.access_tokens.get_mut(digest) else {
-            return Ok(RevokeOutcome::Unknown);
-        };
-        if token.client != *client {
-            return Ok(RevokeOutcome::OtherClient);
-        }
-        token.revoked_at.get_or_insert(now);
-        Ok(RevokeOutcome::AccessTokenRevoked)
+        work(&mut Unit {
+            state: &mut state,
+            digest: *digest,
+            client: None,
+        })
     }
 
     fn revoke_user_access_tokens(&self, user: UserId, now: Timestamp) -> Result<u64, StoreError> {
@@ -140,12 +122,13 @@ impl GrantRepository for MemoryStore {
 struct Unit<'a> {
     state: &'a mut State,
     digest: TokenDigest,
-    client: &'a ClientId,
+    /// The presented client (none for a revocation, whose client is already authenticated).
+    client: Option<&'a ClientId>,
 }
 
 impl GrantUnit<CodeFacts, CodeDecision> for Unit<'_> {
     fn facts(&mut self) -> Result<CodeFacts, StoreError> {
-        let Some(client) = self.state.clients.get(self.client) else {
+        let Some(client) = self.client.and_then(|c| self.state.clients.get(c)) else {
             return Ok(CodeFacts {
                 client: None,
                 code: None,
@@ -210,7 +193,7 @@ impl GrantUnit<CodeFacts, CodeDecision> for Unit<'_> {
 
 impl GrantUnit<RefreshFacts, RefreshDecision> for Unit<'_> {
     fn facts(&mut self) -> Result<RefreshFacts, StoreError> {
-        let Some(client) = self.state.clients.get(self.client) else {
+        let Some(client) = self.client.and_then(|c| self.state.clients.get(c)) else {
             return Ok(RefreshFacts {
                 client: None,
                 token: None,
@@ -237,6 +220,40 @@ impl GrantUnit<RefreshFacts, RefreshDecision> for Unit<'_> {
             }
             RefreshDecision::RevokeGrant(g) => self.state.revoke_grant(*g, now),
             RefreshDecision::Refuse(_) => {}
+        }
+        Ok(Applied::Written)
+    }
+}
+
+impl GrantUnit<RevocationFacts, RevokeDecision> for Unit<'_> {
+    fn facts(&mut self) -> Result<RevocationFacts, StoreError> {
+        let state = &*self.state;
+        let family = state.refresh_tokens.get(&self.digest).and_then(|t| {
+            let grant = state.grants.get(&t.grant)?;
+            Some(RevocationFacts::RefreshToken {
+                grant: t.grant,
+                holder: grant.client.clone(),
+            })
+        });
+        Ok(
+            family.unwrap_or_else(|| match state.access_tokens.get(&self.digest) {
+                Some(t) => RevocationFacts::AccessToken {
+                    holder: t.client.clone(),
+                },
+                None => RevocationFacts::Unknown,
+            }),
+        )
+    }
+
+    fn apply(&mut self, decision: &RevokeDecision, now: Timestamp) -> Result<Applied, StoreError> {
+        match decision {
+            RevokeDecision::RevokeGrant(g) => self.state.revoke_grant(*g, now),
+            RevokeDecision::RevokeAccessToken => {
+                if let Some(t) = self.state.access_tokens.get_mut(&self.digest) {
+                    t.revoked_at.get_or_insert(now);
+                }
+            }
+            RevokeDecision::OtherClient | RevokeDecision::Unknown => {}
         }
         Ok(Applied::Written)
     }

@@ -16,7 +16,7 @@ pub use repos::{
     CreateClientError, CreateObjectError, CreateUserError, CredentialRepository, GrantRepository,
     GrantUnit, Housekeeping, MediaRepository, OrgRepository, PendingSignInRepository,
     PermissionChangeError, PermissionEntry, PurgeReport, ReadFacts, Reader, RefreshUnit,
-    RemoveMemberError, RevokeOutcome, SessionRepository, Store, StoredPendingSignIn,
+    RemoveMemberError, RevokeOutcome, RevokeUnit, SessionRepository, Store, StoredPendingSignIn,
     UpdateObjectError, UserRepository, decide_and_write,
 };
 pub use services::{

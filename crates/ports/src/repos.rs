@@ -3,7 +3,7 @@
 
 use medialib_domain::oauth::{
     AccessTokenRecord, Client, ClientId, CodeDecision, CodeFacts, IssuedCode, RefreshDecision,
-    RefreshFacts, RefreshTokenRecord,
+    RefreshFacts, RefreshTokenRecord, RevocationFacts, RevokeDecision,
 };
 use medialib_domain::{
     AccessView, AfterRemoval, BrowserSession, MediaObject, MembershipError, ObjectId, ObjectPatch,
@@ -420,8 +420,10 @@ pub fn decide_and_write<F, D>(
 pub type CodeUnit<'a> = dyn GrantUnit<CodeFacts, CodeDecision> + 'a;
 /// The unit of a refresh.
 pub type RefreshUnit<'a> = dyn GrantUnit<RefreshFacts, RefreshDecision> + 'a;
+/// The unit of a revocation.
+pub type RevokeUnit<'a> = dyn GrantUnit<RevocationFacts, RevokeDecision> + 'a;
 
-/// What a revocation request found (RFC 7009).
+/// What a revocation request did (RFC 7009).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RevokeOutcome {
     /// An access token was revoked.
@@ -432,6 +434,17 @@ pub enum RevokeOutcome {
     Unknown,
     /// The token belongs to another client: nothing was revoked.
     OtherClient,
+}
+
+impl From<RevokeDecision> for RevokeOutcome {
+    fn from(d: RevokeDecision) -> Self {
+        match d {
+            RevokeDecision::RevokeGrant(_) => Self::GrantRevoked,
+            RevokeDecision::RevokeAccessToken => Self::AccessTokenRevoked,
+            RevokeDecision::OtherClient => Self::OtherClient,
+            RevokeDecision::Unknown => Self::Unknown,
+        }
+    }
 }
 
 /// Codes, grants, access and refresh tokens: stored by digest only.
@@ -459,13 +472,13 @@ pub trait GrantRepository: Send + Sync {
     fn access_token(&self, digest: &TokenDigest) -> Result<Option<AccessTokenRecord>, StoreError>;
     /// An access token by digest with the user it acts for, in one step.
     fn bearer(&self, digest: &TokenDigest) -> Result<Option<BearerRecord>, StoreError>;
-    /// Revokes an access or refresh token of `client` (RFC 7009).
-    fn revoke_token(
+    /// Runs `work` in one transaction over the token with `digest` presented for revocation
+    /// (RFC 7009), as [`code_grant`](Self::code_grant) does for a code.
+    fn revocation(
         &self,
         digest: &TokenDigest,
-        client: &ClientId,
-        now: Timestamp,
-    ) -> Result<RevokeOutcome, StoreError>;
+        work: &mut dyn FnMut(&mut RevokeUnit<'_>) -> Result<RevokeDecision, StoreError>,
+    ) -> Result<RevokeDecision, StoreError>;
     /// Revokes every access token of `user` (sign out); refresh tokens survive.
     fn revoke_user_access_tokens(&self, user: UserId, now: Timestamp) -> Result<u64, StoreError>;
     /// A refresh token by digest, with its grant (for introspection).

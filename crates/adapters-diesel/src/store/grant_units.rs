@@ -21,7 +21,8 @@ use diesel::sql_types::{BigInt, Bool, Nullable, Text};
 use diesel::{PgConnection, SqliteConnection};
 use medialib_domain::oauth::{
     ClientKind, CodeChallenge, CodeDecision, CodeFacts, IssuedCode, NewTokens, RedirectUri,
-    RefreshDecision, RefreshFacts, RefreshTokenRecord, Revocation, StoredCode,
+    RefreshDecision, RefreshFacts, RefreshTokenRecord, Revocation, RevocationFacts, RevokeDecision,
+    StoredCode,
 };
 use medialib_domain::{Timestamp, TokenDigest};
 use medialib_ports::{Applied, GrantUnit, StoreError};
@@ -324,6 +325,9 @@ impl GrantWrites for PgConnection {
     }
 }
 
+/// A refresh token's grant and the grant's client, or else an access token's client.
+pub(crate) type RevocationRow = (Option<(String, String)>, Option<String>);
+
 /// The reads and unconditional writes of the grants, the same on both backends.
 pub(crate) trait GrantReads {
     /// The facts of a code exchange: no row when no client has the id.
@@ -340,6 +344,11 @@ pub(crate) trait GrantReads {
     fn revoke_grant(&mut self, grant: &str, now: i64) -> QueryResult<()>;
     /// Inserts the access token and, when there is one, the refresh token of `rows`.
     fn insert_tokens(&mut self, rows: &TokenRows, now: i64) -> QueryResult<()>;
+    /// What a digest presented for revocation names: a refresh token's grant and the
+    /// grant's client, else an access token's client.
+    fn revocation_facts(&mut self, digest: &str) -> QueryResult<RevocationRow>;
+    /// Marks one access token revoked, if it is not already.
+    fn revoke_access_token(&mut self, digest: &str, now: i64) -> QueryResult<()>;
 }
 
 /// Implements [`GrantReads`] for a connection type: one body, compiled per backend.
@@ -396,6 +405,32 @@ macro_rules! grant_reads {
                 diesel::update(grants::table.find(grant))
                     .filter(grants::revoked_at.is_null())
                     .set(grants::revoked_at.eq(Some(now)))
+                    .execute(self)
+                    .map(drop)
+            }
+
+            fn revocation_facts(&mut self, digest: &str) -> QueryResult<RevocationRow> {
+                let family = refresh::table
+                    .inner_join(grants::table)
+                    .filter(refresh::digest.eq(digest))
+                    .select((refresh::grant_id, grants::client_id))
+                    .first(self)
+                    .optional()?;
+                if family.is_some() {
+                    return Ok((family, None));
+                }
+                let holder = access::table
+                    .find(digest)
+                    .select(access::client_id)
+                    .first(self)
+                    .optional()?;
+                Ok((None, holder))
+            }
+
+            fn revoke_access_token(&mut self, digest: &str, now: i64) -> QueryResult<()> {
+                diesel::update(access::table.find(digest))
+                    .filter(access::revoked_at.is_null())
+                    .set(access::revoked_at.eq(Some(now)))
                     .execute(self)
                     .map(drop)
             }
@@ -593,5 +628,31 @@ impl<C: GrantReads + GrantWrites> GrantUnit<RefreshFacts, RefreshDecision> for U
             RefreshDecision::Refuse(_) => Ok(true),
         };
         written.map(applied).map_err(db)
+    }
+}
+
+impl<C: GrantReads + GrantWrites> GrantUnit<RevocationFacts, RevokeDecision> for Unit<'_, C> {
+    fn facts(&mut self) -> Result<RevocationFacts, StoreError> {
+        Ok(match self.conn.revocation_facts(self.hex).map_err(db)? {
+            (Some((grant, holder)), _) => RevocationFacts::RefreshToken {
+                grant: grant_id(&grant)?,
+                holder: client_id(&holder)?,
+            },
+            (None, Some(holder)) => RevocationFacts::AccessToken {
+                holder: client_id(&holder)?,
+            },
+            (None, None) => RevocationFacts::Unknown,
+        })
+    }
+
+    fn apply(&mut self, decision: &RevokeDecision, now: Timestamp) -> Result<Applied, StoreError> {
+        let now = now.epoch_seconds();
+        match decision {
+            RevokeDecision::RevokeGrant(g) => self.conn.revoke_grant(&g.to_string(), now),
+            RevokeDecision::RevokeAccessToken => self.conn.revoke_access_token(self.hex, now),
+            RevokeDecision::OtherClient | RevokeDecision::Unknown => Ok(()),
+        }
+        .map_err(db)?;
+        Ok(Applied::Written)
     }
 }

@@ -7,11 +7,11 @@
 use diesel::prelude::*;
 use medialib_domain::oauth::{
     AccessTokenRecord, ClientId, CodeDecision, IssuedCode, RefreshDecision, RefreshTokenRecord,
-    Revocation,
+    Revocation, RevokeDecision,
 };
 use medialib_domain::{Timestamp, TokenDigest, UserId};
 use medialib_ports::{
-    BearerRecord, CodeUnit, GrantRepository, RefreshUnit, RevokeOutcome, StoreError,
+    BearerRecord, CodeUnit, GrantRepository, RefreshUnit, RevokeUnit, StoreError,
 };
 
 use super::DieselStore;
@@ -20,10 +20,7 @@ use super::grant_units::{GrantReads, RefreshRow, Unit, refresh_record};
 use super::rows::{client_id, grant_id, scope, ts, user_id};
 use crate::error::DbError;
 use crate::macros::{with_conn, with_tx};
-use crate::schema::{
-    oauth_access_tokens as access, oauth_codes as codes, oauth_grants as grants,
-    oauth_refresh_tokens as refresh,
-};
+use crate::schema::{oauth_access_tokens as access, oauth_codes as codes, oauth_grants as grants};
 
 impl GrantRepository for DieselStore {
     fn store_code(&self, code: &IssuedCode, now: Timestamp) -> Result<(), StoreError> {
@@ -126,47 +123,17 @@ impl GrantRepository for DieselStore {
         Ok(facts::into_facts(rows)?.bearer)
     }
 
-    fn revoke_token(
+    fn revocation(
         &self,
         digest: &TokenDigest,
-        client: &ClientId,
-        now: Timestamp,
-    ) -> Result<RevokeOutcome, StoreError> {
-        let d = digest.to_hex();
-        let now = now.epoch_seconds();
-        let c = client.as_str();
-        let r: Result<RevokeOutcome, DbError> = with_tx!(self.db, conn => {
-            let fam: Option<(String, String)> = refresh::table
-                .inner_join(grants::table)
-                .filter(refresh::digest.eq(&d))
-                .select((refresh::grant_id, grants::client_id))
-                .first(conn)
-                .optional()?;
-            if let Some((g, owner)) = fam {
-                if owner != c {
-                    return Ok(RevokeOutcome::OtherClient);
-                }
-                GrantReads::revoke_grant(conn, &g, now)?;
-                return Ok(RevokeOutcome::GrantRevoked);
-            }
-            let owner: Option<String> = access::table
-                .find(&d)
-                .select(access::client_id)
-                .first(conn)
-                .optional()?;
-            match owner {
-                None => Ok(RevokeOutcome::Unknown),
-                Some(o) if o != c => Ok(RevokeOutcome::OtherClient),
-                Some(_) => {
-                    diesel::update(access::table.find(&d))
-                        .filter(access::revoked_at.is_null())
-                        .set(access::revoked_at.eq(Some(now)))
-                        .execute(conn)?;
-                    Ok(RevokeOutcome::AccessTokenRevoked)
-                }
-            }
+        work: &mut dyn FnMut(&mut RevokeUnit<'_>) -> Result<RevokeDecision, StoreError>,
+    ) -> Result<RevokeDecision, StoreError> {
+        let hex = digest.to_hex();
+        // The revoking client is authenticated already; its facts name only the holder.
+        let r: Result<RevokeDecision, DbError> = with_tx!(self.db, conn => {
+            work(&mut Unit::new(conn, *digest, &hex, "")).map_err(DbError::Store)
         });
-        r.map_err(StoreError::from)
+        Ok(r?)
     }
 
     fn revoke_user_access_tokens(&self, user: UserId, now: Timestamp) -> Result<u64, StoreError> {

@@ -12,7 +12,7 @@
 //! is looked at; a failed redemption burns the code; a replayed code revokes the grant it
 //! produced; a reused refresh token revokes its whole grant family.
 
-use super::client::{ClientAuthError, ClientKind};
+use super::client::{ClientAuthError, ClientId, ClientKind};
 use super::error::OAuthErrorCode;
 use super::tokens::{
     CodePresentation, GrantSpec, IssuedTokens, NewTokens, RedeemError, RefreshError,
@@ -267,5 +267,141 @@ pub fn decide_refresh(facts: RefreshFacts, x: &RefreshExchange<'_>) -> RefreshDe
         // A used token presented again (a concurrent loser's included) revokes its family.
         Err(RefreshError::Reused { grant }) => RefreshDecision::RevokeGrant(grant),
         Err(e) => RefreshDecision::Refuse(RefreshRefusal::Token(e)),
+    }
+}
+
+/// What a store found under the digest of a token presented for revocation (RFC 7009).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RevocationFacts {
+    /// A refresh token of `grant`, whose client is `holder`.
+    RefreshToken {
+        /// Its grant family.
+        grant: GrantId,
+        /// The grant's client.
+        holder: ClientId,
+    },
+    /// An access token held by `holder`.
+    AccessToken {
+        /// The client it was issued to.
+        holder: ClientId,
+    },
+    /// No token has the digest.
+    Unknown,
+}
+
+/// What a store does with a revocation request (RFC 7009).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RevokeDecision {
+    /// Revoke the grant a refresh token belongs to: every token of the family stops working.
+    RevokeGrant(GrantId),
+    /// Revoke the access token alone.
+    RevokeAccessToken,
+    /// Another client's token: leave it alone (answered 200 all the same).
+    OtherClient,
+    /// No such token (answered 200 all the same).
+    Unknown,
+}
+
+/// Decides a revocation by the authenticated `client`: only its own tokens are revoked, and
+/// a refresh token takes its whole grant with it (RFC 7009 §2.1).
+pub fn decide_revocation(facts: RevocationFacts, client: &ClientId) -> RevokeDecision {
+    match facts {
+        RevocationFacts::RefreshToken { grant, holder } if holder == *client => {
+            RevokeDecision::RevokeGrant(grant)
+        }
+        RevocationFacts::AccessToken { holder } if holder == *client => {
+            RevokeDecision::RevokeAccessToken
+        }
+        RevocationFacts::RefreshToken { .. } | RevocationFacts::AccessToken { .. } => {
+            RevokeDecision::OtherClient
+        }
+        RevocationFacts::Unknown => RevokeDecision::Unknown,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests fail by panicking")]
+
+    use super::*;
+    use crate::ids::OrgNamespace;
+
+    fn client(name: &str) -> ClientId {
+        ClientId::parse(name).unwrap()
+    }
+
+    #[test]
+    fn a_client_revokes_only_its_own_tokens_and_a_refresh_token_takes_its_grant() {
+        let grant = GrantId::generate(&OrgNamespace::from_random([1; 16]), [2; 16]);
+        let (lms, other) = (client("lms"), client("other"));
+        let refresh = |holder: &ClientId| RevocationFacts::RefreshToken {
+            grant,
+            holder: holder.clone(),
+        };
+        let access = |holder: &ClientId| RevocationFacts::AccessToken {
+            holder: holder.clone(),
+        };
+        for (facts, want) in [
+            (refresh(&lms), RevokeDecision::RevokeGrant(grant)),
+            (access(&lms), RevokeDecision::RevokeAccessToken),
+            (refresh(&other), RevokeDecision::OtherClient),
+            (access(&other), RevokeDecision::OtherClient),
+            (RevocationFacts::Unknown, RevokeDecision::Unknown),
+        ] {
+            assert_eq!(decide_revocation(facts.clone(), &lms), want, "{facts:?}");
+        }
+    }
+
+    #[test]
+    fn a_code_exchange_is_refused_before_the_code_is_looked_at() {
+        let lms = client("lms");
+        let x = CodeExchange {
+            presentation: CodePresentation {
+                client: &lms,
+                redirect_uri: Some("https://lms.example.edu/cb"),
+                verifier: None,
+            },
+            client_secret: None,
+            now: Timestamp::from_epoch_seconds(100),
+            grant: GrantId::generate(&OrgNamespace::from_random([1; 16]), [3; 16]),
+            random: TokenRandomness {
+                access: [4; 32],
+                refresh: [5; 32],
+            },
+            lifetimes: TokenLifetimes {
+                access: crate::time::Lifetime::from_seconds(60).unwrap(),
+                refresh: crate::time::Lifetime::from_seconds(600).unwrap(),
+            },
+        };
+        let replayed = StoredCode::Redeemed {
+            grant: Some(x.grant),
+        };
+        // Unknown client, then a failed client authentication: the code is not even read.
+        let facts = |client, code| CodeFacts { client, code };
+        assert_eq!(
+            decide_code(facts(None, Some(replayed.clone())), &x),
+            CodeDecision::Refuse(CodeRefusal::UnknownClient)
+        );
+        let confidential = ClientKind::Confidential {
+            secret_digest: crate::secret::TokenDigest::of(&Secret::new("mls_s")),
+        };
+        assert_eq!(
+            decide_code(facts(Some(confidential), Some(replayed.clone())), &x),
+            CodeDecision::Refuse(CodeRefusal::Client(ClientAuthError::MissingSecret))
+        );
+        // Then the code: unknown, replayed (revoke what it produced), burnt (nothing to revoke).
+        assert_eq!(
+            decide_code(facts(Some(ClientKind::Public), None), &x),
+            CodeDecision::Refuse(CodeRefusal::UnknownCode)
+        );
+        assert_eq!(
+            decide_code(facts(Some(ClientKind::Public), Some(replayed)), &x),
+            CodeDecision::RevokeGrant(x.grant)
+        );
+        let burnt = StoredCode::Redeemed { grant: None };
+        assert_eq!(
+            decide_code(facts(Some(ClientKind::Public), Some(burnt)), &x).outcome(),
+            Err(CodeRefusal::Code(RedeemError::Replayed { grant: None }))
+        );
     }
 }

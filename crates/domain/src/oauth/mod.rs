@@ -21,7 +21,8 @@ pub use credentials::{Credentials, InvalidCredentials, is_b64token, parse_author
 pub use error::OAuthErrorCode;
 pub use exchange::{
     CodeDecision, CodeExchange, CodeFacts, CodeRefusal, Redemption, RefreshDecision,
-    RefreshExchange, RefreshFacts, RefreshRefusal, decide_code, decide_refresh,
+    RefreshExchange, RefreshFacts, RefreshRefusal, RevocationFacts, RevokeDecision, decide_code,
+    decide_refresh, decide_revocation,
 };
 pub use pkce::{CodeChallenge, CodeVerifier, InvalidPkce};
 pub use redirect::{InvalidRedirectUri, RedirectUri};

@@ -5,7 +5,7 @@ use medialib_domain::oauth::{
     AuthorizeParams, AuthorizeRejection, Client, ClientAuthError, ClientId, CodeExchange,
     CodePresentation, CodeRefusal, InvalidScope, IssuedTokens, OAuthErrorCode, RefreshExchange,
     RefreshPresentation, RefreshRefusal, ScopeSet, TokenRandomness, decide_code, decide_refresh,
-    validate_authorization_request,
+    decide_revocation, validate_authorization_request,
 };
 use medialib_domain::{GrantId, Secret, Timestamp, TokenKind, User, UserId};
 
@@ -412,12 +412,14 @@ impl OAuthServices {
         let digest = TokenKind::Access
             .digest_presented(token)
             .or_else(|| TokenKind::Refresh.digest_presented(token));
-        match digest {
-            Some(d) => Ok(self
-                .grants
-                .revoke_token(&d, client.id(), self.world.clock.now())?),
-            None => Ok(RevokeOutcome::Unknown),
-        }
+        let Some(digest) = digest else {
+            return Ok(RevokeOutcome::Unknown);
+        };
+        let now = self.world.clock.now();
+        let decision = self.grants.revocation(&digest, &mut |unit| {
+            decide_and_write(unit, now, |facts| decide_revocation(facts, client.id()))
+        })?;
+        Ok(decision.into())
     }
 
     /// Sign out (DECISIONS.md §5): every access token of the user stops working and every
