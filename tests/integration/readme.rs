@@ -646,3 +646,24 @@ fn the_configuration_table_is_made_from_the_code() {
         "README.md's configuration table differs from the code's; replace it with:\n\n{expected}"
     );
 }
+
+#[test]
+fn the_use_case_example_is_the_test_that_runs() {
+    let readme = readme();
+    let section = readme
+        .split("## Testing business rules without a database")
+        .nth(1)
+        .expect("README.md's section on testing without a database");
+    let shown = section
+        .split("```rust\n")
+        .nth(1)
+        .and_then(|s| s.split("\n```").next())
+        .expect("a rust block in the section");
+    let file = std::fs::read_to_string(workspace_root().join("crates/ports/tests/example.rs"))
+        .expect("crates/ports/tests/example.rs");
+    assert!(
+        shown.starts_with("use ") && file.contains(shown),
+        "README.md's example differs from crates/ports/tests/example.rs, which `cargo test -p \
+         medialib-ports` runs: copy the file's code (from its first `use`) into the README"
+    );
+}
