@@ -1342,4 +1342,7 @@ async fn authorization_matrix(b: Backend) {
     );
 }
 
-crate::both_backends!(authorization_matrix);
+medialib_adapters_diesel::backend_tests!(
+    async on [sqlite, postgres] with crate::api::run:
+    authorization_matrix,
+);
