@@ -10,6 +10,7 @@ use std::collections::BTreeSet;
 
 use std::sync::{Arc, Barrier};
 
+use medialib::world::OsRandom;
 use medialib_adapters_diesel::testing::{TestBackend, TestDb};
 use medialib_adapters_diesel::{Database, DieselStore, PoolOptions};
 use medialib_adapters_memory::MemoryStore;
@@ -33,22 +34,12 @@ use medialib_ports::services::{
 };
 use medialib_ports::{
     AddOutcome, CatalogItem, Clock, CreateClientError, CreateUserError, ManualClock, PasswordHash,
-    PurgeReport, RandomSource, RevokeOutcome, ServiceSettings, Services, Store,
+    PurgeReport, RevokeOutcome, ServiceSettings, Services, Store,
 };
 use medialib_ports::{
     Credentials, PendingSignIn, RedirectCallback, RedirectStart, SignInMethod, SsoError,
     SsoIdentity, SsoProvider, StoredPendingSignIn,
 };
-
-/// The OS random source.
-#[derive(Debug)]
-struct OsRandom;
-
-impl RandomSource for OsRandom {
-    fn fill(&self, buf: &mut [u8]) {
-        rand::Rng::fill(&mut rand::rng(), buf);
-    }
-}
 
 /// One backend, migrated, with services on top.
 struct Harness {
