@@ -251,46 +251,35 @@ pub fn with_database_url(backend: TestBackend, test: impl FnOnce(&str)) {
 #[macro_export]
 macro_rules! backend_tests {
     (on [$($backend:ident),+ $(,)?] with $run:path : $($name:ident),+ $(,)?) => {
-        $crate::backend_tests!(@each [$($backend)+] [] $run [$($name)+]);
+        $crate::backend_tests!(@each [$($backend)+] ([test] [] []) $run [$($name)+]);
     };
     (async on [$($backend:ident),+ $(,)?] with $run:path : $($name:ident),+ $(,)?) => {
-        $crate::backend_tests!(@each [$($backend)+] [async] $run [$($name)+]);
+        $crate::backend_tests!(
+            @each [$($backend)+] ([::tokio::test] [async] [.await]) $run [$($name)+]
+        );
     };
+    // One module per backend.
     (@each [] $($rest:tt)*) => {};
     (@each [$backend:ident $($more:ident)*] $mode:tt $run:tt $names:tt) => {
         $crate::backend_tests!(@module $backend $mode $run $names);
         $crate::backend_tests!(@each [$($more)*] $mode $run $names);
     };
-    (@module $backend:ident [] $run:tt [$($name:ident)+]) => {
+    (@module $backend:ident $mode:tt $run:tt [$($name:ident)+]) => {
         mod $backend {
             #[allow(unused_imports, reason = "the runner's path is the invoking module's")]
             use super::*;
-            $(
-                #[test]
-                fn $name() {
-                    let backend = $crate::backend_tests!(@backend $backend);
-                    if backend.skipped() {
-                        return;
-                    }
-                    $run(backend, super::$name);
-                }
-            )+
+            $( $crate::backend_tests!(@test $mode $backend $run $name); )+
         }
     };
-    (@module $backend:ident [async] $run:tt [$($name:ident)+]) => {
-        mod $backend {
-            #[allow(unused_imports, reason = "the runner's path is the invoking module's")]
-            use super::*;
-            $(
-                #[::tokio::test]
-                async fn $name() {
-                    let backend = $crate::backend_tests!(@backend $backend);
-                    if backend.skipped() {
-                        return;
-                    }
-                    $run(backend, super::$name).await;
-                }
-            )+
+    // One test: `mode` is its attribute, `async` or not, and `.await` or not.
+    (@test ([$($attr:tt)+] [$($async:tt)?] [$($await:tt)*]) $backend:ident $run:tt $name:ident) => {
+        #[$($attr)+]
+        $($async)? fn $name() {
+            let backend = $crate::backend_tests!(@backend $backend);
+            if backend.skipped() {
+                return;
+            }
+            $run(backend, super::$name) $($await)*;
         }
     };
     (@backend sqlite) => {
