@@ -14,10 +14,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use medialib::world::{OsRandom, SystemClock};
+use medialib_domain::User;
 use medialib_domain::oauth::AccessTokenInvalid;
-use medialib_domain::{Timestamp, User};
 use medialib_ports::services::{BearerError, ClientCredentials};
-use medialib_ports::{Clock, Services};
+use medialib_ports::{Clock, ManualClock, Services};
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 
@@ -810,16 +810,6 @@ fn observed(shape: Shape, status: StatusCode, body: &Value) -> String {
 
 // ---------------------------------------------------------------- the fixture
 
-/// A clock `behind` seconds behind the system's.
-#[derive(Debug)]
-struct Behind(i64);
-
-impl Clock for Behind {
-    fn now(&self) -> Timestamp {
-        Timestamp::from_epoch_seconds(SystemClock.now().epoch_seconds() - self.0)
-    }
-}
-
 /// One caller: its token (none for anonymous) and the user id `{me}` stands for.
 #[derive(Debug, Clone)]
 struct Caller {
@@ -832,7 +822,8 @@ struct Fixture {
     api: ApiApp,
     /// A confidential client of the app (every token is this client's).
     client: ClientCredentials,
-    /// Services on the same database whose clock runs behind: their tokens are expired.
+    /// Services on the same database whose clock stands behind the real one by more than an
+    /// access token lives: their tokens are expired.
     past: Services,
     owner: String,
     outsider: String,
@@ -858,7 +849,7 @@ impl Fixture {
         let behind = settings.lifetimes.access.seconds() + 60;
         let past = Services::new(
             api.services.store().clone(),
-            Arc::new(Behind(behind)),
+            Arc::new(ManualClock::at(SystemClock.now().epoch_seconds() - behind)),
             Arc::new(OsRandom),
             settings,
         );
@@ -1342,4 +1333,7 @@ async fn authorization_matrix(b: Backend) {
     );
 }
 
-crate::both_backends!(authorization_matrix);
+medialib_adapters_diesel::backend_tests!(
+    async on [sqlite, postgres] with crate::api::run:
+    authorization_matrix,
+);

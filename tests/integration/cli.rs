@@ -10,7 +10,7 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 use medialib::configuration::{BaseUrl, SettingsLoader};
-use medialib_adapters_diesel::testing::PgTestDb;
+use medialib_adapters_diesel::testing::{self, PgTestDb};
 use medialib_adapters_diesel::{Database, PoolOptions};
 use medialib_domain::Secret;
 use medialib_ports::Credentials;
@@ -477,35 +477,15 @@ fn sqlite_url(dir: &Path) -> String {
     format!("sqlite://{}/m.db", dir.display())
 }
 
-/// Instantiates `fn $name(db_url: &str)` for SQLite and PostgreSQL (`cli::$name::sqlite`,
-/// `cli::$name::postgres`).
-macro_rules! on_both_databases {
-    ($($name:ident),* $(,)?) => {
-        $(
-            mod $name {
-                #[test]
-                fn sqlite() {
-                    let dir = tempfile::tempdir().unwrap();
-                    super::$name(&super::sqlite_url(dir.path()));
-                }
-
-                #[test]
-                fn postgres() {
-                    let Some(pg) = super::PgTestDb::create_or_skip() else {
-                        return;
-                    };
-                    super::$name(&pg.url);
-                }
-            }
-        )*
-    };
-}
-
-on_both_databases!(
+medialib_adapters_diesel::backend_tests!(
+    on [sqlite, postgres] with testing::with_database_url:
     a_user_added_with_a_password_can_sign_in,
     passwd_replaces_the_password,
     passwd_for_an_unknown_user_fails,
     an_empty_standard_input_is_refused,
+    restore_brings_a_deleted_object_back,
+    restore_refuses_what_it_cannot_restore,
+    demo_serves_and_reuses_its_data,
 );
 
 const ALICE_PASSWORD: &str = "correct horse battery staple";
@@ -970,12 +950,6 @@ fn epoch_now() -> i64 {
         .try_into()
         .unwrap()
 }
-
-on_both_databases!(
-    restore_brings_a_deleted_object_back,
-    restore_refuses_what_it_cannot_restore,
-    demo_serves_and_reuses_its_data,
-);
 
 fn restore_brings_a_deleted_object_back(db: &str) {
     let dir = tempfile::tempdir().unwrap();

@@ -1,5 +1,6 @@
-//! The repository-port contract suite: every case runs, unchanged, against SQLite
-//! and against PostgreSQL (a throwaway database per test on 127.0.0.1:5432).
+//! The repository-port contract suite: every case runs, unchanged, against SQLite,
+//! against PostgreSQL (a throwaway database per test on 127.0.0.1:5432) and against the
+//! in-memory store (`contract::sqlite::*`, `contract::postgres::*`, `contract::memory::*`).
 //!
 //! The cases drive the real `DieselStore` through the application services of
 //! `medialib-ports`, so they check the adapter's atomicity and the domain rules
@@ -9,9 +10,12 @@ use std::collections::BTreeSet;
 
 use std::sync::{Arc, Barrier};
 
-use medialib_adapters_diesel::testing::{PgTestDb, sqlite_test_url};
+use medialib::world::OsRandom;
+use medialib_adapters_diesel::testing::{TestBackend, TestDb};
 use medialib_adapters_diesel::{Database, DieselStore, PoolOptions};
 use medialib_adapters_memory::MemoryStore;
+// The cases, named here for `backend_tests!` at the end.
+use cases::*;
 use medialib_domain::oauth::{
     AuthorizeParams, Client, ClientId, ClientKind, ClientName, Issuer, OAuthErrorCode, RedirectUri,
     RefreshTokenState, TokenLifetimes,
@@ -30,67 +34,46 @@ use medialib_ports::services::{
 };
 use medialib_ports::{
     AddOutcome, CatalogItem, Clock, CreateClientError, CreateUserError, ManualClock, PasswordHash,
-    PurgeReport, RandomSource, RevokeOutcome, ServiceSettings, Services, Store,
+    PurgeReport, RevokeOutcome, ServiceSettings, Services, Store,
 };
 use medialib_ports::{
     Credentials, PendingSignIn, RedirectCallback, RedirectStart, SignInMethod, SsoError,
     SsoIdentity, SsoProvider, StoredPendingSignIn,
 };
 
-/// The OS random source.
-#[derive(Debug)]
-struct OsRandom;
-
-impl RandomSource for OsRandom {
-    fn fill(&self, buf: &mut [u8]) {
-        rand::Rng::fill(&mut rand::rng(), buf);
-    }
-}
-
-enum Guard {
-    Sqlite(#[allow(dead_code, reason = "kept alive for the test's duration")] tempfile::TempDir),
-    Postgres(#[allow(dead_code, reason = "dropping it drops the database")] PgTestDb),
-    /// The in-memory store keeps nothing outside the process.
-    Memory,
-}
-
 /// One backend, migrated, with services on top.
 struct Harness {
     store: Arc<dyn Store>,
     services: Services,
     clock: Arc<ManualClock>,
-    _guard: Guard,
+    /// The database under a diesel store (none under the in-memory store); dropped last, it
+    /// removes the database.
+    _db: Option<TestDb>,
 }
 
 const ISSUER: &str = "https://media.example.edu";
 const REDIRECT: &str = "https://lms.example.edu/callback";
 
 impl Harness {
-    fn sqlite() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let url = sqlite_test_url(dir.path());
-        Self::on(&url, Guard::Sqlite(dir))
+    /// The runner of `backend_tests!`: `case` on a fresh harness on `backend`.
+    fn run(backend: TestBackend, case: fn(&Harness)) {
+        case(&Self::on(backend));
     }
 
-    fn postgres() -> Self {
-        let db = PgTestDb::create();
-        let url = db.url.clone();
-        Self::on(&url, Guard::Postgres(db))
-    }
-
-    /// The in-memory store (`medialib-adapters-memory`): the same contract, no database.
-    fn memory() -> Self {
-        Self::with_store(Arc::new(MemoryStore::new(rand::random())), Guard::Memory)
-    }
-
-    fn on(url: &str, guard: Guard) -> Self {
-        let db = Database::connect(url, &PoolOptions::default()).unwrap();
+    /// `DieselStore` on a fresh, migrated database, or the in-memory store
+    /// (`medialib-adapters-memory`): the same contract, no database.
+    fn on(backend: TestBackend) -> Self {
+        let Some(database) = backend.database() else {
+            return Self::with_store(Arc::new(MemoryStore::new(rand::random())), None);
+        };
+        let test_db = TestDb::create(database);
+        let db = Database::connect(&test_db.url, &PoolOptions::default()).unwrap();
         db.migrate(&mut |_| {}).unwrap();
         db.ensure_namespace(rand::random()).unwrap();
-        Self::with_store(Arc::new(DieselStore::new(db)), guard)
+        Self::with_store(Arc::new(DieselStore::new(db)), Some(test_db))
     }
 
-    fn with_store(store: Arc<dyn Store>, guard: Guard) -> Self {
+    fn with_store(store: Arc<dyn Store>, db: Option<TestDb>) -> Self {
         let clock = Arc::new(ManualClock::at(1_700_000_000));
         let services = Services::new(
             store.clone(),
@@ -110,7 +93,7 @@ impl Harness {
             store,
             services,
             clock,
-            _guard: guard,
+            _db: db,
         }
     }
 
@@ -2221,24 +2204,8 @@ fn oauth_code<T, E: OAuthFailure>(r: &Result<T, E>) -> Option<OAuthErrorCode> {
     r.as_ref().err().map(OAuthFailure::error_code)
 }
 
-macro_rules! contract {
-    ($($case:ident),* $(,)?) => {
-        mod sqlite {
-            $( #[test] fn $case() { super::cases::$case(&super::Harness::sqlite()); } )*
-        }
-        mod memory {
-            $( #[test] fn $case() { super::cases::$case(&super::Harness::memory()); } )*
-        }
-        mod postgres {
-            $( #[test] fn $case() {
-                if medialib_adapters_diesel::testing::skipping_pg() { return; }
-                super::cases::$case(&super::Harness::postgres());
-            } )*
-        }
-    };
-}
-
-contract!(
+medialib_adapters_diesel::backend_tests!(
+    on [sqlite, memory, postgres] with Harness::run:
     users_are_unique_by_unique_id,
     objects_round_trip_and_type_is_fixed,
     membership_is_many_to_many_and_acyclic,

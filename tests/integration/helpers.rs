@@ -9,6 +9,10 @@ use std::time::{Duration, Instant};
 use medialib::configuration::{LogFormat, SettingsLoader};
 use medialib::startup::Application;
 use medialib::telemetry::{self, LogTarget};
+// Which database a test runs on: a fresh `testing::TestDb` of it (a SQLite file in a temporary
+// directory, or a throwaway database on the PostgreSQL server of `MEDIALIB_TEST_PG_URL`).
+pub use medialib_adapters_diesel::Backend;
+use medialib_adapters_diesel::testing::TestDb;
 
 /// Set `TEST_LOG=1` to see the application's logs (filter from `TEST_LOG_FILTER`, default `debug`).
 static TRACING: LazyLock<()> = LazyLock::new(|| {
@@ -58,18 +62,7 @@ pub async fn spawn_app() -> TestApp {
 /// Spawns the app; `configure` may add settings (`loader.set("sso", "header")`, ...)
 /// on top of the test database and `bind = 127.0.0.1:0`.
 pub async fn spawn_app_with(configure: impl FnOnce(SettingsLoader) -> SettingsLoader) -> TestApp {
-    let data_dir = tempfile::tempdir().expect("cannot create a temporary directory");
-    let db_url = medialib_adapters_diesel::testing::sqlite_test_url(data_dir.path());
-    spawn_app_on(db_url, Box::new(data_dir), configure).await
-}
-
-/// Which database a test runs on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    /// A SQLite file in a temporary directory.
-    Sqlite,
-    /// A throwaway database on the PostgreSQL server of `MEDIALIB_TEST_PG_URL`.
-    Postgres,
+    spawn_app_for(Backend::Sqlite, configure).await
 }
 
 /// Spawns the app on a fresh database of `backend`.
@@ -77,14 +70,9 @@ pub async fn spawn_app_for(
     backend: Backend,
     configure: impl FnOnce(SettingsLoader) -> SettingsLoader,
 ) -> TestApp {
-    match backend {
-        Backend::Sqlite => spawn_app_with(configure).await,
-        Backend::Postgres => {
-            let db = medialib_adapters_diesel::testing::PgTestDb::create();
-            let url = db.url.clone();
-            spawn_app_on(url, Box::new(db), configure).await
-        }
-    }
+    let db = TestDb::create(backend);
+    let url = db.url.clone();
+    spawn_app_on(url, Box::new(db), configure).await
 }
 
 /// Spawns the app on `db_url`; `guard` is kept alive as long as the app.

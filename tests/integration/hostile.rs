@@ -1806,7 +1806,8 @@ async fn a_body_that_never_arrives_is_cut_off_with_408() {
     assert_healthy(&api, &t, &lib).await;
 }
 
-crate::both_backends!(
+medialib_adapters_diesel::backend_tests!(
+    async on [sqlite, postgres] with crate::api::run:
     malformed_and_oversize_uuids_in_every_path_position_are_400,
     titles_of_255_characters_are_kept_verbatim_and_256_refused,
     invalid_utf8_in_bodies_queries_paths_and_headers_is_refused,

@@ -476,7 +476,8 @@ async fn other_methods_on_metrics_are_501() {
     assert_eq!(res.status(), StatusCode::OK);
 }
 
-crate::both_backends!(
+medialib_adapters_diesel::backend_tests!(
+    async on [sqlite, postgres] with crate::api::run:
     requests_are_counted_by_route_pattern_method_and_status,
     the_database_pool_is_reported,
     token_outcomes_and_sign_ins_are_counted,

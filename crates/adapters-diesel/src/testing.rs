@@ -11,6 +11,13 @@
 //! let db = Database::connect(&pg.url, &PoolOptions::default())?;
 //! // ... `pg` drops the database when it goes out of scope (declare it before `db`).
 //! ```
+//!
+//! A test written once for several backends is instantiated by [`backend_tests!`]: one module
+//! per backend (`sqlite`, `postgres`, `memory`), each with one test per name, so the tests are
+//! named `…::sqlite::NAME`, `…::postgres::NAME` and `…::memory::NAME`. The PostgreSQL ones
+//! return at once when [`skip_pg`] is set, before anything connects.
+//!
+//! [`backend_tests!`]: crate::backend_tests
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
@@ -20,7 +27,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use diesel::{Connection, PgConnection, RunQueryDsl};
 
-use crate::url;
+use crate::{Backend, url};
 
 /// Environment variable holding the PostgreSQL admin URL for tests.
 pub const PG_URL_ENV: &str = "MEDIALIB_TEST_PG_URL";
@@ -137,6 +144,153 @@ impl Drop for PgTestDb {
             eprintln!("warning: cannot drop test database {}: {e}", self.name);
         }
     }
+}
+
+/// A store that a test of [`backend_tests!`](crate::backend_tests) runs on; its module in the
+/// test names is the variant's name in lower case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TestBackend {
+    /// A SQLite file in a temporary directory.
+    Sqlite,
+    /// A throwaway database on the PostgreSQL server of [`PG_URL_ENV`].
+    Postgres,
+    /// The in-memory store of `medialib-adapters-memory` (no database).
+    Memory,
+}
+
+impl TestBackend {
+    /// Whether tests on this backend are skipped: the PostgreSQL ones when [`skip_pg`] is set
+    /// (with the note of [`skipping_pg`]).
+    pub fn skipped(self) -> bool {
+        self == TestBackend::Postgres && skipping_pg()
+    }
+
+    /// The database engine of this backend; `None` for the in-memory store.
+    pub fn database(self) -> Option<Backend> {
+        match self {
+            TestBackend::Sqlite => Some(Backend::Sqlite),
+            TestBackend::Postgres => Some(Backend::Postgres),
+            TestBackend::Memory => None,
+        }
+    }
+}
+
+/// A fresh, empty database for one test: a SQLite file in its own temporary directory, or a
+/// [`PgTestDb`]. Dropping it removes the database.
+#[derive(Debug)]
+pub struct TestDb {
+    /// The database's URL (`sqlite://…` or `postgres://…`).
+    pub url: String,
+    /// Removes the database when dropped.
+    _keep: Keep,
+}
+
+#[derive(Debug)]
+enum Keep {
+    Sqlite(#[allow(dead_code, reason = "dropping it removes the file")] tempfile::TempDir),
+    Postgres(#[allow(dead_code, reason = "dropping it drops the database")] PgTestDb),
+}
+
+impl TestDb {
+    /// A fresh database on `backend`; panics when it cannot be made (PostgreSQL unreachable:
+    /// see [`PgTestDb::create`]). It does not look at [`skip_pg`]: the tests of
+    /// [`backend_tests!`](crate::backend_tests) do before they get here.
+    #[allow(
+        clippy::expect_used,
+        reason = "a test helper: failing the test loudly is the point"
+    )]
+    pub fn create(backend: Backend) -> TestDb {
+        match backend {
+            Backend::Sqlite => {
+                let dir = tempfile::tempdir().expect("cannot create a temporary directory");
+                TestDb {
+                    url: sqlite_test_url(dir.path()),
+                    _keep: Keep::Sqlite(dir),
+                }
+            }
+            Backend::Postgres => {
+                let pg = PgTestDb::create();
+                TestDb {
+                    url: pg.url.clone(),
+                    _keep: Keep::Postgres(pg),
+                }
+            }
+        }
+    }
+}
+
+/// The runner of [`backend_tests!`](crate::backend_tests) for tests written as
+/// `fn NAME(db_url: &str)`: runs `test` on the URL of a fresh, empty [`TestDb`] of `backend`.
+#[allow(
+    clippy::panic,
+    reason = "a test helper: failing the test loudly is the point"
+)]
+pub fn with_database_url(backend: TestBackend, test: impl FnOnce(&str)) {
+    let Some(database) = backend.database() else {
+        panic!("{backend:?} is not a database: a database URL test runs on sqlite or postgres");
+    };
+    let db = TestDb::create(database);
+    test(&db.url);
+}
+
+/// Instantiates tests written once for several backends: for each backend listed, a module
+/// of that name holding one test per name, which calls the runner with the [`TestBackend`]
+/// and the function of that name in the invoking module. The runner prepares what the test
+/// takes (a database URL, a fixture, a running app) and calls it.
+///
+/// ```ignore
+/// // fn NAME(db_url: &str) on SQLite and PostgreSQL: `sqlite::NAME`, `postgres::NAME`.
+/// backend_tests!(on [sqlite, postgres] with testing::with_database_url: first, second);
+/// // async fn NAME(b: Backend) under tokio: `run(TestBackend, NAME)` is awaited.
+/// backend_tests!(async on [sqlite, postgres] with crate::api::run: third, fourth);
+/// ```
+///
+/// The runner's path is resolved in the invoking module. A test on `postgres` returns before
+/// calling the runner when [`skip_pg`] is set (`MEDIALIB_TEST_SKIP_PG=1`), so no test made
+/// here connects to PostgreSQL then.
+#[macro_export]
+macro_rules! backend_tests {
+    (on [$($backend:ident),+ $(,)?] with $run:path : $($name:ident),+ $(,)?) => {
+        $crate::backend_tests!(@each [$($backend)+] ([test] [] []) $run [$($name)+]);
+    };
+    (async on [$($backend:ident),+ $(,)?] with $run:path : $($name:ident),+ $(,)?) => {
+        $crate::backend_tests!(
+            @each [$($backend)+] ([::tokio::test] [async] [.await]) $run [$($name)+]
+        );
+    };
+    // One module per backend.
+    (@each [] $($rest:tt)*) => {};
+    (@each [$backend:ident $($more:ident)*] $mode:tt $run:tt $names:tt) => {
+        $crate::backend_tests!(@module $backend $mode $run $names);
+        $crate::backend_tests!(@each [$($more)*] $mode $run $names);
+    };
+    (@module $backend:ident $mode:tt $run:tt [$($name:ident)+]) => {
+        mod $backend {
+            #[allow(unused_imports, reason = "the runner's path is the invoking module's")]
+            use super::*;
+            $( $crate::backend_tests!(@test $mode $backend $run $name); )+
+        }
+    };
+    // One test: `mode` is its attribute, `async` or not, and `.await` or not.
+    (@test ([$($attr:tt)+] [$($async:tt)?] [$($await:tt)*]) $backend:ident $run:tt $name:ident) => {
+        #[$($attr)+]
+        $($async)? fn $name() {
+            let backend = $crate::backend_tests!(@backend $backend);
+            if backend.skipped() {
+                return;
+            }
+            $run(backend, super::$name) $($await)*;
+        }
+    };
+    (@backend sqlite) => {
+        $crate::testing::TestBackend::Sqlite
+    };
+    (@backend postgres) => {
+        $crate::testing::TestBackend::Postgres
+    };
+    (@backend memory) => {
+        $crate::testing::TestBackend::Memory
+    };
 }
 
 /// `admin_url` with its database name replaced by `name` (query string kept).

@@ -7,6 +7,12 @@ mod common;
 
 use common::{DbColumn, Fixture, Raw};
 
+medialib_adapters_diesel::backend_tests!(
+    on [sqlite, postgres] with common::run:
+    schema_matches_migrations,
+    constraints_behave_alike,
+);
+
 /// The hand-written schema, parsed from its `table!` blocks.
 const SCHEMA_RS: &str = include_str!("../src/schema.rs");
 
@@ -110,8 +116,6 @@ fn schema_matches_migrations(f: &Fixture) {
     assert_eq!(raw.indexes(), INDEXES);
 }
 
-on_both_backends!(schema_matches, schema_matches_migrations);
-
 /// The same statements must be accepted or rejected alike on both backends.
 fn constraints_behave_alike(f: &Fixture) {
     f.db.migrate(&mut |_| {}).unwrap();
@@ -214,5 +218,3 @@ fn constraints_behave_alike(f: &Fixture) {
     assert_eq!(raw.count("SELECT count(*) AS n FROM browser_sessions"), 0);
     assert_eq!(raw.count("SELECT count(*) AS n FROM local_credentials"), 0);
 }
-
-on_both_backends!(constraints_alike, constraints_behave_alike);

@@ -899,7 +899,8 @@ async fn method_overrides_and_properties_are_known_fields(b: Backend) {
     );
 }
 
-crate::both_backends!(
+medialib_adapters_diesel::backend_tests!(
+    async on [sqlite, postgres] with crate::api::run:
     a_viewer_cannot_link_a_sub_library_into_a_library_of_their_own,
     a_viewer_cannot_reshare_media_into_a_library_of_their_own_nor_edit_it_there,
     a_viewer_cannot_place_the_library_under_one_they_administer,

@@ -662,4 +662,7 @@ async fn the_permission_rules_hold_at_every_step(b: Backend) {
     );
 }
 
-crate::both_backends!(the_permission_rules_hold_at_every_step);
+medialib_adapters_diesel::backend_tests!(
+    async on [sqlite, postgres] with crate::api::run:
+    the_permission_rules_hold_at_every_step,
+);

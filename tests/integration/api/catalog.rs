@@ -814,7 +814,8 @@ async fn who_may_list_add_and_remove(b: Backend) {
     assert_eq!(a.headers["allow"], "GET, HEAD, PUT, POST, DELETE, OPTIONS");
 }
 
-crate::both_backends!(
+medialib_adapters_diesel::backend_tests!(
+    async on [sqlite, postgres] with crate::api::run:
     listing_is_most_recently_modified_first_ties_by_uuid,
     ts_lets_a_client_sync_without_missing_a_change,
     complete_records_makes_the_first_n_complete,

@@ -182,7 +182,8 @@ async fn options_and_unimplemented_methods(b: Backend) {
     assert_eq!(a.json, Value::Null, "HEAD has no body");
 }
 
-crate::both_backends!(
+medialib_adapters_diesel::backend_tests!(
+    async on [sqlite, postgres] with crate::api::run:
     lists_exactly_the_admin_libraries_with_membership,
     explicit_entries_decide_and_ties_order_by_uuid,
     an_org_admin_gets_every_live_library,

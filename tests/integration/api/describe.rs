@@ -408,7 +408,8 @@ async fn options_and_unimplemented_methods(b: Backend) {
     assert_error(&api.get("/api/nothing/here", Some(&t)).await, 404);
 }
 
-crate::both_backends!(
+medialib_adapters_diesel::backend_tests!(
+    async on [sqlite, postgres] with crate::api::run:
     create_and_read_complete_record,
     anonymous_and_outsiders_see_the_limited_subset_of_public_objects,
     objects_outside_the_collection_are_not_found,

@@ -278,7 +278,8 @@ async fn options_and_unimplemented_methods(b: Backend) {
     assert_eq!(a.json, Value::Null, "HEAD has no body");
 }
 
-crate::both_backends!(
+medialib_adapters_diesel::backend_tests!(
+    async on [sqlite, postgres] with crate::api::run:
     the_info_record_has_exactly_the_spec_fields,
     info_needs_a_token_and_view_on_the_collection,
     post_changes_title_and_description_with_202_and_no_body,

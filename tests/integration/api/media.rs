@@ -142,7 +142,8 @@ async fn embed_and_video_need_view_on_the_collection(b: Backend) {
     }
 }
 
-crate::both_backends!(
+medialib_adapters_diesel::backend_tests!(
+    async on [sqlite, postgres] with crate::api::run:
     embed_record_points_at_the_player_pages,
     video_record_lists_no_files_yet,
     embed_and_video_need_view_on_the_collection,

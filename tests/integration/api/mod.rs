@@ -1,6 +1,7 @@
 //! The media REST API over real HTTP against the real app, on SQLite and on
 //! PostgreSQL. Every test is written once as `async fn NAME(b: Backend)` and
-//! instantiated for both backends by [`both_backends!`].
+//! instantiated for both backends by `medialib_adapters_diesel::backend_tests!`
+//! with the runner [`run`].
 //!
 //! Tokens come from the real OAuth machinery (a registered client, an approved
 //! authorization, a code exchange) through the application services on the
@@ -22,6 +23,7 @@ use std::sync::Arc;
 
 use medialib::configuration::SettingsLoader;
 use medialib::startup;
+use medialib_adapters_diesel::testing::TestBackend;
 use medialib_adapters_diesel::{Database, PoolOptions};
 use medialib_domain::oauth::{
     AuthorizeParams, Client, ClientId, ClientKind, ClientName, RedirectUri,
@@ -37,20 +39,9 @@ use crate::helpers::{TestApp, spawn_app_for};
 
 pub const REDIRECT: &str = "https://lms.example.edu/callback";
 
-/// Instantiates `async fn $name(b: Backend)` tests for SQLite and PostgreSQL.
-#[macro_export]
-macro_rules! both_backends {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite {
-            $( #[tokio::test] async fn $name() { super::$name($crate::api::Backend::Sqlite).await; } )*
-        }
-        mod postgres {
-            $( #[tokio::test] async fn $name() {
-                if medialib_adapters_diesel::testing::skipping_pg() { return; }
-                super::$name($crate::api::Backend::Postgres).await;
-            } )*
-        }
-    };
+/// The runner of `backend_tests!` for tests written as `async fn NAME(b: Backend)`.
+pub async fn run<F: Future<Output = ()>>(backend: TestBackend, test: fn(Backend) -> F) {
+    test(backend.database().expect("the app runs on a database")).await;
 }
 
 /// A running app plus the services on its database (to make users and tokens).

@@ -323,7 +323,8 @@ async fn oembed_describes_public_objects(b: Backend) {
     assert_eq!(a.headers["allow"], "GET, HEAD, OPTIONS");
 }
 
-crate::both_backends!(
+medialib_adapters_diesel::backend_tests!(
+    async on [sqlite, postgres] with crate::api::run:
     perm_link_leads_to_the_landing_page,
     private_objects_need_a_sign_in,
     the_embed_page_may_be_framed_and_the_script_inserts_it,

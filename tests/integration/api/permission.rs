@@ -418,7 +418,8 @@ async fn options_and_unimplemented_methods(b: Backend) {
     assert_eq!(a.json, Value::Null, "HEAD has no body");
 }
 
-crate::both_backends!(
+medialib_adapters_diesel::backend_tests!(
+    async on [sqlite, postgres] with crate::api::run:
     admin_lists_every_entry,
     one_user_reads_as_its_entry_or_the_empty_set,
     put_and_post_set_a_level_with_201_and_no_body,

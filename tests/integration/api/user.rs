@@ -404,7 +404,8 @@ async fn options_and_unimplemented_methods(b: Backend) {
     assert_eq!(a.json, Value::Null, "HEAD has no body");
 }
 
-crate::both_backends!(
+medialib_adapters_diesel::backend_tests!(
+    async on [sqlite, postgres] with crate::api::run:
     user_zero_is_the_caller_and_sees_its_identifiers,
     a_viewer_sees_only_the_names_of_others,
     admins_see_the_identifiers_of_the_collections_users,

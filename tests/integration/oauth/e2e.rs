@@ -21,7 +21,6 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::{Backend, OAuthApp, PASSWORD};
-use crate::both_backends;
 
 /// Longest a script may run before it is killed and the test fails.
 const SCRIPT_TIMEOUT: Duration = Duration::from_secs(120);
@@ -38,7 +37,11 @@ const HOW_TO_FIX: &str =
 
 const USERNAME: &str = "e2e-user";
 
-both_backends!(authlib_flow, browser_flow);
+medialib_adapters_diesel::backend_tests!(
+    async on [sqlite, postgres] with crate::api::run:
+    authlib_flow,
+    browser_flow,
+);
 
 /// authlib signs in, approves, exchanges, refreshes, revokes and is denied.
 async fn authlib_flow(b: Backend) {

@@ -1302,7 +1302,8 @@ fn services_with(
     startup::services(&settings, &base, db)
 }
 
-crate::both_backends!(
+medialib_adapters_diesel::backend_tests!(
+    async on [sqlite, postgres] with crate::api::run:
     code_exchange_with_a_json_body_and_body_credentials,
     code_exchange_with_a_form_body_and_basic_credentials,
     both_authorization_schemes_work_on_media_calls,

@@ -11,9 +11,9 @@ use serde_json::Value;
 
 use super::{Backend, OAuthApp};
 use crate::api::REDIRECT;
-use crate::both_backends;
 
-both_backends!(
+medialib_adapters_diesel::backend_tests!(
+    async on [sqlite, postgres] with crate::api::run:
     a_trusted_proxy_signs_the_user_in_and_the_flow_completes,
     the_header_name_is_configurable,
     a_header_from_an_untrusted_address_is_refused,

@@ -27,7 +27,6 @@ use serde_json::{Value, json};
 
 use super::{Backend, OAuthApp};
 use crate::api::REDIRECT;
-use crate::both_backends;
 
 const CALLBACK: &str = "/api/sso/oidc/callback";
 const SKIP_ENV: &str = "MEDIALIB_TEST_SKIP_E2E";
@@ -36,7 +35,8 @@ const HOW_TO_FIX: &str =
 /// The longest the provider may take to start or to answer a command.
 const IDP_TIMEOUT: Duration = Duration::from_secs(30);
 
-both_backends!(
+medialib_adapters_diesel::backend_tests!(
+    async on [sqlite, postgres] with crate::api::run:
     the_whole_flow_provisions_the_user_and_later_sign_ins_update_the_names,
     a_cancelled_sign_in_sends_the_client_access_denied,
     an_id_token_with_another_nonce_is_refused,

@@ -1232,7 +1232,8 @@ async fn a_burst_of_sign_ins_does_not_hold_up_other_requests(b: Backend) {
     );
 }
 
-crate::both_backends!(
+medialib_adapters_diesel::backend_tests!(
+    async on [sqlite, postgres] with crate::api::run:
     a_burst_of_sign_ins_does_not_hold_up_other_requests,
     sign_in_page_carries_the_request_and_a_bound_csrf_token,
     cookies_are_secure_when_the_service_is_https,

@@ -11,9 +11,9 @@ use medialib_ports::Credentials;
 
 use super::{Backend, OAuthApp, PASSWORD};
 use crate::api::REDIRECT;
-use crate::both_backends;
 
-both_backends!(
+medialib_adapters_diesel::backend_tests!(
+    async on [sqlite, postgres] with crate::api::run:
     secrets_are_stored_only_as_digests,
     forwarded_headers_from_untrusted_peers_do_not_change_the_rate_limit_key,
     forwarded_headers_from_a_trusted_proxy_change_the_rate_limit_key,

@@ -25,10 +25,12 @@ use serde_json::Value;
 
 use super::soak_scale;
 use crate::api::{ApiApp, Backend};
-use crate::both_backends;
 use crate::helpers::ServeProcess;
 
-both_backends!(acknowledged_writes_survive_kill_9_and_nothing_is_half_written);
+medialib_adapters_diesel::backend_tests!(
+    async on [sqlite, postgres] with crate::api::run:
+    acknowledged_writes_survive_kill_9_and_nothing_is_half_written,
+);
 
 /// Concurrent writers.
 const WRITERS: usize = 4;

@@ -10,10 +10,12 @@ use reqwest::{Method, StatusCode};
 
 use super::soak_scale;
 use crate::api::{ApiApp, Backend};
-use crate::both_backends;
 use crate::helpers::ServeProcess;
 
-both_backends!(load_above_capacity_is_shed_quickly_with_bounded_memory);
+medialib_adapters_diesel::backend_tests!(
+    async on [sqlite, postgres] with crate::api::run:
+    load_above_capacity_is_shed_quickly_with_bounded_memory,
+);
 
 /// Requests admitted to database work at once in this test.
 const MAX_IN_FLIGHT: usize = 8;

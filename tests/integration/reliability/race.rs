@@ -22,11 +22,11 @@ use tokio::task::JoinSet;
 
 use super::soak_scale;
 use crate::api::REDIRECT;
-use crate::both_backends;
 use crate::helpers::ServeProcess;
 use crate::oauth::{Backend, OAuthApp};
 
-both_backends!(
+medialib_adapters_diesel::backend_tests!(
+    async on [sqlite, postgres] with crate::api::run:
     one_refresh_token_at_two_processes_has_one_winner_and_the_grant_dies,
     one_code_at_two_processes_has_one_winner_and_its_tokens_die,
 );

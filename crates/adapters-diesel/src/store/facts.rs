@@ -330,7 +330,6 @@ mod tests {
 
     use crate::macros::with_conn;
     use crate::schema::{oauth_access_tokens, oauth_clients, oauth_grants};
-    use crate::testing::{PgTestDb, sqlite_test_url};
     use crate::{Database, DieselStore, PoolOptions};
 
     const NOW: i64 = 1_700_000_000;
@@ -602,25 +601,8 @@ mod tests {
         );
     }
 
-    macro_rules! on_both {
-        ($($case:ident),*) => {
-            mod sqlite {
-                $( #[test] fn $case() {
-                    let dir = tempfile::tempdir().unwrap();
-                    super::$case(&super::sqlite_test_url(dir.path()));
-                } )*
-            }
-            mod postgres {
-                $( #[test] fn $case() {
-                    if let Some(pg) = super::PgTestDb::create_or_skip() {
-                        super::$case(&pg.url);
-                    }
-                } )*
-            }
-        };
-    }
-
-    on_both!(
+    crate::backend_tests!(
+        on [sqlite, postgres] with crate::testing::with_database_url:
         same_facts_as_the_fine_grained_reads,
         bearer_reads_the_token_and_its_user,
         reached_object_facts

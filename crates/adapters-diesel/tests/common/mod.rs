@@ -4,63 +4,34 @@
 
 use diesel::sql_types::{BigInt, Text};
 use diesel::{Connection, PgConnection, QueryableByName, RunQueryDsl, SqliteConnection};
-use medialib_adapters_diesel::testing::{PgTestDb, sqlite_test_url};
+use medialib_adapters_diesel::testing::{TestBackend, TestDb};
 use medialib_adapters_diesel::{Backend, Database, PoolOptions};
 
 /// A fresh, empty database and its pooled handle. `db` is declared first so it is dropped (its
-/// connections closed) before the guard removes the database.
+/// connections closed) before `_test_db` removes the database.
 pub struct Fixture {
     pub db: Database,
     pub url: String,
-    guard: Guard,
+    _test_db: TestDb,
 }
 
-enum Guard {
-    Sqlite(tempfile::TempDir),
-    Postgres(PgTestDb),
-}
-
-/// A fresh database on `backend`; `None` when PostgreSQL tests are skipped.
-pub fn fixture(backend: Backend) -> Option<Fixture> {
-    let (url, guard) = match backend {
-        Backend::Sqlite => {
-            let dir = tempfile::tempdir().unwrap();
-            (sqlite_test_url(dir.path()), Guard::Sqlite(dir))
-        }
-        Backend::Postgres => {
-            let pg = PgTestDb::create_or_skip()?;
-            (pg.url.clone(), Guard::Postgres(pg))
-        }
-    };
-    let db = Database::connect(&url, &PoolOptions::default()).unwrap();
+/// A fresh database on `backend` (PostgreSQL tests ask `testing::skipping_pg()` first).
+pub fn fixture(backend: Backend) -> Fixture {
+    let test_db = TestDb::create(backend);
+    let db = Database::connect(&test_db.url, &PoolOptions::default()).unwrap();
     assert_eq!(db.backend(), backend);
-    Some(Fixture { db, url, guard })
+    Fixture {
+        db,
+        url: test_db.url.clone(),
+        _test_db: test_db,
+    }
 }
 
-/// Defines `mod $name { fn sqlite(); fn postgres(); }`, running `$body(&Fixture)` on each backend.
-#[macro_export]
-macro_rules! on_both_backends {
-    ($name:ident, $body:expr) => {
-        mod $name {
-            use super::*;
-
-            #[test]
-            fn sqlite() {
-                let f =
-                    $crate::common::fixture(::medialib_adapters_diesel::Backend::Sqlite).unwrap();
-                ($body)(&f);
-            }
-
-            #[test]
-            fn postgres() {
-                if let Some(f) =
-                    $crate::common::fixture(::medialib_adapters_diesel::Backend::Postgres)
-                {
-                    ($body)(&f);
-                }
-            }
-        }
-    };
+/// The runner of `backend_tests!` for tests written as `fn NAME(f: &Fixture)`.
+pub fn run(backend: TestBackend, test: fn(&Fixture)) {
+    test(&fixture(
+        backend.database().expect("a fixture is a database"),
+    ));
 }
 
 /// A direct (non-pooled) connection to the fixture's database, for inspecting it.
