@@ -72,4 +72,7 @@ fn corrupt_rows_are_corrupt_errors(f: &Fixture) {
     assert_eq!(carol.unique_id.as_str(), "carol");
 }
 
-on_both_backends!(corrupt_rows, corrupt_rows_are_corrupt_errors);
+medialib_adapters_diesel::backend_tests!(
+    on [sqlite, postgres] with common::run:
+    corrupt_rows_are_corrupt_errors,
+);
