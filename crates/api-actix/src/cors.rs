@@ -1,52 +1,75 @@
-//! CORS for the API (spec §4.1.8, DECISIONS.md §4), with actix-cors: browser callers from
-//! the configured origins (`MEDIALIB_CORS_ORIGINS`) may call every path under `/api/`
-//! except the authorization endpoint `/api/oauth/authorize*` (RFC 9700 §2.6: no CORS
-//! there), and may read the authorization server metadata
-//! (`/.well-known/oauth-authorization-server`).
+//! CORS for the API (spec §4.1.8, DECISIONS.md §4): browser callers from the configured
+//! origins (`MEDIALIB_CORS_ORIGINS`) may call every path under `/api/` except the
+//! authorization endpoint `/api/oauth/authorize*` (RFC 9700 §2.6: no CORS there), and
+//! may read the authorization server metadata (`/.well-known/oauth-authorization-server`).
+//!
+//! For an allowed `Origin` the response gets `Access-Control-Allow-Origin: <origin>`, and
+//! a preflight (`OPTIONS`) also the path's methods (its `Allow` header), the request
+//! headers a client may send, and a 10-minute max age. Other origins get no CORS header,
+//! so the browser withholds the response. Every API response carries `Vary: Origin`
+//! while origins are configured, so that a shared cache never serves one origin's answer
+//! to another. No credentials mode: the API is called with a bearer token, not cookies.
 
-use actix_web::dev::RequestHead;
-use actix_web::http::header::{self, HeaderName, HeaderValue};
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::Method;
+use actix_web::http::header::{self, HeaderMap, HeaderValue};
+use actix_web::middleware::Next;
+use actix_web::{HttpRequest, web};
+
+use crate::state::AppState;
 
 /// The request headers a cross-origin caller may send.
-const ALLOW_HEADERS: [HeaderName; 3] = [
-    header::AUTHORIZATION,
-    header::CONTENT_TYPE,
-    HeaderName::from_static("x-http-method-override"),
-];
+const ALLOW_HEADERS: &str = "Authorization, Content-Type, X-HTTP-Method-Override";
 
 /// The response headers a cross-origin caller may read (beyond the CORS-safelisted ones).
-const EXPOSE_HEADERS: [HeaderName; 4] = [
-    header::ALLOW,
-    header::RETRY_AFTER,
-    header::WWW_AUTHENTICATE,
-    HeaderName::from_static("x-request-id"),
-];
+const EXPOSE_HEADERS: &str = "Allow, Retry-After, WWW-Authenticate, X-Request-Id";
 
 /// How long a browser may cache a preflight answer, in seconds.
-const MAX_AGE: usize = 600;
+const MAX_AGE: &str = "600";
 
-/// The CORS middleware for `origins` (inside path normalisation).
-pub(crate) fn cors(origins: Vec<String>) -> actix_cors::Cors {
-    actix_cors::Cors::default()
-        .allowed_origin_fn(move |origin, req| applies(req) && is_allowed(origin, &origins))
-        .allowed_methods(["GET", "HEAD", "PUT", "POST", "DELETE", "OPTIONS"])
-        .allowed_headers(ALLOW_HEADERS)
-        .expose_headers(EXPOSE_HEADERS)
-        .max_age(MAX_AGE)
-        .block_on_origin_mismatch(false)
+/// Middleware (for `middleware::from_fn`), inside path normalisation.
+pub async fn cors(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let state = req.app_data::<web::Data<AppState>>().cloned();
+    let mut res = next.call(req).await?;
+    let origins = state
+        .as_ref()
+        .map_or(&[][..], |s| s.config().cors_origins.as_slice());
+    if origins.is_empty() || !applies(res.request()) {
+        return Ok(res);
+    }
+    let allowed = res
+        .request()
+        .headers()
+        .get(header::ORIGIN)
+        .filter(|o| is_allowed(o, origins))
+        .cloned();
+    let preflight = res.request().method() == Method::OPTIONS;
+    let headers = res.headers_mut();
+    headers.append(header::VARY, HeaderValue::from_static("Origin"));
+    if let Some(origin) = allowed {
+        add_cors_headers(headers, origin, preflight);
+    }
+    Ok(res)
 }
 
 /// The RFC 8414 metadata document: outside `/api/`, but browser clients read it too.
 const METADATA_PATH: &str = "/.well-known/oauth-authorization-server";
 
-/// Whether the path is an API path (or the metadata document) that CORS is offered on.
-/// Only the path is known here: actix-cors decides before routing.
-fn applies(req: &RequestHead) -> bool {
+/// Whether the path is an API path (or the metadata document) that CORS is offered on
+/// (the matched route's pattern is checked too, so no spelling of the path reaches the
+/// authorization endpoint with CORS headers).
+fn applies(req: &HttpRequest) -> bool {
     // The sign-in form belongs to the authorization endpoint: no CORS there either.
     let authorize =
         |p: &str| p.starts_with("/api/oauth/authorize") || p.starts_with("/api/oauth/login");
-    let path = req.uri.path();
-    (path == "/api" || path.starts_with("/api/") || path == METADATA_PATH) && !authorize(path)
+    let path = req.path();
+    (path == "/api" || path.starts_with("/api/") || path == METADATA_PATH)
+        && !authorize(path)
+        && !req.match_pattern().as_deref().is_some_and(authorize)
 }
 
 /// Exact match against a configured origin (a trailing slash there is ignored, the
@@ -59,6 +82,27 @@ fn is_allowed(origin: &HeaderValue, allowed: &[String]) -> bool {
         && allowed
             .iter()
             .any(|a| a.trim_end_matches('/').eq_ignore_ascii_case(origin))
+}
+
+fn add_cors_headers(headers: &mut HeaderMap, origin: HeaderValue, preflight: bool) {
+    headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+    headers.insert(
+        header::ACCESS_CONTROL_EXPOSE_HEADERS,
+        HeaderValue::from_static(EXPOSE_HEADERS),
+    );
+    if preflight {
+        if let Some(allow) = headers.get(header::ALLOW).cloned() {
+            headers.insert(header::ACCESS_CONTROL_ALLOW_METHODS, allow);
+        }
+        headers.insert(
+            header::ACCESS_CONTROL_ALLOW_HEADERS,
+            HeaderValue::from_static(ALLOW_HEADERS),
+        );
+        headers.insert(
+            header::ACCESS_CONTROL_MAX_AGE,
+            HeaderValue::from_static(MAX_AGE),
+        );
+    }
 }
 
 #[cfg(test)]

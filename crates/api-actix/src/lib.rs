@@ -71,9 +71,8 @@ pub fn app(
     >,
 > {
     let hsts = state.hsts();
-    let origins = state.config().cors_origins.clone();
     App::new()
-        .wrap(Condition::new(!origins.is_empty(), cors::cors(origins)))
+        .wrap(from_fn(cors::cors))
         .wrap(from_fn(metrics::track))
         .wrap(from_fn(normalize::normalize_path))
         .wrap(from_fn(request_span))
