@@ -1,12 +1,9 @@
-//! Request rate limits per key (client id, remote address), kept in this process's memory
-//! (DECISIONS.md §5; RFC 6819 §5.1.4.2.3): governor's keyed GCRA limiter, `limit` requests
-//! at once per key and one more every minute / `limit`.
+//! Request rate limits per key (client id, remote address): a fixed window of one minute
+//! per key, kept in this process's memory (DECISIONS.md §5; RFC 6819 §5.1.4.2.3).
 
-use std::num::NonZeroU32;
-use std::time::Duration;
-
-use governor::clock::{Clock as _, DefaultClock};
-use governor::{DefaultKeyedRateLimiter, Quota};
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use crate::error::ApiError;
 
@@ -31,36 +28,45 @@ impl Default for RateLimitConfig {
 /// One limit: at most `limit` hits per key in each window.
 #[derive(Debug)]
 pub struct RateLimiter {
-    /// `None` when the limit is off.
-    limiter: Option<DefaultKeyedRateLimiter<String>>,
+    limit: u32,
+    window: Duration,
+    hits: Mutex<HashMap<String, (Instant, u32)>>,
 }
 
 impl RateLimiter {
-    /// Keys remembered before the ones back at a full allowance are dropped.
+    /// Keys remembered before expired windows are swept.
     const SWEEP_AT: usize = 10_000;
 
     /// At most `limit` hits per key per `window` (0 turns the limit off).
     pub fn new(limit: u32, window: Duration) -> Self {
-        let limiter = NonZeroU32::new(limit)
-            .and_then(|n| Some(Quota::with_period(window / n.get())?.allow_burst(n)))
-            .map(DefaultKeyedRateLimiter::keyed);
-        Self { limiter }
+        Self {
+            limit,
+            window,
+            hits: Mutex::new(HashMap::new()),
+        }
     }
 
-    /// Counts a hit for `key`: `Err(429)` with the seconds until the next hit is allowed when over.
+    /// Counts a hit for `key`: `Err(429)` with the seconds until its window ends when over.
     pub fn hit(&self, key: &str) -> Result<(), ApiError> {
-        let Some(limiter) = &self.limiter else {
+        if self.limit == 0 {
             return Ok(());
-        };
-        if limiter.len() >= Self::SWEEP_AT {
-            limiter.retain_recent();
         }
-        limiter.check_key(&key.to_owned()).map_err(|not_until| {
-            let wait = not_until.wait_time_from(DefaultClock::default().now());
-            let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
-            let retry_after = u32::try_from(secs).unwrap_or(u32::MAX).max(1);
-            ApiError::TooManyRequests { retry_after }
-        })
+        let now = Instant::now();
+        let mut hits = self.hits.lock().unwrap_or_else(|p| p.into_inner());
+        if hits.len() >= Self::SWEEP_AT {
+            hits.retain(|_, (start, _)| now.duration_since(*start) < self.window);
+        }
+        let entry = hits.entry(key.to_owned()).or_insert((now, 0));
+        if now.duration_since(entry.0) >= self.window {
+            *entry = (now, 0);
+        }
+        if entry.1 >= self.limit {
+            let left = self.window.saturating_sub(now.duration_since(entry.0));
+            let retry_after = u32::try_from(left.as_secs()).unwrap_or(u32::MAX).max(1);
+            return Err(ApiError::TooManyRequests { retry_after });
+        }
+        entry.1 += 1;
+        Ok(())
     }
 }
 
