@@ -36,7 +36,7 @@ pub use error::ApiError;
 pub use metrics::{METRICS_PATH, PoolMetrics, PoolUsage};
 pub use proxy::{ClientInfo, TrustedProxies};
 pub use ratelimit::RateLimitConfig;
-pub use request_id::{REQUEST_ID_HEADER, RequestId, RootSpan};
+pub use request_id::{REQUEST_ID_HEADER, RequestId, request_span};
 pub use state::{AppState, HttpConfig, Readiness};
 
 /// Registers every route of the service, the shared state and the JSON 404 fallback.
@@ -75,8 +75,7 @@ pub fn app(
         .wrap(from_fn(cors::cors))
         .wrap(from_fn(metrics::track))
         .wrap(from_fn(normalize::normalize_path))
-        .wrap(from_fn(request_id::request_id_header))
-        .wrap(tracing_actix_web::TracingLogger::<RootSpan>::new())
+        .wrap(from_fn(request_span))
         // Outermost, so that every answer carries them, errors and probes included
         // (DECISIONS.md §4); a handler's own value of either header is kept.
         .wrap(Condition::new(
