@@ -15,12 +15,12 @@
 //!   endpoint; `outcome` is `issued` or the RFC 6749 error code, or `rate_limited`.
 //! - `medialib_sign_ins_total{outcome}`: sign-in attempts that reached the SSO provider.
 //!
-//! The registry is a few maps behind mutexes: one short lock per request, no dependency.
+//! The registry and its text encoding are prometheus-client's (its Prometheus 0.0.4 encoder);
+//! the gauges read at scrape time (pool, load shedding) are a [`Collector`] of ours.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
-use std::fmt::{self, Write as _};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::fmt;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix_web::body::MessageBody;
@@ -29,6 +29,14 @@ use actix_web::http::{Method, header};
 use actix_web::middleware::Next;
 use actix_web::{HttpMessage as _, HttpRequest, HttpResponse, web};
 use medialib_ports::services::SignInError;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
 
 use crate::admission::Admission;
 use crate::error::ApiError;
@@ -38,7 +46,7 @@ use crate::routing::RoutePattern;
 pub const METRICS_PATH: &str = "/metrics";
 
 /// The `Content-Type` of the Prometheus text format.
-const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
 
 /// The token endpoint's route pattern (its requests also feed the token counter).
 const TOKEN_ROUTE: &str = "/api/oauth/access_token";
@@ -68,246 +76,227 @@ pub struct PoolUsage {
     pub max: u32,
 }
 
+/// A route label: a pattern known at compile time, or one looked up in the routing table.
+type Route = Cow<'static, str>;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    route: Route,
+    method: &'static str,
+    status: u16,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RouteLabels {
+    route: Route,
+    method: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TokenLabels {
+    grant_type: &'static str,
+    outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutcomeLabel {
+    outcome: &'static str,
+}
+
+type HistogramFamily = Family<RouteLabels, Histogram, fn() -> Histogram>;
+
+fn latency_histogram() -> Histogram {
+    Histogram::new(BUCKETS)
+}
+
 /// The counters of one application (shared by all its workers), and the gauges of its
 /// database pool and load shedding.
-#[derive(Default)]
 pub(crate) struct Metrics {
-    pool: Option<Arc<dyn PoolMetrics>>,
-    admission: Arc<Admission>,
-    http: Mutex<HttpSeries>,
-    tokens: Mutex<BTreeMap<(&'static str, &'static str), u64>>,
-    sign_ins: Mutex<BTreeMap<&'static str, u64>>,
+    registry: Registry,
+    requests: Family<RequestLabels, Counter>,
+    durations: HistogramFamily,
+    tokens: Family<TokenLabels, Counter>,
+    sign_ins: Family<OutcomeLabel, Counter>,
 }
 
-#[derive(Default)]
-struct HttpSeries {
-    requests: BTreeMap<(Route, &'static str, u16), u64>,
-    durations: BTreeMap<(Route, &'static str), Histogram>,
-}
-
-/// Observations per bucket (not cumulative; the exposition adds them up), with sum and count.
-#[derive(Default)]
-struct Histogram {
-    buckets: [u64; BUCKETS.len()],
-    sum: f64,
-    count: u64,
-}
-
-impl Histogram {
-    fn observe(&mut self, seconds: f64) {
-        if let Some(i) = BUCKETS.iter().position(|bound| seconds <= *bound) {
-            self.buckets[i] += 1;
-        }
-        self.sum += seconds;
-        self.count += 1;
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new(Arc::default(), None)
     }
-}
-
-/// Locks a series map; a panic elsewhere while it was held leaves counts that are still
-/// worth reporting.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Metrics {
     /// Counters that report `admission` and, when there is one, the database `pool`.
     pub(crate) fn new(admission: Arc<Admission>, pool: Option<Arc<dyn PoolMetrics>>) -> Self {
+        let requests = Family::<RequestLabels, Counter>::default();
+        let durations = HistogramFamily::new_with_constructor(latency_histogram);
+        let tokens = Family::<TokenLabels, Counter>::default();
+        let sign_ins = Family::<OutcomeLabel, Counter>::default();
+        let mut registry = Registry::default();
+        registry.register_collector(Box::new(Declared {
+            name: "medialib_http_requests",
+            help: "HTTP requests answered, by route pattern, method and status.",
+            metric: requests.clone(),
+        }));
+        registry.register_collector(Box::new(Declared {
+            name: "medialib_http_request_duration_seconds",
+            help: "Time from receiving a request to its response head, by route pattern and method.",
+            metric: durations.clone(),
+        }));
+        registry.register_collector(Box::new(PoolCollector(pool)));
+        registry.register_collector(Box::new(Declared {
+            name: "medialib_oauth_token_requests",
+            help: "Token endpoint requests, by grant type and outcome (issued, or the RFC 6749 error code).",
+            metric: tokens.clone(),
+        }));
+        registry.register_collector(Box::new(Declared {
+            name: "medialib_sign_ins",
+            help: "Browser sign-in attempts that reached the sign-in provider, by outcome.",
+            metric: sign_ins.clone(),
+        }));
+        registry.register_collector(Box::new(AdmissionCollector(admission)));
         Self {
-            pool,
-            admission,
-            ..Self::default()
+            registry,
+            requests,
+            durations,
+            tokens,
+            sign_ins,
         }
     }
 
     fn observe_request(&self, route: Route, method: &'static str, status: u16, took: Duration) {
-        let mut http = lock(&self.http);
-        *http
-            .requests
-            .entry((route.clone(), method, status))
-            .or_default() += 1;
-        http.durations
-            .entry((route, method))
-            .or_default()
+        let labels = RouteLabels { route, method };
+        self.durations
+            .get_or_create(&labels)
             .observe(took.as_secs_f64());
+        let RouteLabels { route, method } = labels;
+        self.requests
+            .get_or_create(&RequestLabels {
+                route,
+                method,
+                status,
+            })
+            .inc();
     }
 
     fn count_token_request(&self, grant_type: &'static str, outcome: &'static str) {
-        *lock(&self.tokens).entry((grant_type, outcome)).or_default() += 1;
+        self.tokens
+            .get_or_create(&TokenLabels {
+                grant_type,
+                outcome,
+            })
+            .inc();
     }
 
     fn count_sign_in(&self, outcome: &'static str) {
-        *lock(&self.sign_ins).entry(outcome).or_default() += 1;
+        self.sign_ins.get_or_create(&OutcomeLabel { outcome }).inc();
     }
 
     /// The exposition text.
     fn render(&self) -> String {
         let mut out = String::new();
         // Writing to a String cannot fail.
-        let _ = self.write_to(&mut out);
-        out + &admission_series(&self.admission)
-    }
-
-    fn write_to(&self, out: &mut String) -> fmt::Result {
-        {
-            let http = lock(&self.http);
-            header(
-                out,
-                "medialib_http_requests_total",
-                "counter",
-                "HTTP requests answered, by route pattern, method and status.",
-            )?;
-            for ((route, method, status), count) in &http.requests {
-                writeln!(
-                    out,
-                    "medialib_http_requests_total{{route=\"{}\",method=\"{method}\",status=\"{status}\"}} {count}",
-                    Escaped(route)
-                )?;
-            }
-            header(
-                out,
-                "medialib_http_request_duration_seconds",
-                "histogram",
-                "Time from receiving a request to its response head, by route pattern and method.",
-            )?;
-            for ((route, method), histogram) in &http.durations {
-                let labels = format!("route=\"{}\",method=\"{method}\"", Escaped(route));
-                let mut cumulative = 0;
-                for (bound, count) in BUCKETS.iter().zip(histogram.buckets) {
-                    cumulative += count;
-                    writeln!(
-                        out,
-                        "medialib_http_request_duration_seconds_bucket{{{labels},le=\"{bound}\"}} {cumulative}"
-                    )?;
-                }
-                writeln!(
-                    out,
-                    "medialib_http_request_duration_seconds_bucket{{{labels},le=\"+Inf\"}} {}",
-                    histogram.count
-                )?;
-                writeln!(
-                    out,
-                    "medialib_http_request_duration_seconds_sum{{{labels}}} {}",
-                    histogram.sum
-                )?;
-                writeln!(
-                    out,
-                    "medialib_http_request_duration_seconds_count{{{labels}}} {}",
-                    histogram.count
-                )?;
-            }
-        }
-        if let Some(pool) = &self.pool {
-            let usage = pool.usage();
-            header(
-                out,
-                "medialib_db_pool_connections",
-                "gauge",
-                "Database connections in the pool, by state.",
-            )?;
-            writeln!(
-                out,
-                "medialib_db_pool_connections{{state=\"idle\"}} {}",
-                usage.idle
-            )?;
-            writeln!(
-                out,
-                "medialib_db_pool_connections{{state=\"in_use\"}} {}",
-                usage.in_use
-            )?;
-            header(
-                out,
-                "medialib_db_pool_max_connections",
-                "gauge",
-                "The most connections the database pool opens.",
-            )?;
-            writeln!(out, "medialib_db_pool_max_connections {}", usage.max)?;
-        }
-        header(
-            out,
-            "medialib_oauth_token_requests_total",
-            "counter",
-            "Token endpoint requests, by grant type and outcome (issued, or the RFC 6749 error code).",
-        )?;
-        for ((grant_type, outcome), count) in lock(&self.tokens).iter() {
-            writeln!(
-                out,
-                "medialib_oauth_token_requests_total{{grant_type=\"{grant_type}\",outcome=\"{outcome}\"}} {count}"
-            )?;
-        }
-        header(
-            out,
-            "medialib_sign_ins_total",
-            "counter",
-            "Browser sign-in attempts that reached the sign-in provider, by outcome.",
-        )?;
-        for (outcome, count) in lock(&self.sign_ins).iter() {
-            writeln!(
-                out,
-                "medialib_sign_ins_total{{outcome=\"{outcome}\"}} {count}"
-            )?;
-        }
-        Ok(())
+        let _ = prometheus_client::encoding::prometheus_text::encode(&mut out, &self.registry);
+        out
     }
 }
 
-/// The load-shedding series (see `admission.rs`).
-fn admission_series(admission: &Admission) -> String {
-    let mut out = String::new();
-    let _ = (|| -> fmt::Result {
-        header(
-            &mut out,
-            "medialib_requests_in_flight",
-            "gauge",
-            "Requests doing database or password work now, queued ones included.",
-        )?;
-        writeln!(out, "medialib_requests_in_flight {}", admission.in_flight())?;
-        if admission.limit() != usize::MAX {
-            header(
-                &mut out,
-                "medialib_requests_in_flight_max",
-                "gauge",
-                "The most requests admitted to database or password work at once (max_in_flight).",
-            )?;
-            writeln!(out, "medialib_requests_in_flight_max {}", admission.limit())?;
-        }
-        header(
-            &mut out,
-            "medialib_requests_shed_total",
-            "counter",
-            "Requests answered 503 at once because max_in_flight requests were in flight.",
-        )?;
-        writeln!(out, "medialib_requests_shed_total {}", admission.shed())
-    })();
-    out
+/// A family that is declared (`# HELP`, `# TYPE`) from the first scrape on, before its first
+/// series, as `Registry::register` does not: a fresh process shows every family it exposes.
+#[derive(Debug)]
+struct Declared<M> {
+    name: &'static str,
+    help: &'static str,
+    metric: M,
 }
 
-fn header(out: &mut String, name: &str, kind: &str, help: &str) -> fmt::Result {
-    writeln!(out, "# HELP {name} {help}")?;
-    writeln!(out, "# TYPE {name} {kind}")
+impl<M: EncodeMetric + fmt::Debug + Send + Sync + 'static> Collector for Declared<M> {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> fmt::Result {
+        let family =
+            encoder.encode_descriptor(self.name, self.help, None, self.metric.metric_type())?;
+        self.metric.encode(family)
+    }
 }
 
-/// A label value escaped for the text format (backslash, double quote, line feed).
-struct Escaped<'a>(&'a str);
+/// The database pool's gauges, read on each scrape.
+struct PoolCollector(Option<Arc<dyn PoolMetrics>>);
 
-impl fmt::Display for Escaped<'_> {
+impl fmt::Debug for PoolCollector {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for c in self.0.chars() {
-            match c {
-                '\\' => f.write_str("\\\\")?,
-                '"' => f.write_str("\\\"")?,
-                '\n' => f.write_str("\\n")?,
-                c => f.write_char(c)?,
-            }
-        }
-        Ok(())
+        f.debug_tuple("PoolCollector")
+            .field(&self.0.is_some())
+            .finish()
     }
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StateLabel {
+    state: &'static str,
+}
+
+impl Collector for PoolCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> fmt::Result {
+        let Some(pool) = &self.0 else {
+            return Ok(());
+        };
+        let usage = pool.usage();
+        let mut connections = encoder.encode_descriptor(
+            "medialib_db_pool_connections",
+            "Database connections in the pool, by state.",
+            None,
+            MetricType::Gauge,
+        )?;
+        for (state, value) in [("idle", usage.idle), ("in_use", usage.in_use)] {
+            ConstGauge::new(i64::from(value))
+                .encode(connections.encode_family(&StateLabel { state })?)?;
+        }
+        gauge(
+            &mut encoder,
+            "medialib_db_pool_max_connections",
+            "The most connections the database pool opens.",
+            i64::from(usage.max),
+        )
+    }
+}
+
+/// The load-shedding series (see `admission.rs`), read on each scrape.
+#[derive(Debug)]
+struct AdmissionCollector(Arc<Admission>);
+
+impl Collector for AdmissionCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> fmt::Result {
+        let admission = &self.0;
+        gauge(
+            &mut encoder,
+            "medialib_requests_in_flight",
+            "Requests doing database or password work now, queued ones included.",
+            i64::try_from(admission.in_flight()).unwrap_or(i64::MAX),
+        )?;
+        if admission.limit() != usize::MAX {
+            gauge(
+                &mut encoder,
+                "medialib_requests_in_flight_max",
+                "The most requests admitted to database or password work at once (max_in_flight).",
+                i64::try_from(admission.limit()).unwrap_or(i64::MAX),
+            )?;
+        }
+        let shed = prometheus_client::metrics::counter::ConstCounter::new(admission.shed());
+        shed.encode(encoder.encode_descriptor(
+            "medialib_requests_shed",
+            "Requests answered 503 at once because max_in_flight requests were in flight.",
+            None,
+            MetricType::Counter,
+        )?)
+    }
+}
+
+fn gauge(encoder: &mut DescriptorEncoder, name: &str, help: &str, value: i64) -> fmt::Result {
+    ConstGauge::new(value).encode(encoder.encode_descriptor(name, help, None, MetricType::Gauge)?)
 }
 
 impl fmt::Debug for Metrics {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Metrics")
-            .field("pool", &self.pool.is_some())
-            .finish_non_exhaustive()
+        f.debug_struct("Metrics").finish_non_exhaustive()
     }
 }
 
@@ -327,9 +316,6 @@ async fn exposition(metrics: web::Data<Metrics>) -> HttpResponse {
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .body(metrics.render())
 }
-
-/// A route label: a pattern known at compile time, or one looked up in the routing table.
-type Route = Cow<'static, str>;
 
 /// The route label of an answered request: its resource's pattern, else the pattern the
 /// routing table matches, else `other`.
@@ -475,7 +461,9 @@ mod tests {
 
     #[test]
     fn label_values_are_escaped() {
-        assert_eq!(Escaped("a\"b\\c\nd").to_string(), "a\\\"b\\\\c\\nd");
+        let metrics = Metrics::default();
+        metrics.observe_request("a\"b\\c\nd".into(), "GET", 200, Duration::ZERO);
+        assert!(metrics.render().contains(r#"route="a\"b\\c\nd""#));
     }
 
     #[test]

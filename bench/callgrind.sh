@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# CPU per request, counted in instructions by valgrind's callgrind: repeatable on a shared,
+# loaded machine, where wrk's req/s move by ±20 % from run to run (docs/performance.md).
+#
+#   bench/callgrind.sh BINARY SCENARIO [REQUESTS]
+#
+# Runs the release `medialib` BINARY under callgrind twice, on a copy of one demo database
+# (`medialib demo`, made once in $BENCH_CG_DIR), and sends it 200 requests the first time and
+# 200 + REQUESTS (default 2000) the second, one after the other over one keep-alive connection
+# (curl). Start-up, migrations and shutdown are the same in both runs, so the difference of
+# the two totals divided by REQUESTS is the instructions one request costs. Prints one line:
+#
+#   SCENARIO  Ir/request  (Ir of the short run, Ir of the long run)
+#
+# Scenarios:
+#   describe        GET /api/describe/c/{library}/o/{public video}: the bench's public describe
+#   describe_cors   the same with `Origin: https://lms.example.edu`, that origin configured
+#   token           POST /api/oauth/access_token with an unknown client (a 401 after both
+#                   rate limiters counted it; limits at 1 000 000 a minute, never reached)
+#
+# Environment: MEDIALIB_LOG (default `warn`, as bench/run.sh), BENCH_CG_DIR (default
+# /tmp/medialib-callgrind). Only loopback; each run stops by itself.
+set -euo pipefail
+
+binary=$(realpath "$1")
+scenario=$2
+requests=${3:-2000}
+dir=${BENCH_CG_DIR:-/tmp/medialib-callgrind}
+log_level=${MEDIALIB_LOG:-warn}
+mkdir -p "$dir"
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+wait_ready() { # URL PID
+    for _ in $(seq 1 600); do
+        if curl -fs -o /dev/null "$1"; then return 0; fi
+        kill -0 "$2" 2>/dev/null || { echo "server exited" >&2; return 1; }
+        sleep 0.2
+    done
+    echo "server not ready" >&2
+    return 1
+}
+
+# One demo database, made once (argon2 hashing is slow under valgrind, so not there).
+if [[ ! -f $dir/demo.db ]]; then
+    port=$(free_port)
+    MEDIALIB_LOG=warn "$binary" demo --database-url "sqlite://$dir/demo.db" \
+        --bind "127.0.0.1:$port" >"$dir/demo.log" 2>&1 &
+    pid=$!
+    wait_ready "http://127.0.0.1:$port/readyz" "$pid"
+    kill -TERM "$pid"
+    wait "$pid" || true
+fi
+# The demo library and its public video (the demo's first item).
+read -r library video < <(sqlite3 "$dir/demo.db" \
+    "select replace(m.collection_id, '-', ''), replace(o.id, '-', '') from objects o
+     join memberships m on m.member_id = o.id
+     where o.public = 1 and o.object_type = 'video' limit 1;" | tr '|' ' ')
+
+run() { # COUNT -> total Ir
+    local count=$1 port db out pid base
+    port=$(free_port)
+    db=$dir/run-$$.db
+    out=$dir/callgrind.out.$$
+    rm -f "$db" "$db-wal" "$db-shm" "$out"
+    cp "$dir/demo.db" "$db"
+    # MALLOC_ARENA_MAX set: else `serve` executes itself again (crates/medialib/src/malloc.rs)
+    # and the new image runs outside valgrind.
+    local env=(MALLOC_ARENA_MAX=2 MEDIALIB_LOG="$log_level" MEDIALIB_LOG_FORMAT=json MEDIALIB_PURGE_INTERVAL=86400
+        MEDIALIB_RATE_LIMIT_TOKEN=1000000 MEDIALIB_RATE_LIMIT_LOGIN=1000000)
+    [[ $scenario == describe_cors ]] && env+=(MEDIALIB_CORS_ORIGINS=https://lms.example.edu)
+    env "${env[@]}" valgrind --tool=callgrind --callgrind-out-file="$out" \
+        "$binary" serve --database-url "sqlite://$db" --bind "127.0.0.1:$port" \
+        >"$dir/server.log" 2>"$dir/valgrind.log" &
+    pid=$!
+    base=http://127.0.0.1:$port
+    wait_ready "$base/readyz" "$pid"
+    local cfg=$dir/curl-$$.cfg
+    : >"$cfg"
+    for _ in $(seq 1 "$count"); do
+        case $scenario in
+        describe | describe_cors)
+            echo "url = \"$base/api/describe/c/$library/o/$video\"" >>"$cfg" ;;
+        token)
+            printf 'url = "%s/api/oauth/access_token"\n' "$base" >>"$cfg"
+            echo 'data = "grant_type=refresh_token&refresh_token=mlr_x&client_id=nobody&client_secret=x"' >>"$cfg" ;;
+        esac
+        echo 'output = "/dev/null"' >>"$cfg"
+    done
+    local headers=()
+    [[ $scenario == describe_cors ]] && headers=(-H "Origin: https://lms.example.edu")
+    curl -s "${headers[@]}" -K "$cfg"
+    kill -TERM "$pid"
+    wait "$pid" || true
+    grep -E '^(summary|totals):' "$out" | head -1 | awk '{print $2}'
+    rm -f "$db" "$db-wal" "$db-shm" "$out" "$cfg"
+}
+
+short=$(run 200)
+long=$(run $((200 + requests)))
+echo "$scenario $(((long - short) / requests)) Ir/request ($short, $long)"
