@@ -146,11 +146,7 @@ pub(crate) fn patch_from(form: &Form) -> Result<ObjectPatch, ApiError> {
     params(DescribeCreatePath),
     request_body(
         description = "The new object's fields; `type` is required.",
-        content(
-            (DescribeForm = "application/x-www-form-urlencoded"),
-            (DescribeForm = "multipart/form-data"),
-            (DescribeForm = "application/json"),
-        )
+        content = DescribeForm,
     ),
     responses(
         (status = 201, description = "Created; the body names the new object.", body = UuidBody),
@@ -197,11 +193,7 @@ pub(crate) async fn create(
     params(ObjectInCollection),
     request_body(
         description = "The fields to change; `type` is required.",
-        content(
-            (DescribeForm = "application/x-www-form-urlencoded"),
-            (DescribeForm = "multipart/form-data"),
-            (DescribeForm = "application/json"),
-        )
+        content = DescribeForm,
     ),
     responses(
         (status = 202, description = "Updated; the body names the object.", body = UuidBody),

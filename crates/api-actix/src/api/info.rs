@@ -82,11 +82,7 @@ pub(crate) async fn read(
     params(CollectionObjectId),
     request_body(
         description = "The fields to change.",
-        content(
-            (InfoForm = "application/x-www-form-urlencoded"),
-            (InfoForm = "multipart/form-data"),
-            (InfoForm = "application/json"),
-        )
+        content = InfoForm,
     ),
     responses(
         (status = 202, description = "Updated (no body)."),

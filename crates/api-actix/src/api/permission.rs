@@ -115,11 +115,7 @@ fn grantee(u: IdOrZero<UserId>, call: &ApiCall) -> Result<Grantee, ApiError> {
     params(CollectionUser),
     request_body(
         description = "The level (default `view`); `uniqueId` is required when `user_id` is `0`.",
-        content(
-            (PermissionForm = "application/x-www-form-urlencoded"),
-            (PermissionForm = "multipart/form-data"),
-            (PermissionForm = "application/json"),
-        )
+        content = PermissionForm,
     ),
     responses(
         (status = 201, description = "The level is set (no body)."),
@@ -158,11 +154,7 @@ pub(crate) async fn grant(
     params(CollectionUser),
     request_body(
         description = "`uniqueId`, required when `user_id` is `0`.",
-        content(
-            (GranteeForm = "application/x-www-form-urlencoded"),
-            (GranteeForm = "multipart/form-data"),
-            (GranteeForm = "application/json"),
-        )
+        content = GranteeForm,
     ),
     responses(
         (status = 200, description = "The entry is removed (no body)."),

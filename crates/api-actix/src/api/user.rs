@@ -102,11 +102,7 @@ fn unique_id(call: &ApiCall) -> Result<Option<UniqueId>, ApiError> {
     params(CollectionUser),
     request_body(
         description = "The names to set; `uniqueId` is required when `user_id` is `0`.",
-        content(
-            (UserForm = "application/x-www-form-urlencoded"),
-            (UserForm = "multipart/form-data"),
-            (UserForm = "application/json"),
-        )
+        content = UserForm,
     ),
     responses(
         (status = 201, description = "The user was created (`user_id` `0`).", body = UserIdBody),
