@@ -2,13 +2,12 @@
 //!
 //! It is generated from the code with utoipa: the response records are the real
 //! structs of [`crate::records`]; each operation is documented by a
-//! `#[utoipa::path]` attribute on the function that answers it (the per-method function a
-//! resource's handler dispatches to, such as `api::describe::create`, or the handler itself
-//! where a path has one documented method); error responses and the shapes that have no
-//! Rust type of their own are in [`crate::apidoc`]. Two kinds of operation have no function
-//! of their own: the `OPTIONS` operation of every API path is added by the [`Options`]
-//! modifier, and a POST that does what the path's PUT does (one function answers both) is
-//! derived from that PUT by the [`SameAsPut`] modifier.
+//! `#[utoipa::path]` attribute on the function that answers it (the per-method function an
+//! `api::Resource` dispatches to, such as `api::describe::create`); error responses and the
+//! shapes that have no Rust type of their own are in [`crate::apidoc`]. Two kinds of operation
+//! have no function of their own: the `OPTIONS` operation of every API path is added by the
+//! [`Options`] modifier, and a POST that does what the path's PUT does (one function answers
+//! both) is derived from that PUT by the [`SameAsPut`] modifier.
 //!
 //! [`refine`] then states, on the JSON, what the derive cannot see:
 //! - response records are closed (`additionalProperties: false`), so an answer with a
@@ -69,9 +68,9 @@ const DESCRIPTION: &str = include_str!("openapi/description.md");
         api::info::update,
         api::media::embed,
         api::media::video,
-        api::authenticate::handle,
+        api::authenticate::read,
         api::catalog::list,
-        api::catalog::handle_short,
+        api::catalog::list_short,
         api::catalog::add,
         api::catalog::remove,
         api::contribute::list,
