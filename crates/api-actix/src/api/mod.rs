@@ -163,6 +163,36 @@ pub(crate) async fn handle<R: Resource>(
     R::answer(call, path).await
 }
 
+/// A path outside the media API's resources that has no ids and reads its call whole
+/// (body and fields) before it judges the method: oEmbed, the OAuth metadata, logout.
+pub(crate) trait Endpoint {
+    /// The methods the path offers, as `Allow` names them.
+    const ALLOW: &'static str;
+
+    /// Answers a call that is not OPTIONS; a method the path does not offer is a 501.
+    async fn answer(call: Call<'_>) -> Answer;
+}
+
+/// The handler of every [`Endpoint`]: reads the call, answers OPTIONS (no write of these
+/// paths is the gate's to judge), and hands any other call to the endpoint, as anyone's.
+pub(crate) async fn endpoint<E: Endpoint>(
+    req: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<AppState>,
+) -> Answer {
+    let input = ApiCall::read(&req, payload).await?;
+    if input.method == Method::OPTIONS {
+        return options(&state, &req, E::ALLOW, None).await;
+    }
+    let call = Call {
+        state: &state,
+        req: &req,
+        input,
+        who: Who::Anyone,
+    };
+    E::answer(call).await
+}
+
 /// Parses a path id or `0`, naming the field in the 400.
 pub fn path_id<T>(input: &str, field: &str) -> Result<IdOrZero<T>, ApiError>
 where
