@@ -3,7 +3,9 @@
 use diesel::dsl::{exists, not};
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
-use medialib_domain::{BrowserSession, Timestamp, TokenDigest, UniqueId, User, UserId};
+use medialib_domain::{
+    BrowserSession, PurgeCutoffs, Timestamp, TokenDigest, UniqueId, User, UserId,
+};
 use medialib_ports::{
     CredentialRepository, Housekeeping, PasswordHash, PurgeReport, SessionRepository, StoreError,
 };
@@ -168,15 +170,20 @@ fn in_batches(mut batch: impl FnMut() -> Result<usize, DbError>) -> Result<u64, 
 
 impl Housekeeping for DieselStore {
     fn purge_expired(&self, now: Timestamp, code_grace: i64) -> Result<PurgeReport, StoreError> {
-        let now = now.epoch_seconds();
-        let code_cutoff = now.saturating_sub(code_grace.max(0));
+        // The rule is the domain's; the comparisons below are its: `lt` for "before", `le`
+        // for "by".
+        let pass = PurgeCutoffs::at(now, code_grace);
+        let codes_before = pass.codes_expired_before().epoch_seconds();
+        let tokens_before = pass.tokens_expired_before().epoch_seconds();
+        let grants_before = pass.grants_created_before().epoch_seconds();
+        let sessions_by = pass.sessions_expired_by().epoch_seconds();
         let r = (|| -> Result<PurgeReport, DbError> {
             // Codes first: a redeemed code's grant is only considered once its codes are gone.
             let codes = in_batches(|| {
                 with_tx!(self.db, conn => {
                     let expired = diesel::alias!(codes as expired_codes);
                     let batch = expired
-                        .filter(expired.field(codes::expires_at).lt(code_cutoff))
+                        .filter(expired.field(codes::expires_at).lt(codes_before))
                         .select(expired.field(codes::digest))
                         .limit(PURGE_BATCH);
                     Ok::<_, DbError>(
@@ -189,7 +196,7 @@ impl Housekeeping for DieselStore {
                 with_tx!(self.db, conn => {
                     let expired = diesel::alias!(access as expired_access);
                     let batch = expired
-                        .filter(expired.field(access::expires_at).lt(now))
+                        .filter(expired.field(access::expires_at).lt(tokens_before))
                         .select(expired.field(access::digest))
                         .limit(PURGE_BATCH);
                     Ok::<_, DbError>(
@@ -202,7 +209,7 @@ impl Housekeeping for DieselStore {
                 with_tx!(self.db, conn => {
                     let expired = diesel::alias!(refresh as expired_refresh);
                     let batch = expired
-                        .filter(expired.field(refresh::expires_at).lt(now))
+                        .filter(expired.field(refresh::expires_at).lt(tokens_before))
                         .select(expired.field(refresh::digest))
                         .limit(PURGE_BATCH);
                     Ok::<_, DbError>(
@@ -211,15 +218,15 @@ impl Housekeeping for DieselStore {
                     )
                 })
             })?;
-            // Only grants older than the code grace: a grant is created with its tokens in one
-            // transaction, and the grace keeps it while the code that produced it may still be
-            // replayed (the code is purged first, the grant in a later pass).
+            // Only grants older than the code grace (a grant is created with its tokens in one
+            // transaction; the code that produced it is purged first, the grant in a later
+            // pass), and that nothing refers to any more.
             let grants = in_batches(|| {
                 with_tx!(self.db, conn => {
                     let idle = diesel::alias!(grants as idle_grants);
                     let id = idle.field(grants::id);
                     let batch = idle
-                        .filter(idle.field(grants::created_at).lt(code_cutoff))
+                        .filter(idle.field(grants::created_at).lt(grants_before))
                         .filter(not(exists(access::table.filter(access::grant_id.eq(id)))))
                         .filter(not(exists(refresh::table.filter(refresh::grant_id.eq(id)))))
                         .filter(not(exists(codes::table.filter(codes::grant_id.eq(id.nullable())))))
@@ -235,7 +242,7 @@ impl Housekeeping for DieselStore {
                 with_tx!(self.db, conn => {
                     let expired = diesel::alias!(sessions as expired_sessions);
                     let batch = expired
-                        .filter(expired.field(sessions::expires_at).le(now))
+                        .filter(expired.field(sessions::expires_at).le(sessions_by))
                         .select(expired.field(sessions::digest))
                         .limit(PURGE_BATCH);
                     Ok::<_, DbError>(
@@ -248,7 +255,7 @@ impl Housekeeping for DieselStore {
                 with_tx!(self.db, conn => {
                     let expired = diesel::alias!(pending as expired_pending);
                     let batch = expired
-                        .filter(expired.field(pending::expires_at).le(now))
+                        .filter(expired.field(pending::expires_at).le(sessions_by))
                         .select(expired.field(pending::state_digest))
                         .limit(PURGE_BATCH);
                     Ok::<_, DbError>(
