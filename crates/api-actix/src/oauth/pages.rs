@@ -41,7 +41,7 @@ use super::{
     set_cookie, sso_callback,
 };
 use crate::api::options;
-use crate::blocking::{run, run_hashing};
+use crate::blocking::{Work, run, run_as};
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -195,7 +195,7 @@ async fn sign_in(
     }
     let password = Secret::new(password);
     let account = username.clone();
-    let outcome = run_hashing(state, move |s| {
+    let outcome = run_as(state, Work::PasswordHash, move |s| {
         Ok::<_, ApiError>(s.sessions().sign_in(Credentials::Password {
             username: &account,
             password: &password,
