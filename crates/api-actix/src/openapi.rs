@@ -35,7 +35,7 @@ use utoipa::openapi::path::{Operation, OperationBuilder, Parameter, ParameterIn}
 use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
-use utoipa::{Modify, OpenApi};
+use utoipa::{Modify, OpenApi, PartialSchema};
 
 use crate::apidoc::{responses, schemas};
 use crate::error::ApiError;
@@ -172,9 +172,6 @@ impl Modify for SameAsPut {
 /// Adds the `OPTIONS` operation every API path answers (DECISIONS.md §4).
 struct Options;
 
-/// A path id that is a UUID (32 hexadecimal digits, dashed 8-4-4-4-12 or not) or `0`.
-const ID_OR_ZERO: &str = "^(0|[0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$";
-
 impl Modify for Options {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
         for (path, item) in openapi.paths.paths.iter_mut() {
@@ -214,12 +211,7 @@ fn widened(mut param: Parameter, ops: &[&Operation]) -> Parameter {
     };
     let first = ops.first().and_then(|op| schema_of(op));
     if ops.iter().any(|op| schema_of(op) != first) {
-        param.schema = Some(
-            ObjectBuilder::new()
-                .schema_type(Type::String)
-                .pattern(Some(ID_OR_ZERO))
-                .into(),
-        );
+        param.schema = Some(schemas::UuidOrZero::schema());
     }
     param
 }
@@ -741,14 +733,12 @@ mod tests {
         let describe = &doc["paths"]["/api/describe/c/{collection_uuid}/o/{object_uuid}"];
         let pattern =
             |method: &str, i: usize| describe[method]["parameters"][i]["schema"]["pattern"].clone();
+        let id_or_zero =
+            serde_json::to_value(schemas::UuidOrZero::schema()).unwrap()["pattern"].clone();
         assert_eq!(pattern("put", 1), json!("^0$"));
-        assert_eq!(
-            pattern("put", 0),
-            json!(ID_OR_ZERO),
-            "the attribute and the constant agree"
-        );
-        assert_eq!(pattern("options", 0), json!(ID_OR_ZERO));
-        assert_eq!(pattern("options", 1), json!(ID_OR_ZERO));
+        assert_eq!(pattern("put", 0), id_or_zero);
+        assert_eq!(pattern("options", 0), id_or_zero);
+        assert_eq!(pattern("options", 1), id_or_zero);
         let info = &doc["paths"]["/api/info/c/{collection_uuid}/o/{object_id}"];
         assert_eq!(info["options"]["parameters"], info["get"]["parameters"]);
     }
