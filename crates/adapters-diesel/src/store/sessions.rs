@@ -154,6 +154,31 @@ impl CredentialRepository for DieselStore {
 /// so a large purge never holds a write lock (SQLite) or many row locks (PostgreSQL) for long.
 const PURGE_BATCH: i64 = 500;
 
+/// Deletes the rows of `$table` (keyed by `$key`) whose `$column` is `$op` the cutoff (`lt`:
+/// before it, `le`: at or before it), [`PURGE_BATCH`] at a time ([`in_batches`]); returns how
+/// many. `$alias` names the table in the subquery that picks a batch.
+macro_rules! delete_expired {
+    (
+        $db:expr,
+        $table:ident as $alias:ident,
+        $key:ident where $column:ident $op:ident $cutoff:expr
+    ) => {
+        in_batches(|| {
+            with_tx!($db, conn => {
+                let expired = diesel::alias!($table as $alias);
+                let batch = expired
+                    .filter(expired.field($table::$column).$op($cutoff))
+                    .select(expired.field($table::$key))
+                    .limit(PURGE_BATCH);
+                Ok::<_, DbError>(
+                    diesel::delete($table::table.filter($table::$key.eq_any(batch)))
+                        .execute(conn)?,
+                )
+            })
+        })
+    };
+}
+
 /// Runs `batch` (one transaction deleting at most [`PURGE_BATCH`] rows, returning how many)
 /// until a batch deletes fewer than that; returns the total.
 fn in_batches(mut batch: impl FnMut() -> Result<usize, DbError>) -> Result<u64, DbError> {
@@ -179,45 +204,15 @@ impl Housekeeping for DieselStore {
         let sessions_by = pass.sessions_expired_by().epoch_seconds();
         let r = (|| -> Result<PurgeReport, DbError> {
             // Codes first: a redeemed code's grant is only considered once its codes are gone.
-            let codes = in_batches(|| {
-                with_tx!(self.db, conn => {
-                    let expired = diesel::alias!(codes as expired_codes);
-                    let batch = expired
-                        .filter(expired.field(codes::expires_at).lt(codes_before))
-                        .select(expired.field(codes::digest))
-                        .limit(PURGE_BATCH);
-                    Ok::<_, DbError>(
-                        diesel::delete(codes::table.filter(codes::digest.eq_any(batch)))
-                            .execute(conn)?,
-                    )
-                })
-            })?;
-            let access_tokens = in_batches(|| {
-                with_tx!(self.db, conn => {
-                    let expired = diesel::alias!(access as expired_access);
-                    let batch = expired
-                        .filter(expired.field(access::expires_at).lt(tokens_before))
-                        .select(expired.field(access::digest))
-                        .limit(PURGE_BATCH);
-                    Ok::<_, DbError>(
-                        diesel::delete(access::table.filter(access::digest.eq_any(batch)))
-                            .execute(conn)?,
-                    )
-                })
-            })?;
-            let refresh_tokens = in_batches(|| {
-                with_tx!(self.db, conn => {
-                    let expired = diesel::alias!(refresh as expired_refresh);
-                    let batch = expired
-                        .filter(expired.field(refresh::expires_at).lt(tokens_before))
-                        .select(expired.field(refresh::digest))
-                        .limit(PURGE_BATCH);
-                    Ok::<_, DbError>(
-                        diesel::delete(refresh::table.filter(refresh::digest.eq_any(batch)))
-                            .execute(conn)?,
-                    )
-                })
-            })?;
+            let codes = delete_expired!(
+                self.db, codes as expired_codes, digest where expires_at lt codes_before
+            )?;
+            let access_tokens = delete_expired!(
+                self.db, access as expired_access, digest where expires_at lt tokens_before
+            )?;
+            let refresh_tokens = delete_expired!(
+                self.db, refresh as expired_refresh, digest where expires_at lt tokens_before
+            )?;
             // Only grants older than the code grace (a grant is created with its tokens in one
             // transaction; the code that produced it is purged first, the grant in a later
             // pass), and that nothing refers to any more.
@@ -238,32 +233,12 @@ impl Housekeeping for DieselStore {
                     )
                 })
             })?;
-            let sessions = in_batches(|| {
-                with_tx!(self.db, conn => {
-                    let expired = diesel::alias!(sessions as expired_sessions);
-                    let batch = expired
-                        .filter(expired.field(sessions::expires_at).le(sessions_by))
-                        .select(expired.field(sessions::digest))
-                        .limit(PURGE_BATCH);
-                    Ok::<_, DbError>(
-                        diesel::delete(sessions::table.filter(sessions::digest.eq_any(batch)))
-                            .execute(conn)?,
-                    )
-                })
-            })?;
-            let pending_sign_ins = in_batches(|| {
-                with_tx!(self.db, conn => {
-                    let expired = diesel::alias!(pending as expired_pending);
-                    let batch = expired
-                        .filter(expired.field(pending::expires_at).le(sessions_by))
-                        .select(expired.field(pending::state_digest))
-                        .limit(PURGE_BATCH);
-                    Ok::<_, DbError>(
-                        diesel::delete(pending::table.filter(pending::state_digest.eq_any(batch)))
-                            .execute(conn)?,
-                    )
-                })
-            })?;
+            let sessions = delete_expired!(
+                self.db, sessions as expired_sessions, digest where expires_at le sessions_by
+            )?;
+            let pending_sign_ins = delete_expired!(
+                self.db, pending as expired_pending, state_digest where expires_at le sessions_by
+            )?;
             Ok(PurgeReport {
                 codes,
                 access_tokens,
