@@ -154,20 +154,16 @@ impl CredentialRepository for DieselStore {
 /// so a large purge never holds a write lock (SQLite) or many row locks (PostgreSQL) for long.
 const PURGE_BATCH: i64 = 500;
 
-/// Deletes the rows of `$table` (keyed by `$key`) whose `$column` is `$op` the cutoff (`lt`:
-/// before it, `le`: at or before it), [`PURGE_BATCH`] at a time ([`in_batches`]); returns how
-/// many. `$alias` names the table in the subquery that picks a batch.
+/// Deletes the rows of `$table` (keyed by `$key`) whose `expires_at` is `$op` the cutoff
+/// (`lt`: before it, `le`: at or before it), [`PURGE_BATCH`] at a time ([`in_batches`]);
+/// returns how many.
 macro_rules! delete_expired {
-    (
-        $db:expr,
-        $table:ident as $alias:ident,
-        $key:ident where $column:ident $op:ident $cutoff:expr
-    ) => {
+    ($db:expr, $table:ident by $key:ident, $op:ident $cutoff:expr) => {
         in_batches(|| {
             with_tx!($db, conn => {
-                let expired = diesel::alias!($table as $alias);
+                let expired = diesel::alias!($table as expired);
                 let batch = expired
-                    .filter(expired.field($table::$column).$op($cutoff))
+                    .filter(expired.field($table::expires_at).$op($cutoff))
                     .select(expired.field($table::$key))
                     .limit(PURGE_BATCH);
                 Ok::<_, DbError>(
@@ -202,22 +198,17 @@ impl Housekeeping for DieselStore {
         let tokens_before = pass.tokens_expired_before().epoch_seconds();
         let grants_before = pass.grants_created_before().epoch_seconds();
         let sessions_by = pass.sessions_expired_by().epoch_seconds();
+        let db = &self.db;
         let r = (|| -> Result<PurgeReport, DbError> {
             // Codes first: a redeemed code's grant is only considered once its codes are gone.
-            let codes = delete_expired!(
-                self.db, codes as expired_codes, digest where expires_at lt codes_before
-            )?;
-            let access_tokens = delete_expired!(
-                self.db, access as expired_access, digest where expires_at lt tokens_before
-            )?;
-            let refresh_tokens = delete_expired!(
-                self.db, refresh as expired_refresh, digest where expires_at lt tokens_before
-            )?;
+            let codes = delete_expired!(db, codes by digest, lt codes_before)?;
+            let access_tokens = delete_expired!(db, access by digest, lt tokens_before)?;
+            let refresh_tokens = delete_expired!(db, refresh by digest, lt tokens_before)?;
             // Only grants older than the code grace (a grant is created with its tokens in one
             // transaction; the code that produced it is purged first, the grant in a later
             // pass), and that nothing refers to any more.
             let grants = in_batches(|| {
-                with_tx!(self.db, conn => {
+                with_tx!(db, conn => {
                     let idle = diesel::alias!(grants as idle_grants);
                     let id = idle.field(grants::id);
                     let batch = idle
@@ -233,12 +224,8 @@ impl Housekeeping for DieselStore {
                     )
                 })
             })?;
-            let sessions = delete_expired!(
-                self.db, sessions as expired_sessions, digest where expires_at le sessions_by
-            )?;
-            let pending_sign_ins = delete_expired!(
-                self.db, pending as expired_pending, state_digest where expires_at le sessions_by
-            )?;
+            let sessions = delete_expired!(db, sessions by digest, le sessions_by)?;
+            let pending_sign_ins = delete_expired!(db, pending by state_digest, le sessions_by)?;
             Ok(PurgeReport {
                 codes,
                 access_tokens,
