@@ -239,12 +239,12 @@ impl Database {
         match &self.pools {
             Pools::Sqlite(pool) => {
                 let mut conn = checkout(pool)?;
-                apply_pending(&mut *conn, SQLITE_MIGRATIONS, progress)
+                MigrationSteps::apply_pending(&mut *conn, SQLITE_MIGRATIONS, progress)
             }
             Pools::Postgres(pool) => {
                 let mut conn = checkout(pool)?;
                 with_pg_migration_lock(&mut conn, |conn| {
-                    apply_pending(conn, POSTGRES_MIGRATIONS, progress)
+                    conn.apply_pending(POSTGRES_MIGRATIONS, progress)
                 })
             }
         }
@@ -253,8 +253,12 @@ impl Database {
     /// Versions not yet applied, in the order [`migrate`](Self::migrate) would apply them.
     pub fn pending_migrations(&self) -> Result<Vec<String>, MigrateError> {
         match &self.pools {
-            Pools::Sqlite(pool) => pending_versions(&mut *checkout(pool)?, SQLITE_MIGRATIONS),
-            Pools::Postgres(pool) => pending_versions(&mut **checkout(pool)?, POSTGRES_MIGRATIONS),
+            Pools::Sqlite(pool) => {
+                MigrationSteps::pending_versions(&mut *checkout(pool)?, SQLITE_MIGRATIONS)
+            }
+            Pools::Postgres(pool) => {
+                MigrationSteps::pending_versions(&mut **checkout(pool)?, POSTGRES_MIGRATIONS)
+            }
         }
     }
 
@@ -262,11 +266,13 @@ impl Database {
     /// returns the versions reverted.
     pub fn revert_all(&self) -> Result<Vec<String>, MigrateError> {
         match &self.pools {
-            Pools::Sqlite(pool) => revert_everything(&mut *checkout(pool)?, SQLITE_MIGRATIONS),
+            Pools::Sqlite(pool) => {
+                MigrationSteps::revert_everything(&mut *checkout(pool)?, SQLITE_MIGRATIONS)
+            }
             Pools::Postgres(pool) => {
                 let mut conn = checkout(pool)?;
                 with_pg_migration_lock(&mut conn, |conn| {
-                    revert_everything(conn, POSTGRES_MIGRATIONS)
+                    conn.revert_everything(POSTGRES_MIGRATIONS)
                 })
             }
         }
@@ -276,10 +282,12 @@ impl Database {
     /// previous schema, then migrated); returns its version, `None` when none is applied.
     pub fn revert_last(&self) -> Result<Option<String>, MigrateError> {
         match &self.pools {
-            Pools::Sqlite(pool) => revert_newest(&mut *checkout(pool)?, SQLITE_MIGRATIONS),
+            Pools::Sqlite(pool) => {
+                MigrationSteps::revert_newest(&mut *checkout(pool)?, SQLITE_MIGRATIONS)
+            }
             Pools::Postgres(pool) => {
                 let mut conn = checkout(pool)?;
-                with_pg_migration_lock(&mut conn, |conn| revert_newest(conn, POSTGRES_MIGRATIONS))
+                with_pg_migration_lock(&mut conn, |conn| conn.revert_newest(POSTGRES_MIGRATIONS))
             }
         }
     }
@@ -471,83 +479,77 @@ fn checkout<M: ManageConnection>(pool: &Pool<M>) -> Result<PooledConnection<M>, 
         .map_err(|e| MigrateError::Unavailable(e.to_string()))
 }
 
-/// Runs every pending migration of `source`, reporting each version to `progress` first.
-fn apply_pending<DB, C>(
-    conn: &mut C,
-    source: EmbeddedMigrations,
-    progress: &mut dyn FnMut(&str),
-) -> Result<Vec<String>, MigrateError>
-where
-    DB: diesel::backend::Backend,
-    C: MigrationHarness<DB>,
-{
-    let pending = conn
-        .pending_migrations(source)
-        .map_err(|e| MigrateError::Failed(format!("cannot read the migration state: {e}")))?;
-    let mut applied = Vec::with_capacity(pending.len());
-    for migration in pending {
-        let version = migration.name().version().to_string();
-        progress(&version);
-        conn.run_migration(migration.as_ref())
-            .map_err(|e| MigrateError::Failed(format!("{}: {e}", migration.name())))?;
-        tracing::info!(migration = %migration.name(), "applied database migration");
-        applied.push(version);
+/// The migration steps of [`Database`], on a connection of either backend.
+trait MigrationSteps<DB: diesel::backend::Backend>: MigrationHarness<DB> {
+    /// Runs every pending migration of `source`, reporting each version to `progress` first.
+    fn apply_pending(
+        &mut self,
+        source: EmbeddedMigrations,
+        progress: &mut dyn FnMut(&str),
+    ) -> Result<Vec<String>, MigrateError> {
+        let pending = self
+            .pending_migrations(source)
+            .map_err(failed("cannot read the migration state"))?;
+        let mut applied = Vec::with_capacity(pending.len());
+        for migration in pending {
+            let version = migration.name().version().to_string();
+            progress(&version);
+            self.run_migration(migration.as_ref())
+                .map_err(|e| MigrateError::Failed(format!("{}: {e}", migration.name())))?;
+            tracing::info!(migration = %migration.name(), "applied database migration");
+            applied.push(version);
+        }
+        Ok(applied)
     }
-    Ok(applied)
-}
 
-/// The versions of `source` not yet applied, in ascending order.
-fn pending_versions<DB, C>(
-    conn: &mut C,
-    source: EmbeddedMigrations,
-) -> Result<Vec<String>, MigrateError>
-where
-    DB: diesel::backend::Backend,
-    C: MigrationHarness<DB>,
-{
-    let pending = conn
-        .pending_migrations(source)
-        .map_err(|e| MigrateError::Failed(format!("cannot read the migration state: {e}")))?;
-    Ok(pending
-        .iter()
-        .map(|m| m.name().version().to_string())
-        .collect())
-}
-
-/// Reverts every applied migration of `source`, newest first.
-fn revert_everything<DB, C>(
-    conn: &mut C,
-    source: EmbeddedMigrations,
-) -> Result<Vec<String>, MigrateError>
-where
-    DB: diesel::backend::Backend,
-    C: MigrationHarness<DB>,
-{
-    let reverted = conn
-        .revert_all_migrations(source)
-        .map_err(|e| MigrateError::Failed(format!("cannot revert migrations: {e}")))?;
-    Ok(reverted.iter().map(ToString::to_string).collect())
-}
-
-/// Reverts the newest applied migration of `source`, if any; returns its version.
-fn revert_newest<DB, C>(
-    conn: &mut C,
-    source: EmbeddedMigrations,
-) -> Result<Option<String>, MigrateError>
-where
-    DB: diesel::backend::Backend,
-    C: MigrationHarness<DB>,
-{
-    let applied = conn
-        .applied_migrations()
-        .map_err(|e| MigrateError::Failed(format!("cannot read the migration state: {e}")))?;
-    if applied.is_empty() {
-        return Ok(None);
+    /// The versions of `source` not yet applied, in ascending order.
+    fn pending_versions(
+        &mut self,
+        source: EmbeddedMigrations,
+    ) -> Result<Vec<String>, MigrateError> {
+        let pending = self
+            .pending_migrations(source)
+            .map_err(failed("cannot read the migration state"))?;
+        Ok(pending
+            .iter()
+            .map(|m| m.name().version().to_string())
+            .collect())
     }
-    let reverted = conn
-        .revert_last_migration(source)
-        .map_err(|e| MigrateError::Failed(format!("cannot revert the last migration: {e}")))?;
-    Ok(Some(reverted.to_string()))
+
+    /// Reverts every applied migration of `source`, newest first.
+    fn revert_everything(
+        &mut self,
+        source: EmbeddedMigrations,
+    ) -> Result<Vec<String>, MigrateError> {
+        let reverted = self
+            .revert_all_migrations(source)
+            .map_err(failed("cannot revert migrations"))?;
+        Ok(reverted.iter().map(ToString::to_string).collect())
+    }
+
+    /// Reverts the newest applied migration of `source`, if any; returns its version.
+    fn revert_newest(
+        &mut self,
+        source: EmbeddedMigrations,
+    ) -> Result<Option<String>, MigrateError> {
+        let applied = self
+            .applied_migrations()
+            .map_err(failed("cannot read the migration state"))?;
+        if applied.is_empty() {
+            return Ok(None);
+        }
+        let reverted = self
+            .revert_last_migration(source)
+            .map_err(failed("cannot revert the last migration"))?;
+        Ok(Some(reverted.to_string()))
+    }
+}
+
+impl<DB: diesel::backend::Backend, C: MigrationHarness<DB>> MigrationSteps<DB> for C {}
+
+/// A migration step that failed, saying what it was doing.
+fn failed<E: fmt::Display>(doing: &'static str) -> impl FnOnce(E) -> MigrateError {
+    move |e| MigrateError::Failed(format!("{doing}: {e}"))
 }
 
 /// Runs `f` while holding the PostgreSQL migration advisory lock on `conn`'s session.
@@ -557,7 +559,7 @@ fn with_pg_migration_lock<T>(
 ) -> Result<T, MigrateError> {
     diesel::sql_query(format!("SELECT pg_advisory_lock({PG_MIGRATION_LOCK})"))
         .execute(conn)
-        .map_err(|e| MigrateError::Failed(format!("cannot take the migration lock: {e}")))?;
+        .map_err(failed("cannot take the migration lock"))?;
     let result = f(conn);
     if let Err(e) =
         diesel::sql_query(format!("SELECT pg_advisory_unlock({PG_MIGRATION_LOCK})")).execute(conn)

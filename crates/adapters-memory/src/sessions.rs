@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use medialib_domain::{BrowserSession, GrantId, Timestamp, TokenDigest, UserId};
+use medialib_domain::{BrowserSession, GrantId, PurgeCutoffs, Timestamp, TokenDigest, UserId};
 use medialib_ports::{
     Housekeeping, PendingSignInRepository, PurgeReport, SessionRepository, StoreError,
     StoredPendingSignIn,
@@ -90,18 +90,19 @@ impl PendingSignInRepository for MemoryStore {
 impl Housekeeping for MemoryStore {
     fn purge_expired(&self, now: Timestamp, code_grace: i64) -> Result<PurgeReport, StoreError> {
         let mut state = self.lock();
-        let code_cutoff =
-            Timestamp::from_epoch_seconds(now.epoch_seconds().saturating_sub(code_grace.max(0)));
-        // Mirrors adapters-diesel sessions.rs: codes, access and refresh tokens go once
-        // they expired strictly before the cutoff (a token that expires at `now` is kept
-        // one more pass), sessions and pending sign-ins at their expiry (`expires_at <= now`).
+        let pass = PurgeCutoffs::at(now, code_grace);
         // Codes first: a redeemed code's grant is only considered once its codes are gone.
-        let codes = remove_where(&mut state.codes, |_, c| c.code.expires_at < code_cutoff);
-        let access_tokens = remove_where(&mut state.access_tokens, |_, t| t.expires_at < now);
-        let refresh_tokens = remove_where(&mut state.refresh_tokens, |_, t| t.expires_at < now);
-        // Mirrors adapters-diesel sessions.rs: a grant goes when it is older than the code
-        // grace and no access token, refresh token or code refers to it any more, whether
-        // it was revoked or not.
+        let codes = remove_where(&mut state.codes, |_, c| {
+            pass.code_expired(c.code.expires_at)
+        });
+        let access_tokens = remove_where(&mut state.access_tokens, |_, t| {
+            pass.token_expired(t.expires_at)
+        });
+        let refresh_tokens = remove_where(&mut state.refresh_tokens, |_, t| {
+            pass.token_expired(t.expires_at)
+        });
+        // Mirrors adapters-diesel sessions.rs: a grant goes when no access token, refresh
+        // token or code refers to it any more, whether it was revoked or not.
         let referenced: BTreeSet<GrantId> = state
             .access_tokens
             .values()
@@ -110,17 +111,19 @@ impl Housekeeping for MemoryStore {
             .chain(state.codes.values().filter_map(|c| c.grant))
             .collect();
         let grants = remove_where(&mut state.grants, |id, g| {
-            g.created_at < code_cutoff && !referenced.contains(id)
+            pass.grant_aged(g.created_at) && !referenced.contains(id)
         });
-        let sessions = remove_where(&mut state.sessions, |_, s| s.expires_at <= now);
-        let pending_sign_ins = remove_where(&mut state.pending, |_, p| p.expires_at <= now);
         Ok(PurgeReport {
             codes,
             access_tokens,
             refresh_tokens,
             grants,
-            sessions,
-            pending_sign_ins,
+            sessions: remove_where(&mut state.sessions, |_, s| {
+                pass.session_expired(s.expires_at)
+            }),
+            pending_sign_ins: remove_where(&mut state.pending, |_, p| {
+                pass.session_expired(p.expires_at)
+            }),
         })
     }
 }

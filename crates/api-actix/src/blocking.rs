@@ -6,6 +6,17 @@ use medialib_ports::Services;
 use crate::error::ApiError;
 use crate::state::AppState;
 
+/// What a use case spends on the blocking pool, which decides the slots it waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Work {
+    /// Storage reads and writes: a slot of `max_in_flight`, or a 503 at once.
+    Store,
+    /// A password sign-in: once admitted, it also waits (on the async worker, holding no
+    /// thread) for one of the sign-in slots (two per CPU, `AppState::hashing`), so that a
+    /// burst of sign-ins never fills the blocking pool, which is sized for the database pool.
+    PasswordHash,
+}
+
 /// Runs `f` with the services on the blocking thread pool and maps its error; a 503
 /// ([`ApiError::Overloaded`]) at once when `max_in_flight` requests are already at it.
 pub async fn run<T, E, F>(state: &AppState, f: F) -> Result<T, ApiError>
@@ -14,22 +25,11 @@ where
     E: Into<ApiError> + Send + 'static,
     F: FnOnce(&Services) -> Result<T, E> + Send + 'static,
 {
-    admitted(state, false, f).await
+    run_as(state, Work::Store, f).await
 }
 
-/// [`run`] for a password sign-in: once admitted, it waits (on the async worker, holding no
-/// thread) for one of the sign-in slots (two per CPU, `AppState::hashing`), then runs. So a
-/// burst of sign-ins never fills the blocking pool, which is sized for the database pool.
-pub async fn run_hashing<T, E, F>(state: &AppState, f: F) -> Result<T, ApiError>
-where
-    T: Send + 'static,
-    E: Into<ApiError> + Send + 'static,
-    F: FnOnce(&Services) -> Result<T, E> + Send + 'static,
-{
-    admitted(state, true, f).await
-}
-
-async fn admitted<T, E, F>(state: &AppState, hashing: bool, f: F) -> Result<T, ApiError>
+/// [`run`] for `work` that may wait for slots of its own ([`Work::PasswordHash`]).
+pub async fn run_as<T, E, F>(state: &AppState, work: Work, f: F) -> Result<T, ApiError>
 where
     T: Send + 'static,
     E: Into<ApiError> + Send + 'static,
@@ -39,19 +39,10 @@ where
     // Held until the work is done: queued and running requests both count.
     let _slot = state.admission.try_enter().ok_or(ApiError::Overloaded)?;
     // The semaphore is never closed; were it, the work would run ungated.
-    let _sign_in = match hashing {
-        true => state.hashing.acquire().await.ok(),
-        false => None,
+    let _sign_in = match work {
+        Work::PasswordHash => state.hashing.acquire().await.ok(),
+        Work::Store => None,
     };
-    block(services, f).await
-}
-
-async fn block<T, E, F>(services: Services, f: F) -> Result<T, ApiError>
-where
-    T: Send + 'static,
-    E: Into<ApiError> + Send + 'static,
-    F: FnOnce(&Services) -> Result<T, E> + Send + 'static,
-{
     let span = tracing::Span::current();
     match web::block(move || span.in_scope(|| f(&services))).await {
         Ok(result) => result.map_err(Into::into),

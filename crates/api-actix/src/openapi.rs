@@ -2,13 +2,12 @@
 //!
 //! It is generated from the code with utoipa: the response records are the real
 //! structs of [`crate::records`]; each operation is documented by a
-//! `#[utoipa::path]` attribute on the function that answers it (the per-method function a
-//! resource's handler dispatches to, such as `api::describe::create`, or the handler itself
-//! where a path has one documented method); error responses and the shapes that have no
-//! Rust type of their own are in [`crate::apidoc`]. Two kinds of operation have no function
-//! of their own: the `OPTIONS` operation of every API path is added by the [`Options`]
-//! modifier, and a POST that does what the path's PUT does (one function answers both) is
-//! derived from that PUT by the [`SameAsPut`] modifier.
+//! `#[utoipa::path]` attribute on the function that answers it (the per-method function an
+//! `api::Resource` dispatches to, such as `api::describe::create`); error responses and the
+//! shapes that have no Rust type of their own are in [`crate::apidoc`]. Two kinds of operation
+//! have no function of their own: the `OPTIONS` operation of every API path is added by the
+//! [`Options`] modifier, and a POST that does what the path's PUT does (one function answers
+//! both) is derived from that PUT by the [`SameAsPut`] modifier.
 //!
 //! [`refine`] then states, on the JSON, what the derive cannot see:
 //! - response records are closed (`additionalProperties: false`), so an answer with a
@@ -19,6 +18,7 @@
 //!   fixed set of values ([`FIXED_VALUES`]);
 //! - request forms are closed too: an unknown field is a 400 naming it (DECISIONS.md §4;
 //!   the method override `_METHOD` is the one field every form takes, docs/api.md);
+//!   every form is accepted urlencoded, as multipart and as JSON ([`FORM_ENCODINGS`]);
 //!   client-defined properties have their limits and are `properties[KEY]`
 //!   (`deepObject`) in urlencoded bodies, and some request bodies are optional
 //!   ([`OPTIONAL_BODIES`]).
@@ -35,7 +35,7 @@ use utoipa::openapi::path::{Operation, OperationBuilder, Parameter, ParameterIn}
 use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
-use utoipa::{Modify, OpenApi};
+use utoipa::{Modify, OpenApi, PartialSchema};
 
 use crate::apidoc::{responses, schemas};
 use crate::error::ApiError;
@@ -68,9 +68,9 @@ const DESCRIPTION: &str = include_str!("openapi/description.md");
         api::info::update,
         api::media::embed,
         api::media::video,
-        api::authenticate::handle,
+        api::authenticate::read,
         api::catalog::list,
-        api::catalog::handle_short,
+        api::catalog::list_short,
         api::catalog::add,
         api::catalog::remove,
         api::contribute::list,
@@ -172,9 +172,6 @@ impl Modify for SameAsPut {
 /// Adds the `OPTIONS` operation every API path answers (DECISIONS.md §4).
 struct Options;
 
-/// A path id that is a UUID (32 hexadecimal digits, dashed 8-4-4-4-12 or not) or `0`.
-const ID_OR_ZERO: &str = "^(0|[0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$";
-
 impl Modify for Options {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
         for (path, item) in openapi.paths.paths.iter_mut() {
@@ -214,12 +211,7 @@ fn widened(mut param: Parameter, ops: &[&Operation]) -> Parameter {
     };
     let first = ops.first().and_then(|op| schema_of(op));
     if ops.iter().any(|op| schema_of(op) != first) {
-        param.schema = Some(
-            ObjectBuilder::new()
-                .schema_type(Type::String)
-                .pattern(Some(ID_OR_ZERO))
-                .into(),
-        );
+        param.schema = Some(schemas::UuidOrZero::schema());
     }
     param
 }
@@ -344,6 +336,7 @@ fn refine(doc: &mut Value) {
     if let Some(p) = doc.pointer_mut("/components/schemas/DescribeForm/properties/properties") {
         property_limits(p);
     }
+    form_bodies(doc);
     form_encodings(doc);
     optional_bodies(doc);
 }
@@ -373,25 +366,64 @@ const OPTIONAL_BODIES: [&str; 5] = [
 
 /// utoipa marks every request body required; some are not.
 fn optional_bodies(doc: &mut Value) {
-    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
-        return;
-    };
-    for item in paths.values_mut() {
-        for op in item
-            .as_object_mut()
-            .into_iter()
-            .flat_map(|o| o.values_mut())
-        {
-            let optional = op["operationId"]
-                .as_str()
-                .is_some_and(|id| OPTIONAL_BODIES.contains(&id));
-            if optional {
-                if let Some(body) = op.get_mut("requestBody") {
-                    body["required"] = json!(false);
-                }
+    for op in operations_mut(doc) {
+        let optional = op["operationId"]
+            .as_str()
+            .is_some_and(|id| OPTIONAL_BODIES.contains(&id));
+        if optional {
+            if let Some(body) = op.get_mut("requestBody") {
+                body["required"] = json!(false);
             }
         }
     }
+}
+
+/// The encodings every request body is accepted in (`input.rs`): an operation names its
+/// form once (`request_body(content = Form)`, which utoipa files under JSON), and it is
+/// offered in each of these.
+const FORM_ENCODINGS: [&str; 3] = [
+    "application/x-www-form-urlencoded",
+    "multipart/form-data",
+    "application/json",
+];
+
+/// Offers every request body's form in each of [`FORM_ENCODINGS`].
+fn form_bodies(doc: &mut Value) {
+    for op in operations_mut(doc) {
+        let Some(content) = op
+            .pointer_mut("/requestBody/content")
+            .and_then(Value::as_object_mut)
+        else {
+            continue;
+        };
+        let Some(form) = content.get("application/json").cloned() else {
+            continue;
+        };
+        for encoding in FORM_ENCODINGS {
+            content.insert(encoding.to_owned(), form.clone());
+        }
+    }
+}
+
+/// Every operation of the document (with the other members of each path item, which the
+/// callers' lookups pass over).
+fn operations(doc: &Value) -> impl Iterator<Item = &Value> {
+    doc.get("paths")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flat_map(|paths| paths.values())
+        .filter_map(Value::as_object)
+        .flat_map(|item| item.values())
+}
+
+/// [`operations`], to change them.
+fn operations_mut(doc: &mut Value) -> impl Iterator<Item = &mut Value> {
+    doc.get_mut("paths")
+        .and_then(Value::as_object_mut)
+        .into_iter()
+        .flat_map(|paths| paths.values_mut())
+        .filter_map(Value::as_object_mut)
+        .flat_map(|item| item.values_mut())
 }
 
 /// Names of the component schemas that responses use, directly or through other schemas.
@@ -399,13 +431,9 @@ fn response_schema_names(doc: &Value) -> std::collections::BTreeSet<String> {
     let mut found = std::collections::BTreeSet::new();
     let mut pending = Vec::new();
     let mut roots = Vec::new();
-    if let Some(paths) = doc["paths"].as_object() {
-        for item in paths.values() {
-            for op in item.as_object().into_iter().flat_map(|o| o.values()) {
-                if let Some(responses) = op["responses"].as_object() {
-                    roots.extend(responses.values());
-                }
-            }
+    for op in operations(doc) {
+        if let Some(responses) = op["responses"].as_object() {
+            roots.extend(responses.values());
         }
     }
     if let Some(responses) = doc
@@ -430,13 +458,9 @@ fn response_schema_names(doc: &Value) -> std::collections::BTreeSet<String> {
 /// Names of the component schemas that request bodies use directly.
 fn request_schema_names(doc: &Value) -> std::collections::BTreeSet<String> {
     let mut refs = Vec::new();
-    if let Some(paths) = doc["paths"].as_object() {
-        for item in paths.values() {
-            for op in item.as_object().into_iter().flat_map(|o| o.values()) {
-                if let Some(body) = op.get("requestBody") {
-                    collect_refs(body, &mut refs);
-                }
-            }
+    for op in operations(doc) {
+        if let Some(body) = op.get("requestBody") {
+            collect_refs(body, &mut refs);
         }
     }
     refs.into_iter().collect()
@@ -501,31 +525,21 @@ fn close(schema: &mut Value) {
 /// In urlencoded bodies an object field is sent as `NAME[KEY]=VALUE` (`deepObject`).
 fn form_encodings(doc: &mut Value) {
     let objects = object_fields_of_schemas(doc);
-    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
-        return;
-    };
-    for item in paths.values_mut() {
-        for op in item
-            .as_object_mut()
-            .into_iter()
-            .flat_map(|o| o.values_mut())
-        {
-            let Some(form) =
-                op.pointer_mut("/requestBody/content/application~1x-www-form-urlencoded")
-            else {
-                continue;
-            };
-            let name = form
-                .pointer("/schema/$ref")
-                .and_then(Value::as_str)
-                .and_then(|r| r.strip_prefix("#/components/schemas/"))
-                .map(str::to_owned);
-            let Some(fields) = name.and_then(|n| objects.get(&n)) else {
-                continue;
-            };
-            for field in fields {
-                form["encoding"][field] = json!({"style": "deepObject", "explode": true});
-            }
+    for op in operations_mut(doc) {
+        let Some(form) = op.pointer_mut("/requestBody/content/application~1x-www-form-urlencoded")
+        else {
+            continue;
+        };
+        let name = form
+            .pointer("/schema/$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix("#/components/schemas/"))
+            .map(str::to_owned);
+        let Some(fields) = name.and_then(|n| objects.get(&n)) else {
+            continue;
+        };
+        for field in fields {
+            form["encoding"][field] = json!({"style": "deepObject", "explode": true});
         }
     }
 }
@@ -664,6 +678,40 @@ mod tests {
     }
 
     #[test]
+    fn every_request_body_is_offered_in_each_form_encoding() {
+        let doc = document().unwrap();
+        let mut bodies = 0;
+        for op in operations(&doc) {
+            let Some(content) = op.pointer("/requestBody/content") else {
+                continue;
+            };
+            bodies += 1;
+            let keys: Vec<&str> = content
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(String::as_str)
+                .collect();
+            let mut expected = FORM_ENCODINGS.to_vec();
+            expected.sort_unstable();
+            assert_eq!(keys, expected, "{}", op["operationId"]);
+            let schemas: Vec<&Value> = FORM_ENCODINGS
+                .iter()
+                .map(|e| &content[*e]["schema"])
+                .collect();
+            assert!(
+                schemas.iter().all(|s| *s == schemas[0]),
+                "{}",
+                op["operationId"]
+            );
+        }
+        assert!(
+            bodies >= 6,
+            "the forms of describe, user, permission and info"
+        );
+    }
+
+    #[test]
     fn optional_bodies_are_marked() {
         let doc = document().unwrap();
         let mut found = 0;
@@ -685,14 +733,12 @@ mod tests {
         let describe = &doc["paths"]["/api/describe/c/{collection_uuid}/o/{object_uuid}"];
         let pattern =
             |method: &str, i: usize| describe[method]["parameters"][i]["schema"]["pattern"].clone();
+        let id_or_zero =
+            serde_json::to_value(schemas::UuidOrZero::schema()).unwrap()["pattern"].clone();
         assert_eq!(pattern("put", 1), json!("^0$"));
-        assert_eq!(
-            pattern("put", 0),
-            json!(ID_OR_ZERO),
-            "the attribute and the constant agree"
-        );
-        assert_eq!(pattern("options", 0), json!(ID_OR_ZERO));
-        assert_eq!(pattern("options", 1), json!(ID_OR_ZERO));
+        assert_eq!(pattern("put", 0), id_or_zero);
+        assert_eq!(pattern("options", 0), id_or_zero);
+        assert_eq!(pattern("options", 1), id_or_zero);
         let info = &doc["paths"]["/api/info/c/{collection_uuid}/o/{object_id}"];
         assert_eq!(info["options"]["parameters"], info["get"]["parameters"]);
     }

@@ -11,26 +11,23 @@
 //! Pages load nothing but `/assets/player.css` from this service, and carry a strict CSP,
 //! `Referrer-Policy: no-referrer` and `nosniff`; only the embed page may be framed.
 
-use actix_web::http::{Method, header};
-use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder, ResponseError, web};
+use actix_web::http::header;
+use actix_web::{HttpResponse, HttpResponseBuilder, ResponseError, web};
 use askama::Template;
 use medialib_domain::{MediaObject, ObjectType, ShortCode};
 use medialib_ports::services::catalog::PermLinkFailed;
 
-use crate::api::{is_read, not_implemented, options};
+use crate::api::{Answer, Call, Endpoint, endpoint, is_read, not_implemented};
 use crate::apidoc::responses::{BadRequest, NotFound, NotImplemented, Unauthorized, Unavailable};
 use crate::apidoc::schemas::OEmbedQuery;
 use crate::blocking::run;
 use crate::error::ApiError;
-use crate::input::{ApiCall, Form};
+use crate::input::Form;
 use crate::records::{
     OEmbedResponse, PLAYER_HEIGHT, PLAYER_WIDTH, VideoFile, embed_url, perm_link,
 };
 use crate::routing::read_only;
 use crate::state::AppState;
-
-/// The methods of `/api/oembed`.
-const OEMBED_ALLOW: &str = "GET, HEAD, OPTIONS";
 
 /// The stylesheet every page links to.
 const STYLESHEET: &str = include_str!("../templates/player.css");
@@ -45,7 +42,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(read_only("/embed/{code}", embed))
         .service(read_only("/assets/player.css", stylesheet))
         .service(read_only("/assets/authorize.css", authorize_stylesheet))
-        .service(crate::routing::resource("/api/oembed").to(oembed));
+        .service(crate::routing::resource("/api/oembed").to(endpoint::<OEmbed>));
 }
 
 /// Whether a page may be shown inside a frame of another site.
@@ -303,16 +300,16 @@ fn css(body: &'static str) -> HttpResponse {
 }
 
 /// `/api/oembed` (oEmbed 1.0, JSON only).
-async fn oembed(
-    req: HttpRequest,
-    payload: web::Payload,
-    state: web::Data<AppState>,
-) -> Result<HttpResponse, ApiError> {
-    let call = ApiCall::read(&req, payload).await?;
-    match call.method {
-        ref m if is_read(m) => oembed_json(&state, &call.query).await,
-        Method::OPTIONS => options(&state, &req, OEMBED_ALLOW, None).await,
-        _ => Err(not_implemented(OEMBED_ALLOW)),
+struct OEmbed;
+
+impl Endpoint for OEmbed {
+    const ALLOW: &'static str = "GET, HEAD, OPTIONS";
+
+    async fn answer(call: Call<'_>) -> Answer {
+        match call.input.method {
+            ref m if is_read(m) => oembed_json(call.state, &call.input.query).await,
+            _ => Err(not_implemented(Self::ALLOW)),
+        }
     }
 }
 

@@ -9,6 +9,7 @@ pub mod authz;
 pub mod catalog_page;
 pub mod form;
 pub mod graph;
+pub mod housekeeping;
 pub mod ids;
 pub mod oauth;
 pub mod object;
@@ -25,6 +26,7 @@ pub use catalog_page::{
     CursorWithoutLimit, InvalidCursor, InvalidPageSize, PageCursor, PageRequest, PageSize,
 };
 pub use graph::{CollectionGraph, MembershipError, check_add_member};
+pub use housekeeping::PurgeCutoffs;
 pub use ids::{GrantId, IdOrZero, InvalidUuid, ObjectId, OrgNamespace, UserId};
 pub use object::{
     AfterRemoval, Lifecycle, MediaObject, NewObject, ObjectFields, ObjectPatch, ObjectType,

@@ -3,6 +3,7 @@
 use std::io::IsTerminal;
 
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::fmt::writer::BoxMakeWriter;
 
 use crate::configuration::LogFormat;
 
@@ -47,26 +48,23 @@ pub fn init(filter: &str, format: LogFormat, target: LogTarget) -> Result<(), Te
         LogFormat::Text => false,
         LogFormat::Auto => !is_terminal,
     };
+    let writer = match target {
+        LogTarget::Stdout => BoxMakeWriter::new(std::io::stdout),
+        LogTarget::Stderr => BoxMakeWriter::new(std::io::stderr),
+    };
     let builder = tracing_subscriber::fmt()
         .with_env_filter(env_filter)
-        .with_ansi(is_terminal && !json);
-    let result = match (json, target) {
-        (true, LogTarget::Stdout) => builder
+        .with_ansi(is_terminal && !json)
+        .with_writer(writer);
+    let result = if json {
+        builder
             .json()
             .flatten_event(true)
             .with_current_span(true)
             .with_span_list(false)
-            .with_writer(std::io::stdout)
-            .try_init(),
-        (true, LogTarget::Stderr) => builder
-            .json()
-            .flatten_event(true)
-            .with_current_span(true)
-            .with_span_list(false)
-            .with_writer(std::io::stderr)
-            .try_init(),
-        (false, LogTarget::Stdout) => builder.with_writer(std::io::stdout).try_init(),
-        (false, LogTarget::Stderr) => builder.with_writer(std::io::stderr).try_init(),
+            .try_init()
+    } else {
+        builder.try_init()
     };
     result.map_err(|error| TelemetryError::AlreadyInitialised(error.to_string()))
 }

@@ -5,6 +5,7 @@
 //! update. Time and randomness arrive through [`Clock`] and [`RandomSource`].
 
 pub mod error;
+mod failures;
 pub mod repos;
 pub mod services;
 pub mod sso;

@@ -12,6 +12,7 @@ use medialib_domain::{
 };
 
 use crate::error::StoreError;
+use crate::failures::failures;
 use crate::sso::PasswordHash;
 
 /// The organization's one-time settings.
@@ -20,15 +21,14 @@ pub trait OrgRepository: Send + Sync {
     fn namespace(&self) -> Result<OrgNamespace, StoreError>;
 }
 
-/// Creating a user failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum CreateUserError {
-    /// Another user has this uniqueId.
-    #[error("a user with this uniqueId already exists")]
-    UniqueIdTaken,
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
+failures! {
+    /// Creating a user failed.
+    pub enum CreateUserError {
+        /// Another user has this uniqueId.
+        #[error("a user with this uniqueId already exists")]
+        UniqueIdTaken,
+        Store(StoreError),
+    }
 }
 
 /// Users of the organization.
@@ -51,32 +51,24 @@ pub trait UserRepository: Send + Sync {
     fn list_users(&self) -> Result<Vec<User>, StoreError>;
 }
 
-/// Creating an object failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum CreateObjectError {
-    /// The target collection does not exist (or is deleted).
-    #[error("collection not found")]
-    CollectionNotFound,
-    /// The target is not a catalog.
-    #[error("the target is not a collection")]
-    NotACollection,
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
+failures! {
+    /// Creating an object failed.
+    pub enum CreateObjectError {
+        CollectionNotFound,
+        NotACollection,
+        Store(StoreError),
+    }
 
-/// Updating an object failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum UpdateObjectError {
-    /// No such live object.
-    #[error("object not found")]
-    NotFound,
-    /// A domain rule refused it.
-    #[error(transparent)]
-    Rule(#[from] UpdateError),
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
+    /// Updating an object failed.
+    pub enum UpdateObjectError {
+        /// No such live object.
+        #[error("object not found")]
+        NotFound,
+        /// A domain rule refused it.
+        #[error(transparent)]
+        Rule(#[from] UpdateError),
+        Store(StoreError),
+    }
 }
 
 /// Whether an add created a membership.
@@ -88,32 +80,26 @@ pub enum AddOutcome {
     AlreadyMember,
 }
 
-/// Adding a member failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum AddMemberError {
-    /// The collection does not exist.
-    #[error("collection not found")]
-    CollectionNotFound,
-    /// The member does not exist.
-    #[error("object not found")]
-    MemberNotFound,
-    /// The graph rules refused it (not a collection, cycle).
-    #[error(transparent)]
-    Rule(#[from] MembershipError),
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
+failures! {
+    /// Adding a member failed.
+    pub enum AddMemberError {
+        CollectionNotFound,
+        /// The member does not exist.
+        #[error("object not found")]
+        MemberNotFound,
+        /// The graph rules refused it (not a collection, cycle).
+        #[error(transparent)]
+        Rule(#[from] MembershipError),
+        Store(StoreError),
+    }
 
-/// Removing a member failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum RemoveMemberError {
-    /// It is not a member of that collection.
-    #[error("the object is not a member of this collection")]
-    NotAMember,
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
+    /// Removing a member failed.
+    pub enum RemoveMemberError {
+        /// It is not a member of that collection.
+        #[error("the object is not a member of this collection")]
+        NotAMember,
+        Store(StoreError),
+    }
 }
 
 /// One member of a collection, as listed by the catalog.
@@ -134,27 +120,22 @@ pub struct PermissionEntry {
     pub level: PermissionLevel,
 }
 
-/// Changing a permission entry failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PermissionChangeError {
-    /// No such collection.
-    #[error("collection not found")]
-    CollectionNotFound,
-    /// Not a catalog.
-    #[error("the target is not a collection")]
-    NotACollection,
-    /// No such user.
-    #[error("user not found")]
-    UserNotFound,
-    /// The user holds no entry there (removal).
-    #[error("the user holds no entry on this collection")]
-    NoEntry,
-    /// It would remove or demote the last admin.
-    #[error(transparent)]
-    LastAdmin(#[from] medialib_domain::LastAdmin),
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
+failures! {
+    /// Changing a permission entry failed.
+    pub enum PermissionChangeError {
+        CollectionNotFound,
+        NotACollection,
+        /// No such user.
+        #[error("user not found")]
+        UserNotFound,
+        /// The user holds no entry there (removal).
+        #[error("the user holds no entry on this collection")]
+        NoEntry,
+        /// It would remove or demote the last admin.
+        #[error(transparent)]
+        LastAdmin(#[from] medialib_domain::LastAdmin),
+        Store(StoreError),
+    }
 }
 
 /// A soft-deleted object brought back.
@@ -166,33 +147,32 @@ pub struct RestoredObject {
     pub collection: ObjectId,
 }
 
-/// Restoring a soft-deleted object failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum RestoreObjectError {
-    /// No object has this id (never existed, or already purged).
-    #[error("no object with this id")]
-    NotFound,
-    /// The object is live: there is nothing to restore.
-    #[error("the object is not deleted")]
-    NotDeleted,
-    /// It was deleted longer ago than the retention period; it is waiting to be purged.
-    #[error("the object was deleted more than 30 days ago and can no longer be restored")]
-    Expired {
-        /// When it was deleted.
-        deleted_at: Timestamp,
-    },
-    /// No collection was named and the one it was removed from is not recorded.
-    #[error("the collection it was removed from is not known; name one")]
-    NoKnownCollection,
-    /// The collection to restore into is deleted or does not exist.
-    #[error("collection {0} does not exist or is deleted")]
-    CollectionGone(ObjectId),
-    /// The graph rules refused it (not a collection, or a cycle).
-    #[error(transparent)]
-    Rule(#[from] MembershipError),
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
+failures! {
+    /// Restoring a soft-deleted object failed.
+    pub enum RestoreObjectError {
+        /// No object has this id (never existed, or already purged).
+        #[error("no object with this id")]
+        NotFound,
+        /// The object is live: there is nothing to restore.
+        #[error("the object is not deleted")]
+        NotDeleted,
+        /// It was deleted longer ago than the retention period; it is waiting to be purged.
+        #[error("the object was deleted more than 30 days ago and can no longer be restored")]
+        Expired {
+            /// When it was deleted.
+            deleted_at: Timestamp,
+        },
+        /// No collection was named and the one it was removed from is not recorded.
+        #[error("the collection it was removed from is not known; name one")]
+        NoKnownCollection,
+        /// The collection to restore into is deleted or does not exist.
+        #[error("collection {0} does not exist or is deleted")]
+        CollectionGone(ObjectId),
+        /// The graph rules refused it (not a collection, or a cycle).
+        #[error(transparent)]
+        Rule(#[from] MembershipError),
+        Store(StoreError),
+    }
 }
 
 /// Whose permission entries a read fetches along with what it reads.
@@ -348,15 +328,14 @@ pub trait MediaRepository: Send + Sync {
     ) -> Result<RestoredObject, RestoreObjectError>;
 }
 
-/// Registering a client failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum CreateClientError {
-    /// The id is taken.
-    #[error("a client with this id already exists")]
-    IdTaken,
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
+failures! {
+    /// Registering a client failed.
+    pub enum CreateClientError {
+        /// The id is taken.
+        #[error("a client with this id already exists")]
+        IdTaken,
+        Store(StoreError),
+    }
 }
 
 /// Registered OAuth clients.

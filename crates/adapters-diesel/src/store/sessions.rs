@@ -3,7 +3,9 @@
 use diesel::dsl::{exists, not};
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
-use medialib_domain::{BrowserSession, Timestamp, TokenDigest, UniqueId, User, UserId};
+use medialib_domain::{
+    BrowserSession, PurgeCutoffs, Timestamp, TokenDigest, UniqueId, User, UserId,
+};
 use medialib_ports::{
     CredentialRepository, Housekeeping, PasswordHash, PurgeReport, SessionRepository, StoreError,
 };
@@ -152,6 +154,27 @@ impl CredentialRepository for DieselStore {
 /// so a large purge never holds a write lock (SQLite) or many row locks (PostgreSQL) for long.
 const PURGE_BATCH: i64 = 500;
 
+/// Deletes the rows of `$table` (keyed by `$key`) whose `expires_at` is `$op` the cutoff
+/// (`lt`: before it, `le`: at or before it), [`PURGE_BATCH`] at a time ([`in_batches`]);
+/// returns how many.
+macro_rules! delete_expired {
+    ($db:expr, $table:ident by $key:ident, $op:ident $cutoff:expr) => {
+        in_batches(|| {
+            with_tx!($db, conn => {
+                let expired = diesel::alias!($table as expired);
+                let batch = expired
+                    .filter(expired.field($table::expires_at).$op($cutoff))
+                    .select(expired.field($table::$key))
+                    .limit(PURGE_BATCH);
+                Ok::<_, DbError>(
+                    diesel::delete($table::table.filter($table::$key.eq_any(batch)))
+                        .execute(conn)?,
+                )
+            })
+        })
+    };
+}
+
 /// Runs `batch` (one transaction deleting at most [`PURGE_BATCH`] rows, returning how many)
 /// until a batch deletes fewer than that; returns the total.
 fn in_batches(mut batch: impl FnMut() -> Result<usize, DbError>) -> Result<u64, DbError> {
@@ -168,58 +191,28 @@ fn in_batches(mut batch: impl FnMut() -> Result<usize, DbError>) -> Result<u64, 
 
 impl Housekeeping for DieselStore {
     fn purge_expired(&self, now: Timestamp, code_grace: i64) -> Result<PurgeReport, StoreError> {
-        let now = now.epoch_seconds();
-        let code_cutoff = now.saturating_sub(code_grace.max(0));
+        // The rule is the domain's; the comparisons below are its: `lt` for "before", `le`
+        // for "by".
+        let pass = PurgeCutoffs::at(now, code_grace);
+        let codes_before = pass.codes_expired_before().epoch_seconds();
+        let tokens_before = pass.tokens_expired_before().epoch_seconds();
+        let grants_before = pass.grants_created_before().epoch_seconds();
+        let sessions_by = pass.sessions_expired_by().epoch_seconds();
+        let db = &self.db;
         let r = (|| -> Result<PurgeReport, DbError> {
             // Codes first: a redeemed code's grant is only considered once its codes are gone.
-            let codes = in_batches(|| {
-                with_tx!(self.db, conn => {
-                    let expired = diesel::alias!(codes as expired_codes);
-                    let batch = expired
-                        .filter(expired.field(codes::expires_at).lt(code_cutoff))
-                        .select(expired.field(codes::digest))
-                        .limit(PURGE_BATCH);
-                    Ok::<_, DbError>(
-                        diesel::delete(codes::table.filter(codes::digest.eq_any(batch)))
-                            .execute(conn)?,
-                    )
-                })
-            })?;
-            let access_tokens = in_batches(|| {
-                with_tx!(self.db, conn => {
-                    let expired = diesel::alias!(access as expired_access);
-                    let batch = expired
-                        .filter(expired.field(access::expires_at).lt(now))
-                        .select(expired.field(access::digest))
-                        .limit(PURGE_BATCH);
-                    Ok::<_, DbError>(
-                        diesel::delete(access::table.filter(access::digest.eq_any(batch)))
-                            .execute(conn)?,
-                    )
-                })
-            })?;
-            let refresh_tokens = in_batches(|| {
-                with_tx!(self.db, conn => {
-                    let expired = diesel::alias!(refresh as expired_refresh);
-                    let batch = expired
-                        .filter(expired.field(refresh::expires_at).lt(now))
-                        .select(expired.field(refresh::digest))
-                        .limit(PURGE_BATCH);
-                    Ok::<_, DbError>(
-                        diesel::delete(refresh::table.filter(refresh::digest.eq_any(batch)))
-                            .execute(conn)?,
-                    )
-                })
-            })?;
-            // Only grants older than the code grace: a grant is created with its tokens in one
-            // transaction, and the grace keeps it while the code that produced it may still be
-            // replayed (the code is purged first, the grant in a later pass).
+            let codes = delete_expired!(db, codes by digest, lt codes_before)?;
+            let access_tokens = delete_expired!(db, access by digest, lt tokens_before)?;
+            let refresh_tokens = delete_expired!(db, refresh by digest, lt tokens_before)?;
+            // Only grants older than the code grace (a grant is created with its tokens in one
+            // transaction; the code that produced it is purged first, the grant in a later
+            // pass), and that nothing refers to any more.
             let grants = in_batches(|| {
-                with_tx!(self.db, conn => {
+                with_tx!(db, conn => {
                     let idle = diesel::alias!(grants as idle_grants);
                     let id = idle.field(grants::id);
                     let batch = idle
-                        .filter(idle.field(grants::created_at).lt(code_cutoff))
+                        .filter(idle.field(grants::created_at).lt(grants_before))
                         .filter(not(exists(access::table.filter(access::grant_id.eq(id)))))
                         .filter(not(exists(refresh::table.filter(refresh::grant_id.eq(id)))))
                         .filter(not(exists(codes::table.filter(codes::grant_id.eq(id.nullable())))))
@@ -231,32 +224,8 @@ impl Housekeeping for DieselStore {
                     )
                 })
             })?;
-            let sessions = in_batches(|| {
-                with_tx!(self.db, conn => {
-                    let expired = diesel::alias!(sessions as expired_sessions);
-                    let batch = expired
-                        .filter(expired.field(sessions::expires_at).le(now))
-                        .select(expired.field(sessions::digest))
-                        .limit(PURGE_BATCH);
-                    Ok::<_, DbError>(
-                        diesel::delete(sessions::table.filter(sessions::digest.eq_any(batch)))
-                            .execute(conn)?,
-                    )
-                })
-            })?;
-            let pending_sign_ins = in_batches(|| {
-                with_tx!(self.db, conn => {
-                    let expired = diesel::alias!(pending as expired_pending);
-                    let batch = expired
-                        .filter(expired.field(pending::expires_at).le(now))
-                        .select(expired.field(pending::state_digest))
-                        .limit(PURGE_BATCH);
-                    Ok::<_, DbError>(
-                        diesel::delete(pending::table.filter(pending::state_digest.eq_any(batch)))
-                            .execute(conn)?,
-                    )
-                })
-            })?;
+            let sessions = delete_expired!(db, sessions by digest, le sessions_by)?;
+            let pending_sign_ins = delete_expired!(db, pending by state_digest, le sessions_by)?;
             Ok(PurgeReport {
                 codes,
                 access_tokens,

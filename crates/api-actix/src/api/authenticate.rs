@@ -1,17 +1,36 @@
 //! `authenticate` (spec §4.7): whether the caller's token is good; never fails on a bad one.
 
-use actix_web::http::Method;
-use actix_web::{HttpRequest, HttpResponse, web};
+use actix_web::HttpResponse;
+use medialib_domain::Action;
 use medialib_domain::object::bool_str;
 use serde::Serialize;
 
-use super::{Public, begin, is_read, not_implemented, options};
+use super::{Answer, Call, Public, Resource, is_read, not_implemented};
 use crate::apidoc::responses::Unavailable;
 use crate::auth::optional_caller;
 use crate::error::ApiError;
-use crate::state::AppState;
 
-const ALLOW: &str = "GET, HEAD, OPTIONS";
+/// `/api/authenticate`. Its call is read like every resource's (a body is consumed, and
+/// limited, before the answer, so a client still sending one never meets a closed
+/// connection), but it is public: it judges the token itself.
+pub(crate) struct Authenticate;
+
+impl Resource for Authenticate {
+    const ALLOW: &'static str = "GET, HEAD, OPTIONS";
+    const PUBLIC: Public = Public::All;
+    type Path = ();
+
+    fn writes((): ()) -> Option<Action> {
+        None
+    }
+
+    async fn answer(call: Call<'_>, (): ()) -> Answer {
+        match &call.input.method {
+            m if is_read(m) => read(&call).await,
+            _ => Err(not_implemented(Self::ALLOW)),
+        }
+    }
+}
 
 /// The answer of `GET /api/authenticate` (spec §2.8).
 #[derive(Serialize, utoipa::ToSchema)]
@@ -39,28 +58,15 @@ struct AuthenticateRecord {
         (status = 503, response = Unavailable),
     )
 )]
-pub async fn handle(
-    req: HttpRequest,
-    payload: web::Payload,
-    state: web::Data<AppState>,
-) -> Result<HttpResponse, ApiError> {
-    // Read the call like every resource does: a body is consumed (and limited) before the
-    // answer, so a client still sending one never meets a closed connection.
-    let (call, _) = begin(&req, payload, &state, ALLOW, Public::All).await?;
-    match &call.method {
-        m if is_read(m) => {
-            call.only(&[])?;
-            let authenticated = match optional_caller(&state, &req).await {
-                Ok(c) => c.is_some(),
-                Err(ApiError::InvalidToken) => false,
-                Err(e) => return Err(e),
-            };
-            Ok(HttpResponse::Ok().json(AuthenticateRecord {
-                kind: "authenticate",
-                authenticated: bool_str(authenticated),
-            }))
-        }
-        &Method::OPTIONS => options(&state, &req, ALLOW, None).await,
-        _ => Err(not_implemented(ALLOW)),
-    }
+pub(crate) async fn read(call: &Call<'_>) -> Answer {
+    call.only(&[])?;
+    let authenticated = match optional_caller(call.state, call.req).await {
+        Ok(c) => c.is_some(),
+        Err(ApiError::InvalidToken) => false,
+        Err(e) => return Err(e),
+    };
+    Ok(HttpResponse::Ok().json(AuthenticateRecord {
+        kind: "authenticate",
+        authenticated: bool_str(authenticated),
+    }))
 }

@@ -1,64 +1,92 @@
 //! `catalog` (spec §4.8, DECISIONS.md §3): list a collection or one of its sub-catalogs
 //! (GET), add an existing object to a collection (PUT/POST), remove a membership (DELETE).
 
+use actix_web::HttpResponse;
 use actix_web::http::Method;
 use actix_web::http::header::ContentType;
-use actix_web::{HttpRequest, HttpResponse, web};
-use medialib_domain::{
-    Action, Caller, IdOrZero, ObjectId, PageCursor, PageRequest, PageSize, Since,
-};
+use medialib_domain::{Action, IdOrZero, ObjectId, PageCursor, PageRequest, PageSize, Since};
 
 use super::{
-    CollectionObject, Public, begin, collection_id, is_read, not_implemented, options, path_id,
+    Answer, Call, CollectionObject, PathIds, Resource, collection_id, is_read, not_implemented,
+    path_id,
 };
 use crate::apidoc::responses::{ConflictingWriteErrors, ReadErrors, WriteErrors};
 use crate::apidoc::schemas::{CatalogListPath, CatalogQuery, CollectionOnly, ObjectInCollection};
 use crate::blocking::run;
 use crate::error::ApiError;
-use crate::input::{ApiCall, Form};
+use crate::input::Form;
 use crate::records::{CatalogResponse, CatalogWriter};
-use crate::state::AppState;
-
-const ALLOW: &str = "GET, HEAD, PUT, POST, DELETE, OPTIONS";
-
-/// The short form lists only: there is no object to add or remove.
-const ALLOW_SHORT: &str = "GET, HEAD, OPTIONS";
 
 /// The fields of a listing (spec §4.8, and the keyset pagination of docs/api.md).
 const LIST_FIELDS: &[&str] = &["ts", "completeRecords", "limit", "after"];
 
 /// `/api/catalog/c/{c}/o/{o}`.
-pub async fn handle(
-    req: HttpRequest,
-    path: CollectionObject,
-    payload: web::Payload,
-    state: web::Data<AppState>,
-) -> Result<HttpResponse, ApiError> {
-    let (call, who) = begin(&req, payload, &state, ALLOW, Public::Options).await?;
-    let (c, o) = path.into_inner();
-    let c = collection_id(&c)?;
-    let o = path_id::<ObjectId>(&o, "object_uuid")?;
-    match call.method {
-        ref m if is_read(m) => list(&state, who.caller()?, &call, c, o).await,
-        Method::PUT | Method::POST => {
-            call.only(&[])?;
-            add(&state, who.caller()?, c, member(o)?).await
+pub(crate) struct Catalog;
+
+/// `c/{collection_uuid}/o/{object_uuid}`: the object may be `0` (list the collection).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CatalogPath(ObjectId, IdOrZero<ObjectId>);
+
+impl PathIds for CatalogPath {
+    type Segments = CollectionObject;
+
+    fn parse((c, o): CollectionObject) -> Result<Self, ApiError> {
+        Ok(Self(collection_id(&c)?, path_id(&o, "object_uuid")?))
+    }
+}
+
+impl Resource for Catalog {
+    const ALLOW: &'static str = "GET, HEAD, PUT, POST, DELETE, OPTIONS";
+    type Path = CatalogPath;
+
+    fn writes(CatalogPath(c, o): CatalogPath) -> Option<Action> {
+        Some(match o {
+            IdOrZero::Id(member) => Action::Link {
+                collection: c,
+                member,
+            },
+            IdOrZero::Zero => Action::Unlink { collection: c },
+        })
+    }
+
+    async fn answer(call: Call<'_>, path: CatalogPath) -> Answer {
+        match call.input.method {
+            ref m if is_read(m) => list(&call, path).await,
+            Method::PUT | Method::POST => add(&call, path).await,
+            Method::DELETE => remove(&call, path).await,
+            _ => Err(not_implemented(Self::ALLOW)),
         }
-        Method::DELETE => {
-            call.only(&[])?;
-            remove(&state, who.caller()?, c, member(o)?).await
+    }
+}
+
+/// `/api/catalog/o/{c}`: the short form lists only, there is no object to add or remove.
+pub(crate) struct CatalogShort;
+
+/// `o/{collection_uuid}`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CollectionPath(ObjectId);
+
+impl PathIds for CollectionPath {
+    type Segments = String;
+
+    fn parse(c: String) -> Result<Self, ApiError> {
+        collection_id(&c).map(Self)
+    }
+}
+
+impl Resource for CatalogShort {
+    const ALLOW: &'static str = "GET, HEAD, OPTIONS";
+    type Path = CollectionPath;
+
+    fn writes(_: CollectionPath) -> Option<Action> {
+        None
+    }
+
+    async fn answer(call: Call<'_>, path: CollectionPath) -> Answer {
+        match call.input.method {
+            ref m if is_read(m) => list_short(&call, path).await,
+            _ => Err(not_implemented(Self::ALLOW)),
         }
-        Method::OPTIONS => {
-            let writes = match o {
-                IdOrZero::Id(member) => Action::Link {
-                    collection: c,
-                    member,
-                },
-                IdOrZero::Zero => Action::Unlink { collection: c },
-            };
-            options(&state, &req, ALLOW, Some(writes)).await
-        }
-        _ => Err(not_implemented(ALLOW)),
     }
 }
 
@@ -74,28 +102,19 @@ pub async fn handle(
         ReadErrors,
     )
 )]
-pub async fn handle_short(
-    req: HttpRequest,
-    path: web::Path<String>,
-    payload: web::Payload,
-    state: web::Data<AppState>,
-) -> Result<HttpResponse, ApiError> {
-    let (call, who) = begin(&req, payload, &state, ALLOW_SHORT, Public::Options).await?;
-    let c = collection_id(&path.into_inner())?;
-    match call.method {
-        ref m if is_read(m) => list(&state, who.caller()?, &call, c, IdOrZero::Zero).await,
-        Method::OPTIONS => options(&state, &req, ALLOW_SHORT, None).await,
-        _ => Err(not_implemented(ALLOW_SHORT)),
-    }
+pub(crate) async fn list_short(call: &Call<'_>, CollectionPath(c): CollectionPath) -> Answer {
+    list(call, CatalogPath(c, IdOrZero::Zero)).await
 }
 
-/// The object of a write: `0` names nothing to add or remove.
-fn member(o: IdOrZero<ObjectId>) -> Result<ObjectId, ApiError> {
-    match o {
-        IdOrZero::Id(id) => Ok(id),
-        IdOrZero::Zero => Err(ApiError::BadRequest(
-            "object_uuid 0 is valid only when listing (GET)".into(),
-        )),
+impl CatalogPath {
+    /// The collection and the object of a write: `0` names nothing to add or remove.
+    fn member(self) -> Result<(ObjectId, ObjectId), ApiError> {
+        match self.1 {
+            IdOrZero::Id(id) => Ok((self.0, id)),
+            IdOrZero::Zero => Err(ApiError::BadRequest(
+                "object_uuid 0 is valid only when listing (GET)".into(),
+            )),
+        }
     }
 }
 
@@ -132,23 +151,18 @@ fn page_request(query: &Form) -> Result<Option<PageRequest>, ApiError> {
         ReadErrors,
     )
 )]
-pub(crate) async fn list(
-    state: &AppState,
-    caller: Caller,
-    call: &ApiCall,
-    c: ObjectId,
-    o: IdOrZero<ObjectId>,
-) -> Result<HttpResponse, ApiError> {
+pub(crate) async fn list(call: &Call<'_>, CatalogPath(c, o): CatalogPath) -> Answer {
+    let caller = call.caller()?;
     call.only(LIST_FIELDS)?;
-    let query = &call.query;
+    let query = &call.input.query;
     let since = query.parse("ts", Since::parse)?;
     let complete = query.parse("completeRecords", parse_count)?;
     let page = page_request(query)?;
-    let base = state.base_url().to_owned();
+    let base = call.state.base_url().to_owned();
     let complete = complete.unwrap_or(usize::MAX);
     // Listed and written to JSON on the blocking pool, member by member as the rows are
     // read: a large listing never holds up the async worker, and only its bytes come back.
-    let body = run(state, move |s| -> Result<Vec<u8>, ApiError> {
+    let body = run(call.state, move |s| -> Result<Vec<u8>, ApiError> {
         let mut writer = CatalogWriter::new(&base, complete);
         match o {
             IdOrZero::Id(sub) if sub != c => {
@@ -193,13 +207,11 @@ pub(crate) async fn list(
         ConflictingWriteErrors,
     )
 )]
-pub(crate) async fn add(
-    state: &AppState,
-    caller: Caller,
-    c: ObjectId,
-    o: ObjectId,
-) -> Result<HttpResponse, ApiError> {
-    run(state, move |s| s.media().add_member(&caller, c, o)).await?;
+pub(crate) async fn add(call: &Call<'_>, path: CatalogPath) -> Answer {
+    call.only(&[])?;
+    let caller = call.caller()?;
+    let (c, o) = path.member()?;
+    run(call.state, move |s| s.media().add_member(&caller, c, o)).await?;
     Ok(HttpResponse::Created().finish())
 }
 
@@ -218,13 +230,11 @@ pub(crate) async fn add(
         WriteErrors,
     )
 )]
-pub(crate) async fn remove(
-    state: &AppState,
-    caller: Caller,
-    c: ObjectId,
-    o: ObjectId,
-) -> Result<HttpResponse, ApiError> {
-    run(state, move |s| s.media().remove_member(&caller, c, o)).await?;
+pub(crate) async fn remove(call: &Call<'_>, path: CatalogPath) -> Answer {
+    call.only(&[])?;
+    let caller = call.caller()?;
+    let (c, o) = path.member()?;
+    run(call.state, move |s| s.media().remove_member(&caller, c, o)).await?;
     Ok(HttpResponse::Ok().finish())
 }
 

@@ -1,35 +1,44 @@
 //! `contribute` (spec §4.9): the libraries the caller administers, each saying whether
 //! the object is a member of it.
 
-use actix_web::{HttpRequest, HttpResponse, web};
-use medialib_domain::{Caller, ObjectId};
+use actix_web::HttpResponse;
+use medialib_domain::{Action, ObjectId};
 
-use super::{Public, begin, is_read, not_implemented, options, path_real_id};
+use super::{Answer, Call, PathIds, Resource, is_read, not_implemented, path_real_id};
 use crate::apidoc::responses::HiddenReadErrors;
 use crate::apidoc::schemas::ObjectOnly;
 use crate::blocking::run;
 use crate::error::ApiError;
 use crate::records::ContributeEntry;
-use crate::state::AppState;
-
-const ALLOW: &str = "GET, HEAD, OPTIONS";
 
 /// `/api/contribute/o/{o}`.
-pub async fn handle(
-    req: HttpRequest,
-    path: web::Path<String>,
-    payload: web::Payload,
-    state: web::Data<AppState>,
-) -> Result<HttpResponse, ApiError> {
-    let (call, who) = begin(&req, payload, &state, ALLOW, Public::Options).await?;
-    let o = path_real_id::<ObjectId>(&path.into_inner(), "object_id")?;
-    match call.method {
-        ref m if is_read(m) => {
-            call.only(&[])?;
-            list(&state, who.caller()?, o).await
+pub(crate) struct Contribute;
+
+/// `o/{object_id}`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ObjectPath(ObjectId);
+
+impl PathIds for ObjectPath {
+    type Segments = String;
+
+    fn parse(o: String) -> Result<Self, ApiError> {
+        path_real_id(&o, "object_id").map(Self)
+    }
+}
+
+impl Resource for Contribute {
+    const ALLOW: &'static str = "GET, HEAD, OPTIONS";
+    type Path = ObjectPath;
+
+    fn writes(_: ObjectPath) -> Option<Action> {
+        None
+    }
+
+    async fn answer(call: Call<'_>, path: ObjectPath) -> Answer {
+        match call.input.method {
+            ref m if is_read(m) => list(&call, path).await,
+            _ => Err(not_implemented(Self::ALLOW)),
         }
-        actix_web::http::Method::OPTIONS => options(&state, &req, ALLOW, None).await,
-        _ => Err(not_implemented(ALLOW)),
     }
 }
 
@@ -47,12 +56,13 @@ pub async fn handle(
         HiddenReadErrors,
     )
 )]
-pub(crate) async fn list(
-    state: &AppState,
-    caller: Caller,
-    o: ObjectId,
-) -> Result<HttpResponse, ApiError> {
-    let libraries = run(state, move |s| s.people().contribute_libraries(&caller, o)).await?;
+pub(crate) async fn list(call: &Call<'_>, ObjectPath(o): ObjectPath) -> Answer {
+    call.only(&[])?;
+    let caller = call.caller()?;
+    let libraries = run(call.state, move |s| {
+        s.people().contribute_libraries(&caller, o)
+    })
+    .await?;
     let entries: Vec<ContributeEntry> = libraries
         .iter()
         .map(|l| ContributeEntry::new(&l.library, l.member))

@@ -1,11 +1,13 @@
 //! `describe`: read (public subset or complete record), create (PUT), update (POST).
 
+use actix_web::HttpResponse;
 use actix_web::http::Method;
-use actix_web::{HttpRequest, HttpResponse, web};
-use medialib_domain::{Action, Caller, IdOrZero, NewObject, ObjectId, ObjectPatch};
+use medialib_domain::{Action, IdOrZero, NewObject, ObjectId, ObjectPatch};
 use medialib_ports::services::{DescribeWithTokenFailed, Placement};
 
-use super::{CollectionObject, Public, begin, is_read, not_implemented, options, path_id};
+use super::{
+    Answer, Call, CollectionObject, PathIds, Public, Resource, is_read, not_implemented, path_id,
+};
 use crate::apidoc::responses::{ConflictingWriteErrors, ReadErrors, WriteErrors};
 use crate::apidoc::schemas::{DescribeCreatePath, DescribeForm, ObjectInCollection};
 use crate::auth::presented_token;
@@ -13,9 +15,6 @@ use crate::blocking::run;
 use crate::error::ApiError;
 use crate::input::Form;
 use crate::records::{AnyRecord, DescribeRecord, LimitedRecord, UuidBody};
-use crate::state::AppState;
-
-const ALLOW: &str = "GET, HEAD, PUT, POST, OPTIONS";
 
 /// The fields of describe PUT and POST (spec §4.2).
 const FIELDS: &[&str] = &[
@@ -28,47 +27,59 @@ const FIELDS: &[&str] = &[
 ];
 
 /// `/api/describe/c/{c}/o/{o}`.
-pub async fn handle(
-    req: HttpRequest,
-    path: CollectionObject,
-    payload: web::Payload,
-    state: web::Data<AppState>,
-) -> Result<HttpResponse, ApiError> {
-    let (call, who) = begin(&req, payload, &state, ALLOW, Public::Reads).await?;
-    let (c, o) = path.into_inner();
-    let c = path_id::<ObjectId>(&c, "collection_uuid")?;
-    let o = path_id::<ObjectId>(&o, "object_uuid")?;
-    match call.method {
-        ref m if is_read(m) => {
-            call.only(&[])?;
-            read(&state, &req, c, o).await
-        }
-        Method::PUT => {
-            call.only(FIELDS)?;
-            create(&state, who.caller()?, c, o, &call.form).await
-        }
-        Method::POST => {
-            call.only(FIELDS)?;
-            update(&state, who.caller()?, c, o, &call.form).await
-        }
-        Method::OPTIONS => {
-            let writes = match (c, o) {
-                (IdOrZero::Zero, _) => Action::CreateLibrary,
-                (IdOrZero::Id(collection), IdOrZero::Zero) => Action::CreateIn { collection },
-                (IdOrZero::Id(collection), IdOrZero::Id(_)) => Action::Edit { collection },
-            };
-            options(&state, &req, ALLOW, Some(writes)).await
-        }
-        _ => Err(not_implemented(ALLOW)),
+pub(crate) struct Describe;
+
+/// `c/{collection_uuid}/o/{object_uuid}`, either of which may be `0` (PUT creates).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DescribePath(IdOrZero<ObjectId>, IdOrZero<ObjectId>);
+
+impl PathIds for DescribePath {
+    type Segments = CollectionObject;
+
+    fn parse((c, o): CollectionObject) -> Result<Self, ApiError> {
+        Ok(Self(
+            path_id(&c, "collection_uuid")?,
+            path_id(&o, "object_uuid")?,
+        ))
     }
 }
 
-fn real(id: IdOrZero<ObjectId>, field: &str) -> Result<ObjectId, ApiError> {
-    match id {
-        IdOrZero::Id(id) => Ok(id),
-        IdOrZero::Zero => Err(ApiError::BadRequest(format!(
-            "{field} 0 is valid only when creating (PUT)"
-        ))),
+impl Resource for Describe {
+    const ALLOW: &'static str = "GET, HEAD, PUT, POST, OPTIONS";
+    const PUBLIC: Public = Public::Reads;
+    type Path = DescribePath;
+
+    fn writes(DescribePath(c, o): DescribePath) -> Option<Action> {
+        Some(match (c, o) {
+            (IdOrZero::Zero, _) => Action::CreateLibrary,
+            (IdOrZero::Id(collection), IdOrZero::Zero) => Action::CreateIn { collection },
+            (IdOrZero::Id(collection), IdOrZero::Id(_)) => Action::Edit { collection },
+        })
+    }
+
+    async fn answer(call: Call<'_>, path: DescribePath) -> Answer {
+        match call.input.method {
+            ref m if is_read(m) => read(&call, path).await,
+            Method::PUT => create(&call, path).await,
+            Method::POST => update(&call, path).await,
+            _ => Err(not_implemented(Self::ALLOW)),
+        }
+    }
+}
+
+impl DescribePath {
+    /// The collection and the object, neither of which may be `0` but to create.
+    fn existing(self) -> Result<(ObjectId, ObjectId), ApiError> {
+        let real = |id: IdOrZero<ObjectId>, field: &str| match id {
+            IdOrZero::Id(id) => Ok(id),
+            IdOrZero::Zero => Err(ApiError::BadRequest(format!(
+                "{field} 0 is valid only when creating (PUT)"
+            ))),
+        };
+        Ok((
+            real(self.0, "collection_uuid")?,
+            real(self.1, "object_uuid")?,
+        ))
     }
 }
 
@@ -92,21 +103,17 @@ fn real(id: IdOrZero<ObjectId>, field: &str) -> Result<ObjectId, ApiError> {
         ReadErrors,
     )
 )]
-pub(crate) async fn read(
-    state: &AppState,
-    req: &HttpRequest,
-    c: IdOrZero<ObjectId>,
-    o: IdOrZero<ObjectId>,
-) -> Result<HttpResponse, ApiError> {
-    let (c, o) = (real(c, "collection_uuid")?, real(o, "object_uuid")?);
+pub(crate) async fn read(call: &Call<'_>, path: DescribePath) -> Answer {
+    call.only(&[])?;
+    let (c, o) = path.existing()?;
     // The token is checked in the same blocking call and store read as the describe.
-    let token = presented_token(req)?;
+    let token = presented_token(call.req)?;
     let authenticated = token.is_some();
-    let (object, view) = run(state, move |s| {
+    let (object, view) = run(call.state, move |s| {
         s.media().describe_with_token(token.as_deref(), c, o)
     })
     .await?;
-    let base = state.base_url();
+    let base = call.state.base_url();
     let record = match view {
         medialib_domain::DescribeView::Full => {
             AnyRecord::Full(DescribeRecord::new(&object, base, authenticated))
@@ -146,36 +153,28 @@ pub(crate) fn patch_from(form: &Form) -> Result<ObjectPatch, ApiError> {
     params(DescribeCreatePath),
     request_body(
         description = "The new object's fields; `type` is required.",
-        content(
-            (DescribeForm = "application/x-www-form-urlencoded"),
-            (DescribeForm = "multipart/form-data"),
-            (DescribeForm = "application/json"),
-        )
+        content = DescribeForm,
     ),
     responses(
         (status = 201, description = "Created; the body names the new object.", body = UuidBody),
         WriteErrors,
     )
 )]
-pub(crate) async fn create(
-    state: &AppState,
-    caller: Caller,
-    c: IdOrZero<ObjectId>,
-    o: IdOrZero<ObjectId>,
-    form: &Form,
-) -> Result<HttpResponse, ApiError> {
+pub(crate) async fn create(call: &Call<'_>, DescribePath(c, o): DescribePath) -> Answer {
+    call.only(FIELDS)?;
+    let caller = call.caller()?;
     if o != IdOrZero::Zero {
         return Err(ApiError::BadRequest(
             "PUT creates a new object: object_uuid must be 0".into(),
         ));
     }
-    let new = NewObject::from_patch(patch_from(form)?)
+    let new = NewObject::from_patch(patch_from(&call.input.form)?)
         .map_err(|e| ApiError::BadRequest(e.to_string()))?;
     let placement = match c {
         IdOrZero::Zero => Placement::TopLevel,
         IdOrZero::Id(id) => Placement::In(id),
     };
-    let created = run(state, move |s| {
+    let created = run(call.state, move |s| {
         s.media().create_object(&caller, placement, new)
     })
     .await?;
@@ -197,30 +196,22 @@ pub(crate) async fn create(
     params(ObjectInCollection),
     request_body(
         description = "The fields to change; `type` is required.",
-        content(
-            (DescribeForm = "application/x-www-form-urlencoded"),
-            (DescribeForm = "multipart/form-data"),
-            (DescribeForm = "application/json"),
-        )
+        content = DescribeForm,
     ),
     responses(
         (status = 202, description = "Updated; the body names the object.", body = UuidBody),
         ConflictingWriteErrors,
     )
 )]
-pub(crate) async fn update(
-    state: &AppState,
-    caller: Caller,
-    c: IdOrZero<ObjectId>,
-    o: IdOrZero<ObjectId>,
-    form: &Form,
-) -> Result<HttpResponse, ApiError> {
-    let (c, o) = (real(c, "collection_uuid")?, real(o, "object_uuid")?);
-    let patch = patch_from(form)?;
+pub(crate) async fn update(call: &Call<'_>, path: DescribePath) -> Answer {
+    call.only(FIELDS)?;
+    let caller = call.caller()?;
+    let (c, o) = path.existing()?;
+    let patch = patch_from(&call.input.form)?;
     if patch.object_type.is_none() {
         return Err(ApiError::BadRequest("type is required".into()));
     }
-    let updated = run(state, move |s| {
+    let updated = run(call.state, move |s| {
         s.media().update_object(&caller, c, o, patch)
     })
     .await?;

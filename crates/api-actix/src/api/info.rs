@@ -1,48 +1,34 @@
 //! `info` (spec §4.5): the info record of an object reached through a collection (GET),
 //! and changing its title and description (POST).
 
+use actix_web::HttpResponse;
 use actix_web::http::Method;
-use actix_web::{HttpRequest, HttpResponse, web};
-use medialib_domain::{Action, Caller, Description, ObjectId, ObjectPatch, Title};
+use medialib_domain::{Action, Description, ObjectPatch, Title};
 
-use super::{
-    CollectionObject, Public, begin, collection_id, is_read, not_implemented, options, path_real_id,
-};
+use super::{Answer, Call, MemberPath, Resource, is_read, not_implemented};
 use crate::apidoc::responses::{ReadErrors, WriteErrors};
 use crate::apidoc::schemas::{CollectionObjectId, InfoForm};
 use crate::blocking::run;
 use crate::error::ApiError;
-use crate::input::ApiCall;
 use crate::records::InfoRecord;
-use crate::state::AppState;
-
-const ALLOW: &str = "GET, HEAD, POST, OPTIONS";
 
 /// `/api/info/c/{c}/o/{o}`.
-pub async fn handle(
-    req: HttpRequest,
-    path: CollectionObject,
-    payload: web::Payload,
-    state: web::Data<AppState>,
-) -> Result<HttpResponse, ApiError> {
-    let (call, who) = begin(&req, payload, &state, ALLOW, Public::Options).await?;
-    let (c, o) = path.into_inner();
-    let c = collection_id(&c)?;
-    let o = path_real_id::<ObjectId>(&o, "object_id")?;
-    match call.method {
-        ref m if is_read(m) => {
-            call.only(&[])?;
-            read(&state, who.caller()?, c, o).await
+pub(crate) struct Info;
+
+impl Resource for Info {
+    const ALLOW: &'static str = "GET, HEAD, POST, OPTIONS";
+    type Path = MemberPath;
+
+    fn writes(MemberPath(c, _): MemberPath) -> Option<Action> {
+        Some(Action::Edit { collection: c })
+    }
+
+    async fn answer(call: Call<'_>, path: MemberPath) -> Answer {
+        match call.input.method {
+            ref m if is_read(m) => read(&call, path).await,
+            Method::POST => update(&call, path).await,
+            _ => Err(not_implemented(Self::ALLOW)),
         }
-        Method::POST => {
-            call.only(&["title", "description"])?;
-            update(&state, who.caller()?, c, o, &call).await
-        }
-        Method::OPTIONS => {
-            let writes = Action::Edit { collection: c };
-            options(&state, &req, ALLOW, Some(writes)).await
-        }
-        _ => Err(not_implemented(ALLOW)),
     }
 }
 
@@ -60,13 +46,10 @@ pub async fn handle(
         ReadErrors,
     )
 )]
-pub(crate) async fn read(
-    state: &AppState,
-    caller: Caller,
-    c: ObjectId,
-    o: ObjectId,
-) -> Result<HttpResponse, ApiError> {
-    let info = run(state, move |s| s.people().object_info(&caller, c, o)).await?;
+pub(crate) async fn read(call: &Call<'_>, MemberPath(c, o): MemberPath) -> Answer {
+    call.only(&[])?;
+    let caller = call.caller()?;
+    let info = run(call.state, move |s| s.people().object_info(&caller, c, o)).await?;
     Ok(HttpResponse::Ok().json(InfoRecord::new(&info.object, info.owner.as_ref())))
 }
 
@@ -82,24 +65,16 @@ pub(crate) async fn read(
     params(CollectionObjectId),
     request_body(
         description = "The fields to change.",
-        content(
-            (InfoForm = "application/x-www-form-urlencoded"),
-            (InfoForm = "multipart/form-data"),
-            (InfoForm = "application/json"),
-        )
+        content = InfoForm,
     ),
     responses(
         (status = 202, description = "Updated (no body)."),
         WriteErrors,
     )
 )]
-pub(crate) async fn update(
-    state: &AppState,
-    caller: Caller,
-    c: ObjectId,
-    o: ObjectId,
-    call: &ApiCall,
-) -> Result<HttpResponse, ApiError> {
+pub(crate) async fn update(call: &Call<'_>, MemberPath(c, o): MemberPath) -> Answer {
+    call.only(&["title", "description"])?;
+    let caller = call.caller()?;
     let bad = |e: medialib_domain::InvalidText| ApiError::BadRequest(e.to_string());
     let patch = ObjectPatch {
         title: call
@@ -114,7 +89,7 @@ pub(crate) async fn update(
             .map_err(bad)?,
         ..ObjectPatch::default()
     };
-    run(state, move |s| {
+    run(call.state, move |s| {
         s.media().update_object(&caller, c, o, patch)
     })
     .await?;

@@ -1,27 +1,39 @@
 //! `embed` and `video` (spec §4.6): read-only records of an object the caller may view
 //! (`view` on the collection, DECISIONS.md §3).
 
-use actix_web::http::Method;
-use actix_web::{HttpRequest, HttpResponse, web};
-use medialib_domain::{Caller, ObjectId};
+use actix_web::HttpResponse;
+use medialib_domain::Action;
 
-use super::{
-    CollectionObject, Public, begin, collection_id, is_read, not_implemented, options, path_real_id,
-};
+use super::{Answer, Call, MemberPath, Resource, is_read, not_implemented};
 use crate::apidoc::responses::ReadErrors;
 use crate::apidoc::schemas::CollectionObjectId;
 use crate::blocking::run;
-use crate::error::ApiError;
 use crate::records::{EmbedRecord, VideoRecord};
-use crate::state::AppState;
 
-const ALLOW: &str = "GET, HEAD, OPTIONS";
+/// `embed` or `video`: the same path, checks and use case, another record.
+pub(crate) struct Media<const VIDEO: bool>;
 
-/// Which record a path answers with.
-#[derive(Debug, Clone, Copy)]
-enum Record {
-    Embed,
-    Video,
+/// `/api/embed/c/{c}/o/{o}`.
+pub(crate) type Embed = Media<false>;
+
+/// `/api/video/c/{c}/o/{o}`.
+pub(crate) type Video = Media<true>;
+
+impl<const VIDEO: bool> Resource for Media<VIDEO> {
+    const ALLOW: &'static str = "GET, HEAD, OPTIONS";
+    type Path = MemberPath;
+
+    fn writes(_: MemberPath) -> Option<Action> {
+        None
+    }
+
+    async fn answer(call: Call<'_>, path: MemberPath) -> Answer {
+        match call.input.method {
+            ref m if is_read(m) && VIDEO => video(&call, path).await,
+            ref m if is_read(m) => embed(&call, path).await,
+            _ => Err(not_implemented(Self::ALLOW)),
+        }
+    }
 }
 
 /// The embed codes of an object.
@@ -38,13 +50,11 @@ enum Record {
         ReadErrors,
     )
 )]
-pub async fn embed(
-    req: HttpRequest,
-    path: CollectionObject,
-    payload: web::Payload,
-    state: web::Data<AppState>,
-) -> Result<HttpResponse, ApiError> {
-    handle(&req, path, payload, &state, Record::Embed).await
+pub(crate) async fn embed(call: &Call<'_>, MemberPath(c, o): MemberPath) -> Answer {
+    call.only(&[])?;
+    let caller = call.caller()?;
+    let object = run(call.state, move |s| s.media().view_object(&caller, c, o)).await?;
+    Ok(HttpResponse::Ok().json(EmbedRecord::new(&object, call.state.base_url())))
 }
 
 /// The playable files of a video or audio object.
@@ -62,51 +72,9 @@ pub async fn embed(
         ReadErrors,
     )
 )]
-pub async fn video(
-    req: HttpRequest,
-    path: CollectionObject,
-    payload: web::Payload,
-    state: web::Data<AppState>,
-) -> Result<HttpResponse, ApiError> {
-    handle(&req, path, payload, &state, Record::Video).await
-}
-
-async fn handle(
-    req: &HttpRequest,
-    path: CollectionObject,
-    payload: web::Payload,
-    state: &AppState,
-    record: Record,
-) -> Result<HttpResponse, ApiError> {
-    let (call, who) = begin(req, payload, state, ALLOW, Public::Options).await?;
-    let (c, o) = path.into_inner();
-    let c = collection_id(&c)?;
-    let o = path_real_id::<ObjectId>(&o, "object_id")?;
-    match call.method {
-        ref m if is_read(m) => {
-            call.only(&[])?;
-            read(state, who.caller()?, c, o, record).await
-        }
-        Method::OPTIONS => options(state, req, ALLOW, None).await,
-        _ => Err(not_implemented(ALLOW)),
-    }
-}
-
-async fn read(
-    state: &AppState,
-    caller: Caller,
-    c: ObjectId,
-    o: ObjectId,
-    record: Record,
-) -> Result<HttpResponse, ApiError> {
-    match record {
-        Record::Embed => {
-            let object = run(state, move |s| s.media().view_object(&caller, c, o)).await?;
-            Ok(HttpResponse::Ok().json(EmbedRecord::new(&object, state.base_url())))
-        }
-        Record::Video => {
-            let object = run(state, move |s| s.media().view_video(&caller, c, o)).await?;
-            Ok(HttpResponse::Ok().json(VideoRecord::new(&object)))
-        }
-    }
+pub(crate) async fn video(call: &Call<'_>, MemberPath(c, o): MemberPath) -> Answer {
+    call.only(&[])?;
+    let caller = call.caller()?;
+    let object = run(call.state, move |s| s.media().view_video(&caller, c, o)).await?;
+    Ok(HttpResponse::Ok().json(VideoRecord::new(&object)))
 }

@@ -1,6 +1,9 @@
-//! The media REST API (spec §4): one handler per resource, dispatching on the
-//! effective method (overrides applied), so that an unimplemented method is a
-//! 501 with `Allow` and OPTIONS answers on every path.
+//! The media REST API (spec §4). Each resource is a [`Resource`]: the methods it offers, who
+//! may call it without a token, how its path's ids parse, what its writes do and its answer
+//! to each method. One handler, [`handle`], reads every call in the same order (body, 501,
+//! 401, fields, path), answers OPTIONS on every path and hands the rest to the resource,
+//! which dispatches on the effective method (overrides applied): a method it does not offer
+//! is a 501 with `Allow`.
 
 pub(crate) mod authenticate;
 pub(crate) mod catalog;
@@ -16,6 +19,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use medialib_domain::authz;
 use medialib_domain::{Action, Caller, IdOrZero, ObjectId, UserId};
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 use crate::auth::{optional_caller, presented_token, required_caller};
 use crate::blocking::run;
@@ -25,20 +29,169 @@ use crate::state::AppState;
 
 /// Registers the API routes.
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(crate::routing::resource("/api/describe/c/{c}/o/{o}").to(describe::handle))
-        .service(crate::routing::resource("/api/user/c/{c}/o/{o}").to(user::handle))
-        .service(crate::routing::resource("/api/permission/c/{c}/o/{o}").to(permission::handle))
-        .service(crate::routing::resource("/api/info/c/{c}/o/{o}").to(info::handle))
-        .service(crate::routing::resource("/api/embed/c/{c}/o/{o}").to(media::embed))
-        .service(crate::routing::resource("/api/video/c/{c}/o/{o}").to(media::video))
-        .service(crate::routing::resource("/api/authenticate").to(authenticate::handle))
-        .service(crate::routing::resource("/api/catalog/c/{c}/o/{o}").to(catalog::handle))
-        .service(crate::routing::resource("/api/catalog/o/{c}").to(catalog::handle_short))
-        .service(crate::routing::resource("/api/contribute/o/{o}").to(contribute::handle));
+    use crate::routing::resource;
+    cfg.service(resource("/api/describe/c/{c}/o/{o}").to(handle::<describe::Describe>))
+        .service(resource("/api/user/c/{c}/o/{o}").to(handle::<user::User>))
+        .service(resource("/api/permission/c/{c}/o/{o}").to(handle::<permission::Permission>))
+        .service(resource("/api/info/c/{c}/o/{o}").to(handle::<info::Info>))
+        .service(resource("/api/embed/c/{c}/o/{o}").to(handle::<media::Embed>))
+        .service(resource("/api/video/c/{c}/o/{o}").to(handle::<media::Video>))
+        .service(resource("/api/authenticate").to(handle::<authenticate::Authenticate>))
+        .service(resource("/api/catalog/c/{c}/o/{o}").to(handle::<catalog::Catalog>))
+        .service(resource("/api/catalog/o/{c}").to(handle::<catalog::CatalogShort>))
+        .service(resource("/api/contribute/o/{o}").to(handle::<contribute::Contribute>));
 }
 
 /// The `{c}` and `{o}` segments of a path.
-pub type CollectionObject = web::Path<(String, String)>;
+pub type CollectionObject = (String, String);
+
+/// What a handler answers.
+pub type Answer = Result<HttpResponse, ApiError>;
+
+/// The ids a path names, parsed from its segments as routed; a malformed id is a 400 naming
+/// its segment.
+pub(crate) trait PathIds: Copy {
+    /// The segments as routed (`{c}/{o}`: [`CollectionObject`]).
+    type Segments: DeserializeOwned;
+
+    /// Parses the segments.
+    fn parse(segments: Self::Segments) -> Result<Self, ApiError>;
+}
+
+/// A path without ids.
+impl PathIds for () {
+    type Segments = ();
+
+    fn parse((): ()) -> Result<(), ApiError> {
+        Ok(())
+    }
+}
+
+/// `c/{collection_uuid}/o/{object_id}`: an object reached through a collection (info,
+/// embed, video); neither may be `0`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MemberPath(pub(crate) ObjectId, pub(crate) ObjectId);
+
+impl PathIds for MemberPath {
+    type Segments = CollectionObject;
+
+    fn parse((c, o): CollectionObject) -> Result<Self, ApiError> {
+        Ok(Self(collection_id(&c)?, path_real_id(&o, "object_id")?))
+    }
+}
+
+/// `c/{collection_uuid}/o/{user_id}`: a user seen through a collection (user, permission);
+/// the user may be `0`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct UserPath(pub(crate) ObjectId, pub(crate) IdOrZero<UserId>);
+
+impl PathIds for UserPath {
+    type Segments = CollectionObject;
+
+    fn parse((c, u): CollectionObject) -> Result<Self, ApiError> {
+        Ok(Self(collection_id(&c)?, path_id(&u, "user_id")?))
+    }
+}
+
+/// A resource of the media API: the facts [`handle`] needs to read a call to it, and its
+/// answer to every call but OPTIONS.
+pub(crate) trait Resource {
+    /// The methods the path offers, as `Allow` names them.
+    const ALLOW: &'static str;
+    /// Which calls need no token.
+    const PUBLIC: Public = Public::Options;
+    /// The ids the path names.
+    type Path: PathIds;
+
+    /// What the path's writes would do, which OPTIONS asks the gate about (see [`options`]);
+    /// `None` for a path whose writes the gate does not guard, or that has none.
+    fn writes(path: Self::Path) -> Option<Action>;
+
+    /// Answers a call that is not OPTIONS; a method the path does not offer is a 501.
+    async fn answer(call: Call<'_>, path: Self::Path) -> Answer;
+}
+
+/// A call to a [`Resource`], read and authenticated by [`handle`].
+pub(crate) struct Call<'a> {
+    /// The application.
+    pub(crate) state: &'a AppState,
+    /// The request (its headers: describe reads the token itself).
+    pub(crate) req: &'a HttpRequest,
+    /// The effective method and the fields.
+    pub(crate) input: ApiCall,
+    /// Who is calling.
+    pub(crate) who: Who,
+}
+
+impl Call<'_> {
+    /// The authenticated caller; a public call has none (401).
+    pub(crate) fn caller(&self) -> Result<Caller, ApiError> {
+        self.who.caller()
+    }
+
+    /// Refuses a field the method does not know ([`ApiCall::only`]).
+    pub(crate) fn only(&self, known: &[&str]) -> Result<(), ApiError> {
+        self.input.only(known)
+    }
+
+    /// A field's value, from the body or else the query ([`ApiCall::field`]).
+    pub(crate) fn field(&self, name: &str) -> Option<&str> {
+        self.input.field(name)
+    }
+}
+
+/// The handler of every resource: reads the call with [`begin`] (so that a call without a
+/// valid token is a 401 before its path is judged), parses the path, answers OPTIONS, and
+/// hands any other call to the resource.
+pub(crate) async fn handle<R: Resource>(
+    req: HttpRequest,
+    path: web::Path<<R::Path as PathIds>::Segments>,
+    payload: web::Payload,
+    state: web::Data<AppState>,
+) -> Answer {
+    let (input, who) = begin(&req, payload, &state, R::ALLOW, R::PUBLIC).await?;
+    let path = R::Path::parse(path.into_inner())?;
+    if input.method == Method::OPTIONS {
+        return options(&state, &req, R::ALLOW, R::writes(path)).await;
+    }
+    let call = Call {
+        state: &state,
+        req: &req,
+        input,
+        who,
+    };
+    R::answer(call, path).await
+}
+
+/// A path outside the media API's resources that has no ids and reads its call whole
+/// (body and fields) before it judges the method: oEmbed, the OAuth metadata, logout.
+pub(crate) trait Endpoint {
+    /// The methods the path offers, as `Allow` names them.
+    const ALLOW: &'static str;
+
+    /// Answers a call that is not OPTIONS; a method the path does not offer is a 501.
+    async fn answer(call: Call<'_>) -> Answer;
+}
+
+/// The handler of every [`Endpoint`]: reads the call, answers OPTIONS (no write of these
+/// paths is the gate's to judge), and hands any other call to the endpoint, as anyone's.
+pub(crate) async fn endpoint<E: Endpoint>(
+    req: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<AppState>,
+) -> Answer {
+    let input = ApiCall::read(&req, payload).await?;
+    if input.method == Method::OPTIONS {
+        return options(&state, &req, E::ALLOW, None).await;
+    }
+    let call = Call {
+        state: &state,
+        req: &req,
+        input,
+        who: Who::Anyone,
+    };
+    E::answer(call).await
+}
 
 /// Parses a path id or `0`, naming the field in the 400.
 pub fn path_id<T>(input: &str, field: &str) -> Result<IdOrZero<T>, ApiError>
@@ -68,11 +221,6 @@ where
 /// The collection id of `c/{c}` (never `0` outside describe PUT).
 pub fn collection_id(input: &str) -> Result<ObjectId, ApiError> {
     path_real_id(input, "collection_uuid")
-}
-
-/// A user id of `o/{user_id}` (`0` allowed).
-pub fn user_path_id(input: &str) -> Result<IdOrZero<UserId>, ApiError> {
-    path_id(input, "user_id")
 }
 
 /// `501 Not Implemented` for a method the path does not offer.
@@ -114,8 +262,8 @@ impl Who {
 /// (bounded) before anything is refused; a method the path does not offer is a 501
 /// whoever asks (OPTIONS tells anyone as much); then a call that is not `public` needs a
 /// valid token (401) before its path, query or body are judged; only then are the query
-/// and body parsed. The handler judges the path after this returns.
-pub async fn begin(
+/// and body parsed. [`handle`] judges the path after this returns.
+async fn begin(
     req: &HttpRequest,
     payload: web::Payload,
     state: &AppState,

@@ -1,53 +1,36 @@
 //! `permission` (spec §4.4): list (GET), set (PUT/POST) and remove (DELETE) a user's
 //! explicit level on a collection.
 
+use actix_web::HttpResponse;
 use actix_web::http::Method;
-use actix_web::{HttpRequest, HttpResponse, web};
-use medialib_domain::{Action, Caller, IdOrZero, ObjectId, PermissionLevel, UniqueId, UserId};
+use medialib_domain::{Action, IdOrZero, PermissionLevel, UniqueId, UserId};
 use medialib_ports::services::people::Grantee;
 
-use super::{
-    CollectionObject, Public, begin, collection_id, is_read, not_implemented, options, user_path_id,
-};
+use super::{Answer, Call, Resource, UserPath, is_read, not_implemented};
 use crate::apidoc::responses::{ConflictingWriteErrors, ReadErrors};
 use crate::apidoc::schemas::{CollectionUser, GranteeForm, PermissionForm};
 use crate::blocking::run;
 use crate::error::ApiError;
-use crate::input::ApiCall;
 use crate::records::PermissionRecord;
-use crate::state::AppState;
-
-const ALLOW: &str = "GET, HEAD, PUT, POST, DELETE, OPTIONS";
 
 /// `/api/permission/c/{c}/o/{o}`.
-pub async fn handle(
-    req: HttpRequest,
-    path: CollectionObject,
-    payload: web::Payload,
-    state: web::Data<AppState>,
-) -> Result<HttpResponse, ApiError> {
-    let (call, who) = begin(&req, payload, &state, ALLOW, Public::Options).await?;
-    let (c, u) = path.into_inner();
-    let c = collection_id(&c)?;
-    let u = user_path_id(&u)?;
-    match call.method {
-        ref m if is_read(m) => {
-            call.only(&[])?;
-            list(&state, who.caller()?, c, u).await
+pub(crate) struct Permission;
+
+impl Resource for Permission {
+    const ALLOW: &'static str = "GET, HEAD, PUT, POST, DELETE, OPTIONS";
+    type Path = UserPath;
+
+    fn writes(UserPath(c, _): UserPath) -> Option<Action> {
+        Some(Action::Grant { collection: c })
+    }
+
+    async fn answer(call: Call<'_>, path: UserPath) -> Answer {
+        match call.input.method {
+            ref m if is_read(m) => list(&call, path).await,
+            Method::PUT | Method::POST => grant(&call, path).await,
+            Method::DELETE => revoke(&call, path).await,
+            _ => Err(not_implemented(Self::ALLOW)),
         }
-        Method::PUT | Method::POST => {
-            call.only(&["uniqueId", "level"])?;
-            grant(&state, who.caller()?, c, u, &call).await
-        }
-        Method::DELETE => {
-            call.only(&["uniqueId"])?;
-            revoke(&state, who.caller()?, c, u, &call).await
-        }
-        Method::OPTIONS => {
-            let writes = Action::Grant { collection: c };
-            options(&state, &req, ALLOW, Some(writes)).await
-        }
-        _ => Err(not_implemented(ALLOW)),
     }
 }
 
@@ -66,17 +49,14 @@ pub async fn handle(
         ReadErrors,
     )
 )]
-pub(crate) async fn list(
-    state: &AppState,
-    caller: Caller,
-    c: ObjectId,
-    u: IdOrZero<UserId>,
-) -> Result<HttpResponse, ApiError> {
+pub(crate) async fn list(call: &Call<'_>, UserPath(c, u): UserPath) -> Answer {
+    call.only(&[])?;
+    let caller = call.caller()?;
     let only = match u {
         IdOrZero::Zero => None,
         IdOrZero::Id(id) => Some(id),
     };
-    let entries = run(state, move |s| {
+    let entries = run(call.state, move |s| {
         s.people().list_permissions(&caller, c, only)
     })
     .await?;
@@ -88,7 +68,7 @@ pub(crate) async fn list(
 }
 
 /// The user a write is about: the path's id, or with path `0` the `uniqueId` field.
-fn grantee(u: IdOrZero<UserId>, call: &ApiCall) -> Result<Grantee, ApiError> {
+fn grantee(u: IdOrZero<UserId>, call: &Call<'_>) -> Result<Grantee, ApiError> {
     match u {
         IdOrZero::Id(id) => Ok(Grantee::Id(id)),
         IdOrZero::Zero => {
@@ -115,31 +95,23 @@ fn grantee(u: IdOrZero<UserId>, call: &ApiCall) -> Result<Grantee, ApiError> {
     params(CollectionUser),
     request_body(
         description = "The level (default `view`); `uniqueId` is required when `user_id` is `0`.",
-        content(
-            (PermissionForm = "application/x-www-form-urlencoded"),
-            (PermissionForm = "multipart/form-data"),
-            (PermissionForm = "application/json"),
-        )
+        content = PermissionForm,
     ),
     responses(
         (status = 201, description = "The level is set (no body)."),
         ConflictingWriteErrors,
     )
 )]
-pub(crate) async fn grant(
-    state: &AppState,
-    caller: Caller,
-    c: ObjectId,
-    u: IdOrZero<UserId>,
-    call: &ApiCall,
-) -> Result<HttpResponse, ApiError> {
+pub(crate) async fn grant(call: &Call<'_>, UserPath(c, u): UserPath) -> Answer {
+    call.only(&["uniqueId", "level"])?;
+    let caller = call.caller()?;
     let level = call
         .field("level")
         .map(|v| PermissionLevel::parse(v).map_err(|e| ApiError::BadRequest(e.to_string())))
         .transpose()?
         .unwrap_or(PermissionLevel::DEFAULT_ASSIGNED);
     let who = grantee(u, call)?;
-    run(state, move |s| {
+    run(call.state, move |s| {
         s.people().grant_permission(&caller, c, who, level)
     })
     .await?;
@@ -158,26 +130,18 @@ pub(crate) async fn grant(
     params(CollectionUser),
     request_body(
         description = "`uniqueId`, required when `user_id` is `0`.",
-        content(
-            (GranteeForm = "application/x-www-form-urlencoded"),
-            (GranteeForm = "multipart/form-data"),
-            (GranteeForm = "application/json"),
-        )
+        content = GranteeForm,
     ),
     responses(
         (status = 200, description = "The entry is removed (no body)."),
         ConflictingWriteErrors,
     )
 )]
-pub(crate) async fn revoke(
-    state: &AppState,
-    caller: Caller,
-    c: ObjectId,
-    u: IdOrZero<UserId>,
-    call: &ApiCall,
-) -> Result<HttpResponse, ApiError> {
+pub(crate) async fn revoke(call: &Call<'_>, UserPath(c, u): UserPath) -> Answer {
+    call.only(&["uniqueId"])?;
+    let caller = call.caller()?;
     let who = grantee(u, call)?;
-    run(state, move |s| {
+    run(call.state, move |s| {
         s.people().revoke_permission(&caller, c, who)
     })
     .await?;

@@ -1,52 +1,38 @@
 //! `user` (spec §4.3): read a user through a collection (GET), change its names or add a
 //! user by uniqueId (POST).
 
+use actix_web::HttpResponse;
 use actix_web::http::Method;
-use actix_web::{HttpRequest, HttpResponse, web};
-use medialib_domain::{Action, Caller, IdOrZero, ObjectId, PersonName, UniqueId, UserId};
+use medialib_domain::{Action, IdOrZero, PersonName, UniqueId};
 use medialib_ports::services::people::{AddUserInput, UserPatch};
 
-use super::{
-    CollectionObject, Public, begin, collection_id, is_read, not_implemented, options, user_path_id,
-};
+use super::{Answer, Call, Resource, UserPath, is_read, not_implemented};
 use crate::apidoc::responses::{ConflictingWriteErrors, HiddenReadErrors};
 use crate::apidoc::schemas::{CollectionUser, UserForm};
 use crate::blocking::run;
 use crate::error::ApiError;
-use crate::input::ApiCall;
 use crate::records::{UserIdBody, UserRecord};
-use crate::state::AppState;
-
-const ALLOW: &str = "GET, HEAD, POST, OPTIONS";
 
 /// `/api/user/c/{c}/o/{o}`.
-pub async fn handle(
-    req: HttpRequest,
-    path: CollectionObject,
-    payload: web::Payload,
-    state: web::Data<AppState>,
-) -> Result<HttpResponse, ApiError> {
-    let (call, who) = begin(&req, payload, &state, ALLOW, Public::Options).await?;
-    let (c, u) = path.into_inner();
-    let c = collection_id(&c)?;
-    let u = user_path_id(&u)?;
-    match call.method {
-        ref m if is_read(m) => {
-            call.only(&[])?;
-            read(&state, who.caller()?, c, u).await
+pub(crate) struct User;
+
+impl Resource for User {
+    const ALLOW: &'static str = "GET, HEAD, POST, OPTIONS";
+    type Path = UserPath;
+
+    fn writes(UserPath(c, u): UserPath) -> Option<Action> {
+        Some(match u {
+            IdOrZero::Zero => Action::Grant { collection: c },
+            IdOrZero::Id(user) => Action::Rename { user },
+        })
+    }
+
+    async fn answer(call: Call<'_>, path: UserPath) -> Answer {
+        match call.input.method {
+            ref m if is_read(m) => read(&call, path).await,
+            Method::POST => write(&call, path).await,
+            _ => Err(not_implemented(Self::ALLOW)),
         }
-        Method::POST => {
-            call.only(&["firstName", "lastName", "uniqueId"])?;
-            write(&state, who.caller()?, c, u, &call).await
-        }
-        Method::OPTIONS => {
-            let writes = match u {
-                IdOrZero::Zero => Action::Grant { collection: c },
-                IdOrZero::Id(user) => Action::Rename { user },
-            };
-            options(&state, &req, ALLOW, Some(writes)).await
-        }
-        _ => Err(not_implemented(ALLOW)),
     }
 }
 
@@ -66,23 +52,20 @@ pub async fn handle(
         HiddenReadErrors,
     )
 )]
-pub(crate) async fn read(
-    state: &AppState,
-    caller: Caller,
-    c: ObjectId,
-    u: IdOrZero<UserId>,
-) -> Result<HttpResponse, ApiError> {
-    let view = run(state, move |s| s.people().read_user(&caller, c, u)).await?;
+pub(crate) async fn read(call: &Call<'_>, UserPath(c, u): UserPath) -> Answer {
+    call.only(&[])?;
+    let caller = call.caller()?;
+    let view = run(call.state, move |s| s.people().read_user(&caller, c, u)).await?;
     Ok(HttpResponse::Ok().json(UserRecord::new(&view.user, view.visibility)))
 }
 
-fn name(call: &ApiCall, field: &'static str) -> Result<Option<PersonName>, ApiError> {
+fn name(call: &Call<'_>, field: &'static str) -> Result<Option<PersonName>, ApiError> {
     call.field(field)
         .map(|v| PersonName::parse(v, field).map_err(|e| ApiError::BadRequest(e.to_string())))
         .transpose()
 }
 
-fn unique_id(call: &ApiCall) -> Result<Option<UniqueId>, ApiError> {
+fn unique_id(call: &Call<'_>) -> Result<Option<UniqueId>, ApiError> {
     call.field("uniqueId")
         .map(|v| UniqueId::parse(v).map_err(|e| ApiError::BadRequest(e.to_string())))
         .transpose()
@@ -102,11 +85,7 @@ fn unique_id(call: &ApiCall) -> Result<Option<UniqueId>, ApiError> {
     params(CollectionUser),
     request_body(
         description = "The names to set; `uniqueId` is required when `user_id` is `0`.",
-        content(
-            (UserForm = "application/x-www-form-urlencoded"),
-            (UserForm = "multipart/form-data"),
-            (UserForm = "application/json"),
-        )
+        content = UserForm,
     ),
     responses(
         (status = 201, description = "The user was created (`user_id` `0`).", body = UserIdBody),
@@ -114,13 +93,9 @@ fn unique_id(call: &ApiCall) -> Result<Option<UniqueId>, ApiError> {
         ConflictingWriteErrors,
     )
 )]
-pub(crate) async fn write(
-    state: &AppState,
-    caller: Caller,
-    c: ObjectId,
-    u: IdOrZero<UserId>,
-    call: &ApiCall,
-) -> Result<HttpResponse, ApiError> {
+pub(crate) async fn write(call: &Call<'_>, UserPath(c, u): UserPath) -> Answer {
+    call.only(&["firstName", "lastName", "uniqueId"])?;
+    let caller = call.caller()?;
     let first_name = name(call, "firstName")?;
     let last_name = name(call, "lastName")?;
     let unique_id = unique_id(call)?;
@@ -134,7 +109,7 @@ pub(crate) async fn write(
                 first_name,
                 last_name,
             };
-            let user = run(state, move |s| s.people().add_user(&caller, c, input)).await?;
+            let user = run(call.state, move |s| s.people().add_user(&caller, c, input)).await?;
             Ok(HttpResponse::Created().json(UserIdBody {
                 user_id: user.id.to_string(),
             }))
@@ -145,7 +120,7 @@ pub(crate) async fn write(
                 last_name,
                 unique_id,
             };
-            let user = run(state, move |s| {
+            let user = run(call.state, move |s| {
                 s.people().update_user(&caller, c, target, patch)
             })
             .await?;

@@ -13,7 +13,35 @@
 
 use std::collections::BTreeMap;
 
-use utoipa::{IntoParams, ToSchema};
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::{IntoParams, PartialSchema, ToSchema};
+
+// The ids and the cursor of paths and queries, as `IdOrZero::parse` and `PageCursor::parse`
+// take them: a UUID is 32 hexadecimal digits, dashed 8-4-4-4-12 or not, any case. Their
+// fields are `#[param(inline)]`; these are comments, not docs, so that no description of
+// the type joins the parameter's own.
+
+// A UUID.
+#[derive(ToSchema)]
+#[schema(
+    pattern = "^([0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$"
+)]
+pub struct Uuid(String);
+
+// A UUID, or `0` with the meaning the operation gives it.
+#[derive(ToSchema)]
+#[schema(
+    pattern = "^(0|[0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$"
+)]
+pub struct UuidOrZero(String);
+
+// A catalog cursor: epoch seconds, a dot, a UUID.
+#[derive(ToSchema)]
+#[schema(
+    pattern = "^[0-9]{1,19}\\.([0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$"
+)]
+pub struct Cursor(String);
 
 /// The body of every error response (DECISIONS.md §4): a human-readable message
 /// that names the offending field when there is one.
@@ -77,20 +105,21 @@ pub struct DescribeForm {
     properties: BTreeMap<String, String>,
 }
 
-/// The kinds of media object (DECISIONS.md §2).
-#[derive(ToSchema)]
-#[schema(rename_all = "lowercase")]
-pub enum ObjectType {
-    /// A collection (media library).
-    Catalog,
-    /// A video.
-    Video,
-    /// An audio recording.
-    Audio,
-    /// An image.
-    Image,
-    /// Any other file.
-    File,
+/// The kinds of media object (DECISIONS.md §2): the domain's [`medialib_domain::ObjectType`],
+/// by their wire names.
+pub struct ObjectType;
+
+impl ToSchema for ObjectType {}
+
+impl PartialSchema for ObjectType {
+    fn schema() -> RefOr<Schema> {
+        let names = medialib_domain::ObjectType::ALL.map(medialib_domain::ObjectType::as_str);
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .description(Some("The kinds of media object (DECISIONS.md §2)."))
+            .enum_values(Some(names))
+            .into()
+    }
 }
 
 /// A permission level (spec §2.4).
@@ -182,10 +211,8 @@ pub struct InfoForm {
 pub struct DescribeCreatePath {
     /// The collection (media library) to create the object in: a UUID (32 hexadecimal
     /// digits, dashed 8-4-4-4-12 or not, any case), or `0` to create a top-level library.
-    #[param(
-        pattern = "^(0|[0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$"
-    )]
-    collection_uuid: String,
+    #[param(inline)]
+    collection_uuid: UuidOrZero,
     /// Always `0`: the service assigns the new object's UUID.
     #[param(pattern = "^0$")]
     object_uuid: String,
@@ -198,15 +225,11 @@ pub struct DescribeCreatePath {
 pub struct ObjectInCollection {
     /// The collection (media library): a UUID (32 hexadecimal digits, dashed 8-4-4-4-12 or
     /// not, any case).
-    #[param(
-        pattern = "^([0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$"
-    )]
-    collection_uuid: String,
+    #[param(inline)]
+    collection_uuid: Uuid,
     /// The object (or collection): a UUID.
-    #[param(
-        pattern = "^([0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$"
-    )]
-    object_uuid: String,
+    #[param(inline)]
+    object_uuid: Uuid,
 }
 
 /// `c/{collection_uuid}/o/{object_uuid}` (catalog GET).
@@ -215,16 +238,12 @@ pub struct ObjectInCollection {
 pub struct CatalogListPath {
     /// The collection (media library): a UUID (32 hexadecimal digits, dashed 8-4-4-4-12 or
     /// not, any case).
-    #[param(
-        pattern = "^([0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$"
-    )]
-    collection_uuid: String,
+    #[param(inline)]
+    collection_uuid: Uuid,
     /// `0` (or the collection's own UUID) lists the collection; the UUID of a catalog
     /// member lists that sub-catalog.
-    #[param(
-        pattern = "^(0|[0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$"
-    )]
-    object_uuid: String,
+    #[param(inline)]
+    object_uuid: UuidOrZero,
 }
 
 /// `c/{collection_uuid}/o/{object_id}` (info, embed, video).
@@ -233,15 +252,11 @@ pub struct CatalogListPath {
 pub struct CollectionObjectId {
     /// The collection (media library) the object is read through: a UUID (32 hexadecimal
     /// digits, dashed 8-4-4-4-12 or not, any case).
-    #[param(
-        pattern = "^([0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$"
-    )]
-    collection_uuid: String,
+    #[param(inline)]
+    collection_uuid: Uuid,
     /// The object's UUID.
-    #[param(
-        pattern = "^([0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$"
-    )]
-    object_id: String,
+    #[param(inline)]
+    object_id: Uuid,
 }
 
 /// `c/{collection_uuid}/o/{user_id}` (user, permission).
@@ -250,15 +265,11 @@ pub struct CollectionObjectId {
 pub struct CollectionUser {
     /// The collection (media library): a UUID (32 hexadecimal digits, dashed 8-4-4-4-12 or
     /// not, any case).
-    #[param(
-        pattern = "^([0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$"
-    )]
-    collection_uuid: String,
+    #[param(inline)]
+    collection_uuid: Uuid,
     /// The user's id (a UUID), or `0` with the meaning the operation gives it.
-    #[param(
-        pattern = "^(0|[0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$"
-    )]
-    user_id: String,
+    #[param(inline)]
+    user_id: UuidOrZero,
 }
 
 /// `o/{object_id}` (contribute).
@@ -266,10 +277,8 @@ pub struct CollectionUser {
 #[into_params(parameter_in = Path)]
 pub struct ObjectOnly {
     /// The object's UUID (32 hexadecimal digits, dashed 8-4-4-4-12 or not, any case).
-    #[param(
-        pattern = "^([0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$"
-    )]
-    object_id: String,
+    #[param(inline)]
+    object_id: Uuid,
 }
 
 /// `o/{collection_uuid}` (the short catalog path).
@@ -278,10 +287,8 @@ pub struct ObjectOnly {
 pub struct CollectionOnly {
     /// The collection (media library): a UUID (32 hexadecimal digits, dashed 8-4-4-4-12 or
     /// not, any case).
-    #[param(
-        pattern = "^([0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$"
-    )]
-    collection_uuid: String,
+    #[param(inline)]
+    collection_uuid: Uuid,
 }
 
 /// The query of catalog GET.
@@ -311,10 +318,10 @@ pub struct CatalogQuery {
     /// `limit`, is a 400.
     #[param(
         required = false,
-        pattern = "^[0-9]{1,19}\\.([0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$",
+        inline,
         example = "1732300000.01234567-89ab-5def-8123-456789abcdef"
     )]
-    after: String,
+    after: Cursor,
 }
 
 /// The query of oEmbed GET (oEmbed 1.0 §2.2).

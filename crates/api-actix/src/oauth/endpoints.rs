@@ -1,7 +1,8 @@
 //! The client-facing JSON endpoints: token, revoke, introspect, metadata, token info, logout.
 //!
-//! The token, revocation and introspection endpoints share one reading of the request
-//! ([`read_client_call`]): the per-address rate limit, the body (JSON or form), the
+//! The token, revocation and introspection endpoints are [`ClientEndpoint`]s: one handler,
+//! [`client_endpoint`], answers OPTIONS and reads their calls ([`read_client_call`]): the
+//! per-address rate limit, the body (JSON or form), the
 //! RFC 6749 §3.1 rule that no parameter is repeated, client authentication by HTTP Basic
 //! (RFC 6749 §2.3.1) or by `client_id`/`client_secret` in the body (never both), and the
 //! per-client rate limit. The use cases do the rest.
@@ -19,7 +20,7 @@ use medialib_ports::services::{ClientCredentials, Introspection, TokenResponse};
 use serde::Serialize;
 
 use super::SESSION_COOKIE;
-use crate::api::{is_read, not_implemented, options};
+use crate::api::{Answer, Call, Endpoint, is_read, not_implemented, options};
 use crate::auth::presented_token;
 use crate::blocking::run;
 use crate::error::ApiError;
@@ -28,8 +29,6 @@ use crate::state::AppState;
 
 /// Methods of the token, revocation, introspection and logout endpoints.
 const POST_ALLOW: &str = "POST, OPTIONS";
-/// Methods of the metadata document.
-const METADATA_ALLOW: &str = "GET, HEAD, OPTIONS";
 
 /// Paths the metadata document points at.
 const AUTHORIZE_PATH: &str = "/api/oauth/authorize";
@@ -73,7 +72,7 @@ fn required(form: &Form, name: &str) -> Result<String, ApiError> {
 }
 
 /// A client-authenticated POST, read and past both rate limits.
-struct ClientCall {
+pub(crate) struct ClientCall {
     creds: ClientCredentials,
     form: Form,
 }
@@ -84,6 +83,26 @@ enum Reading {
     Call(ClientCall),
     /// An OPTIONS answer.
     Answered(HttpResponse),
+}
+
+/// One of the client-authenticated endpoints (token, revocation, introspection): its answer
+/// to a call [`client_endpoint`] has read.
+pub(crate) trait ClientEndpoint {
+    /// Answers a POST read by [`read_client_call`].
+    async fn answer(req: &HttpRequest, state: &AppState, call: ClientCall) -> Answer;
+}
+
+/// The handler of every [`ClientEndpoint`]: OPTIONS, a 501 for any other method but POST,
+/// the reading they share ([`read_client_call`]), then the endpoint's answer.
+pub(crate) async fn client_endpoint<E: ClientEndpoint>(
+    req: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<AppState>,
+) -> Answer {
+    match read_client_call(&req, payload, &state).await? {
+        Reading::Call(call) => E::answer(&req, &state, call).await,
+        Reading::Answered(res) => Ok(res),
+    }
 }
 
 /// Reads a POST to the token, revocation or introspection endpoint (see the module docs).
@@ -202,73 +221,71 @@ impl<'a> From<&'a TokenResponse> for TokenBody<'a> {
 }
 
 /// `POST /api/oauth/access_token`.
-pub async fn access_token(
-    req: HttpRequest,
-    payload: web::Payload,
-    state: web::Data<AppState>,
-) -> Result<HttpResponse, ApiError> {
-    let ClientCall { creds, form } = match read_client_call(&req, payload, &state).await? {
-        Reading::Call(call) => call,
-        Reading::Answered(res) => return Ok(res),
-    };
-    let grant_type =
-        param(&form, "grant_type").ok_or_else(|| invalid_request("grant_type is required"))?;
-    crate::metrics::note_grant_type(&req, grant_type);
-    let tokens = match grant_type {
-        "authorization_code" => {
-            let code = required(&form, "code")?;
-            let redirect_uri = param(&form, "redirect_uri").map(str::to_owned);
-            let verifier = param(&form, "code_verifier").map(str::to_owned);
-            run(&state, move |s| {
-                s.oauth()
-                    .exchange_code(&creds, &code, redirect_uri.as_deref(), verifier.as_deref())
-            })
-            .await?
-        }
-        "refresh_token" => {
-            let token = required(&form, "refresh_token")?;
-            let scope = param(&form, "scope").map(str::to_owned);
-            run(&state, move |s| {
-                s.oauth().refresh(&creds, &token, scope.as_deref())
-            })
-            .await?
-        }
-        other => {
-            tracing::info!(grant_type = other, "unsupported grant type");
-            return Err(ApiError::OAuth {
-                code: OAuthErrorCode::UnsupportedGrantType,
-                description: "grant_type must be authorization_code or refresh_token".into(),
-            });
-        }
-    };
-    Ok(no_store(StatusCode::OK).json(TokenBody::from(&tokens)))
+pub(crate) struct AccessToken;
+
+impl ClientEndpoint for AccessToken {
+    async fn answer(req: &HttpRequest, state: &AppState, call: ClientCall) -> Answer {
+        let ClientCall { creds, form } = call;
+        let grant_type =
+            param(&form, "grant_type").ok_or_else(|| invalid_request("grant_type is required"))?;
+        crate::metrics::note_grant_type(req, grant_type);
+        let tokens = match grant_type {
+            "authorization_code" => {
+                let code = required(&form, "code")?;
+                let redirect_uri = param(&form, "redirect_uri").map(str::to_owned);
+                let verifier = param(&form, "code_verifier").map(str::to_owned);
+                run(state, move |s| {
+                    s.oauth().exchange_code(
+                        &creds,
+                        &code,
+                        redirect_uri.as_deref(),
+                        verifier.as_deref(),
+                    )
+                })
+                .await?
+            }
+            "refresh_token" => {
+                let token = required(&form, "refresh_token")?;
+                let scope = param(&form, "scope").map(str::to_owned);
+                run(state, move |s| {
+                    s.oauth().refresh(&creds, &token, scope.as_deref())
+                })
+                .await?
+            }
+            other => {
+                tracing::info!(grant_type = other, "unsupported grant type");
+                return Err(ApiError::OAuth {
+                    code: OAuthErrorCode::UnsupportedGrantType,
+                    description: "grant_type must be authorization_code or refresh_token".into(),
+                });
+            }
+        };
+        Ok(no_store(StatusCode::OK).json(TokenBody::from(&tokens)))
+    }
 }
 
 /// `POST /api/oauth/revoke` (RFC 7009): 200 `{}` whether or not anything was revoked, so
 /// the endpoint tells nobody which tokens exist; another client's token is left alone.
-pub async fn revoke(
-    req: HttpRequest,
-    payload: web::Payload,
-    state: web::Data<AppState>,
-) -> Result<HttpResponse, ApiError> {
-    let ClientCall { creds, form } = match read_client_call(&req, payload, &state).await? {
-        Reading::Call(call) => call,
-        Reading::Answered(res) => return Ok(res),
-    };
-    // `token_type_hint` is optional and only an optimisation: the prefix tells the kind.
-    let token = required(&form, "token")?;
-    let client = creds.client_id.clone();
-    let outcome = run(&state, move |s| s.oauth().revoke(&creds, &token)).await?;
-    match outcome {
-        RevokeOutcome::OtherClient => {
-            tracing::warn!(%client, "a client tried to revoke another client's token");
+pub(crate) struct Revoke;
+
+impl ClientEndpoint for Revoke {
+    async fn answer(_: &HttpRequest, state: &AppState, call: ClientCall) -> Answer {
+        let ClientCall { creds, form } = call;
+        // `token_type_hint` is optional and only an optimisation: the prefix tells the kind.
+        let token = required(&form, "token")?;
+        let client = creds.client_id.clone();
+        let outcome = run(state, move |s| s.oauth().revoke(&creds, &token)).await?;
+        match outcome {
+            RevokeOutcome::OtherClient => {
+                tracing::warn!(%client, "a client tried to revoke another client's token");
+            }
+            RevokeOutcome::AccessTokenRevoked | RevokeOutcome::GrantRevoked => {
+                tracing::info!(%client, ?outcome, "token revoked");
+            }
+            RevokeOutcome::Unknown => {}
         }
-        RevokeOutcome::AccessTokenRevoked | RevokeOutcome::GrantRevoked => {
-            tracing::info!(%client, ?outcome, "token revoked");
-        }
-        RevokeOutcome::Unknown => {}
+        Ok(no_store(StatusCode::OK).json(serde_json::json!({})))
     }
-    Ok(no_store(StatusCode::OK).json(serde_json::json!({})))
 }
 
 /// An RFC 7662 introspection answer. `active` is a JSON boolean as the RFC requires
@@ -293,39 +310,36 @@ struct IntrospectionBody {
 }
 
 /// `POST /api/oauth/introspect` (RFC 7662).
-pub async fn introspect(
-    req: HttpRequest,
-    payload: web::Payload,
-    state: web::Data<AppState>,
-) -> Result<HttpResponse, ApiError> {
-    let ClientCall { creds, form } = match read_client_call(&req, payload, &state).await? {
-        Reading::Call(call) => call,
-        Reading::Answered(res) => return Ok(res),
-    };
-    let token = required(&form, "token")?;
-    let body = match run(&state, move |s| s.oauth().introspect(&creds, &token)).await? {
-        Introspection::Inactive => IntrospectionBody::default(),
-        Introspection::Active {
-            kind,
-            user,
-            client,
-            scope,
-            expires_at,
-        } => IntrospectionBody {
-            active: true,
-            scope: Some(scope.to_string()),
-            client_id: Some(client.as_str().to_owned()),
-            username: Some(user.unique_id.to_string()),
-            sub: Some(user.id.to_string()),
-            token_type: Some(match kind {
-                TokenKind::Refresh => "refresh_token",
-                _ => "Bearer",
-            }),
-            exp: Some(expires_at.epoch_seconds()),
-            iss: Some(state.base_url().to_owned()),
-        },
-    };
-    Ok(no_store(StatusCode::OK).json(body))
+pub(crate) struct Introspect;
+
+impl ClientEndpoint for Introspect {
+    async fn answer(_: &HttpRequest, state: &AppState, call: ClientCall) -> Answer {
+        let ClientCall { creds, form } = call;
+        let token = required(&form, "token")?;
+        let body = match run(state, move |s| s.oauth().introspect(&creds, &token)).await? {
+            Introspection::Inactive => IntrospectionBody::default(),
+            Introspection::Active {
+                kind,
+                user,
+                client,
+                scope,
+                expires_at,
+            } => IntrospectionBody {
+                active: true,
+                scope: Some(scope.to_string()),
+                client_id: Some(client.as_str().to_owned()),
+                username: Some(user.unique_id.to_string()),
+                sub: Some(user.id.to_string()),
+                token_type: Some(match kind {
+                    TokenKind::Refresh => "refresh_token",
+                    _ => "Bearer",
+                }),
+                exp: Some(expires_at.epoch_seconds()),
+                iss: Some(state.base_url().to_owned()),
+            },
+        };
+        Ok(no_store(StatusCode::OK).json(body))
+    }
 }
 
 /// The authorization server metadata (RFC 8414 §2).
@@ -382,19 +396,19 @@ impl Metadata {
 }
 
 /// `GET /.well-known/oauth-authorization-server` (RFC 8414).
-pub async fn metadata(
-    req: HttpRequest,
-    payload: web::Payload,
-    state: web::Data<AppState>,
-) -> Result<HttpResponse, ApiError> {
-    let call = ApiCall::read(&req, payload).await?;
-    match &call.method {
-        m if is_read(m) => Ok(HttpResponse::Ok()
-            // Public and the same for everyone; a client may cache it for an hour.
-            .insert_header((header::CACHE_CONTROL, "public, max-age=3600"))
-            .json(Metadata::for_base(state.base_url()))),
-        &Method::OPTIONS => options(&state, &req, METADATA_ALLOW, None).await,
-        _ => Err(not_implemented(METADATA_ALLOW)),
+pub(crate) struct MetadataDocument;
+
+impl Endpoint for MetadataDocument {
+    const ALLOW: &'static str = "GET, HEAD, OPTIONS";
+
+    async fn answer(call: Call<'_>) -> Answer {
+        match call.input.method {
+            ref m if is_read(m) => Ok(HttpResponse::Ok()
+                // Public and the same for everyone; a client may cache it for an hour.
+                .insert_header((header::CACHE_CONTROL, "public, max-age=3600"))
+                .json(Metadata::for_base(call.state.base_url()))),
+            _ => Err(not_implemented(Self::ALLOW)),
+        }
     }
 }
 
@@ -467,27 +481,31 @@ enum SigningOut {
 /// `POST /api/logout`: the user's access tokens stop working and all their browser
 /// sessions end; refresh tokens survive (DECISIONS.md §5). Authenticated by a bearer
 /// token, or else by the browser session cookie.
-pub async fn logout(
-    req: HttpRequest,
-    payload: web::Payload,
-    state: web::Data<AppState>,
-) -> Result<HttpResponse, ApiError> {
-    let call = ApiCall::read(&req, payload).await?;
-    match call.method {
-        Method::POST => {}
-        Method::OPTIONS => return options(&state, &req, POST_ALLOW, None).await,
-        _ => return Err(not_implemented(POST_ALLOW)),
+pub(crate) struct Logout;
+
+impl Endpoint for Logout {
+    const ALLOW: &'static str = POST_ALLOW;
+
+    async fn answer(call: Call<'_>) -> Answer {
+        match call.input.method {
+            Method::POST => sign_out(call.req, call.state).await,
+            _ => Err(not_implemented(Self::ALLOW)),
+        }
     }
-    let who = match presented_token(&req)? {
+}
+
+/// The POST of [`Logout`].
+async fn sign_out(req: &HttpRequest, state: &AppState) -> Answer {
+    let who = match presented_token(req)? {
         Some(token) => {
-            let caller = run(&state, move |s| s.oauth().authenticate_bearer(&token)).await?;
+            let caller = run(state, move |s| s.oauth().authenticate_bearer(&token)).await?;
             SigningOut::Bearer(caller.into_user())
         }
         None => {
-            let cookie = super::cookie(&req, SESSION_COOKIE);
+            let cookie = super::cookie(req, SESSION_COOKIE);
             let had_cookie = cookie.is_some();
             let user = match cookie {
-                Some(c) => run(&state, move |s| s.sessions().session_user(&c)).await?,
+                Some(c) => run(state, move |s| s.sessions().session_user(&c)).await?,
                 None => None,
             };
             match user {
@@ -497,7 +515,7 @@ pub async fn logout(
                     if had_cookie {
                         // A stale session cookie is of no use to the browser: drop it.
                         res.headers_mut()
-                            .append(header::SET_COOKIE, clear_session_cookie(&state));
+                            .append(header::SET_COOKIE, clear_session_cookie(state));
                     }
                     return Ok(res);
                 }
@@ -509,10 +527,10 @@ pub async fn logout(
         SigningOut::Session(u) => (u, true),
     };
     let id = user.id;
-    run(&state, move |s| s.oauth().logout(id)).await?;
+    run(state, move |s| s.oauth().logout(id)).await?;
     let mut res = no_store(StatusCode::OK);
     if clear_cookie {
-        res.insert_header((header::SET_COOKIE, clear_session_cookie(&state)));
+        res.insert_header((header::SET_COOKIE, clear_session_cookie(state)));
     }
     Ok(res.json(LogoutBody {
         kind: "logout",

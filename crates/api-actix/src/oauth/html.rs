@@ -2,13 +2,15 @@
 //! page's `form-action`, no framing, no referrer, `no-store`), rendering, redirects, and error
 //! pages ([`Problem`]) whose status and headers come from [`ApiError`].
 
-use actix_web::http::header;
-use actix_web::{HttpResponse, HttpResponseBuilder};
+use actix_web::http::{Method, header};
+use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder};
 use askama::Template;
 use medialib_domain::oauth::ErrorPage as Untrusted;
 
+use crate::api::options;
 use crate::error::ApiError;
 use crate::pages::ErrorPage;
+use crate::state::AppState;
 
 /// What a page's forms may submit to (CSP `form-action`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -186,5 +188,19 @@ impl From<ApiError> for Problem {
             heading,
             message,
         }
+    }
+}
+
+/// A browser endpoint's answer to a method it does not serve itself: OPTIONS is answered
+/// like on every path (a JSON record), any other method is the 501 page naming `allow`.
+pub(super) async fn other_method(
+    state: &AppState,
+    req: &HttpRequest,
+    allow: &'static str,
+) -> Result<HttpResponse, Problem> {
+    if *req.method() == Method::OPTIONS {
+        Ok(options(state, req, allow, None).await?)
+    } else {
+        Err(ApiError::MethodNotImplemented { allow }.into())
     }
 }

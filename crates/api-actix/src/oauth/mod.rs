@@ -36,14 +36,25 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(crate::routing::resource("/api/oauth/authorize").to(authorize))
         .service(crate::routing::resource("/api/oauth/login").to(pages::login))
         .service(crate::routing::resource("/api/sso/oidc/callback").to(sso_callback::callback))
-        .service(crate::routing::resource("/api/oauth/access_token").to(endpoints::access_token))
-        .service(crate::routing::resource("/api/oauth/revoke").to(endpoints::revoke))
-        .service(crate::routing::resource("/api/oauth/introspect").to(endpoints::introspect))
+        .service(
+            crate::routing::resource("/api/oauth/access_token")
+                .to(endpoints::client_endpoint::<endpoints::AccessToken>),
+        )
+        .service(
+            crate::routing::resource("/api/oauth/revoke")
+                .to(endpoints::client_endpoint::<endpoints::Revoke>),
+        )
+        .service(
+            crate::routing::resource("/api/oauth/introspect")
+                .to(endpoints::client_endpoint::<endpoints::Introspect>),
+        )
         .service(
             crate::routing::resource("/.well-known/oauth-authorization-server")
-                .to(endpoints::metadata),
+                .to(crate::api::endpoint::<endpoints::MetadataDocument>),
         )
-        .service(crate::routing::resource("/api/logout").to(endpoints::logout));
+        .service(
+            crate::routing::resource("/api/logout").to(crate::api::endpoint::<endpoints::Logout>),
+        );
 }
 
 /// `/api/oauth/authorize` (a trailing slash is trimmed): a GET with no query string and an

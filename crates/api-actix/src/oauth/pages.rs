@@ -33,15 +33,14 @@ use medialib_ports::Credentials;
 use medialib_ports::services::SignInError;
 
 use super::consent::{consent, decide};
-use super::html::{FormAction, Problem, error_builder, redirect, render};
+use super::html::{FormAction, Problem, error_builder, other_method, redirect, render};
 use super::params::{Hidden, Params, Parsed, field, fields, read_form};
 use super::request::validate;
 use super::{
     LOGIN_COOKIE_PATH, LOGIN_FORM_COOKIE, SESSION_COOKIE, cookie, header_sign_in, session_cookie,
     set_cookie, sso_callback,
 };
-use crate::api::options;
-use crate::blocking::{run, run_hashing};
+use crate::blocking::{Work, run, run_as};
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -60,13 +59,7 @@ pub async fn authorize(
     let answer = match *req.method() {
         Method::GET | Method::HEAD => show(&req, &state).await,
         Method::POST => decide(&req, payload, &state).await,
-        Method::OPTIONS => options(&state, &req, AUTHORIZE_ALLOW, None)
-            .await
-            .map_err(Problem::from),
-        _ => Err(ApiError::MethodNotImplemented {
-            allow: AUTHORIZE_ALLOW,
-        }
-        .into()),
+        _ => other_method(&state, &req, AUTHORIZE_ALLOW).await,
     };
     answer.unwrap_or_else(|p| p.page())
 }
@@ -79,10 +72,7 @@ pub async fn login(
 ) -> HttpResponse {
     let answer = match *req.method() {
         Method::POST => sign_in(&req, payload, &state).await,
-        Method::OPTIONS => options(&state, &req, LOGIN_ALLOW, None)
-            .await
-            .map_err(Problem::from),
-        _ => Err(ApiError::MethodNotImplemented { allow: LOGIN_ALLOW }.into()),
+        _ => other_method(&state, &req, LOGIN_ALLOW).await,
     };
     answer.unwrap_or_else(|p| p.page())
 }
@@ -195,7 +185,7 @@ async fn sign_in(
     }
     let password = Secret::new(password);
     let account = username.clone();
-    let outcome = run_hashing(state, move |s| {
+    let outcome = run_as(state, Work::PasswordHash, move |s| {
         Ok::<_, ApiError>(s.sessions().sign_in(Credentials::Password {
             username: &account,
             password: &password,

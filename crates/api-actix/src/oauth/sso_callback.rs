@@ -23,11 +23,10 @@ use medialib_domain::oauth::{AuthorizationRequest, OAuthErrorCode};
 use medialib_ports::RedirectCallback;
 use medialib_ports::services::{FinishSignInError, SignInError};
 
-use super::html::{Problem, redirect};
+use super::html::{Problem, other_method, redirect};
 use super::params::{Params, field, fields};
 use super::request::resumable;
 use super::session_cookie;
-use crate::api::options;
 use crate::blocking::run;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -70,13 +69,7 @@ pub(super) async fn to_identity_provider(
 pub(super) async fn callback(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
     let answer = match *req.method() {
         Method::GET => finish(&req, &state).await,
-        Method::OPTIONS => options(&state, &req, CALLBACK_ALLOW, None)
-            .await
-            .map_err(Problem::from),
-        _ => Err(ApiError::MethodNotImplemented {
-            allow: CALLBACK_ALLOW,
-        }
-        .into()),
+        _ => other_method(&state, &req, CALLBACK_ALLOW).await,
     };
     answer.unwrap_or_else(Problem::page)
 }

@@ -4,86 +4,61 @@
 
 use medialib_domain::authz::decide;
 use medialib_domain::{
-    Action, Caller, MediaObject, ObjectId, ObjectType, PageRequest, Refusal, ShortCode, Since,
+    Action, Caller, MediaObject, ObjectId, ObjectType, PageRequest, ShortCode, Since,
 };
 
 use super::media::reached_object;
 use super::{CatalogPage, CatalogSink, MediaServices};
-use crate::error::StoreError;
+use crate::failures::failures;
 use crate::repos::Reader;
 
-/// Listing a sub-catalog `S` through its parent `C` (`catalog/c/{C}/o/{S}`) failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SubCatalogFailed {
-    /// No such collection, or `S` is not a member of it.
-    #[error("object not found in this collection")]
-    NotFound,
-    /// `S` is not a catalog.
-    #[error("the object is not a collection: only a catalog member can be listed")]
-    NotACollection,
-    /// The authorization gate refused (403, or 404 for what the caller cannot see).
-    #[error(transparent)]
-    Refused(#[from] Refusal),
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
+failures! {
+    /// Listing a sub-catalog `S` through its parent `C` (`catalog/c/{C}/o/{S}`) failed.
+    pub enum SubCatalogFailed {
+        NotFound,
+        /// `S` is not a catalog.
+        #[error("the object is not a collection: only a catalog member can be listed")]
+        NotACollection,
+        Refused(Refusal),
+        Store(StoreError),
+    }
 
-/// Reading an object that the caller must be able to view (embed) failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ViewObjectFailed {
-    /// No such collection, or the object is not in it.
-    #[error("object not found in this collection")]
-    NotFound,
-    /// The authorization gate refused (403, or 404 for what the caller cannot see).
-    #[error(transparent)]
-    Refused(#[from] Refusal),
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
+    /// Reading an object that the caller must be able to view (embed) failed.
+    pub enum ViewObjectFailed {
+        NotFound,
+        Refused(Refusal),
+        Store(StoreError),
+    }
 
-/// Reading a video record failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum VideoFailed {
-    /// No such collection, or the object is not in it.
-    #[error("object not found in this collection")]
-    NotFound,
-    /// The authorization gate refused (403, or 404 for what the caller cannot see).
-    #[error(transparent)]
-    Refused(#[from] Refusal),
-    /// The object is not of type `video`.
-    #[error("not a video: the object's type is {0}")]
-    NotAVideo(ObjectType),
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
+    /// Reading a video record failed.
+    pub enum VideoFailed {
+        NotFound,
+        Refused(Refusal),
+        /// The object is not of type `video`.
+        #[error("not a video: the object's type is {0}")]
+        NotAVideo(ObjectType),
+        Store(StoreError),
+    }
 
-/// Following a permLink failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PermLinkFailed {
-    /// No live object has this shortcode.
-    #[error("no object has this permLink")]
-    NotFound,
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
+    /// Following a permLink failed.
+    pub enum PermLinkFailed {
+        /// No live object has this shortcode.
+        #[error("no object has this permLink")]
+        NotFound,
+        Store(StoreError),
+    }
 
-/// Showing an object to a browser without an API token (landing page, embed, oEmbed) failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PublicObjectFailed {
-    /// No live object has this shortcode.
-    #[error("no object has this permLink")]
-    NotFound,
-    /// The object is not public: a signed-in browser session is needed (these pages do not
-    /// read sessions yet).
-    #[error("sign-in required")]
-    SignInRequired,
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
+    /// Showing an object to a browser without an API token (landing page, embed, oEmbed) failed.
+    pub enum PublicObjectFailed {
+        /// No live object has this shortcode.
+        #[error("no object has this permLink")]
+        NotFound,
+        /// The object is not public: a signed-in browser session is needed (these pages do not
+        /// read sessions yet).
+        #[error("sign-in required")]
+        SignInRequired,
+        Store(StoreError),
+    }
 }
 
 impl From<ViewObjectFailed> for VideoFailed {

@@ -7,18 +7,18 @@ use medialib_domain::{Secret, TokenKind};
 
 use super::OAuthServices;
 use crate::error::StoreError;
+use crate::failures::failures;
 use crate::repos::CreateClientError;
 use crate::world::RandomExt as _;
 
-/// Registering a client failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum RegisterClientError {
-    /// The name or the redirect URIs do not parse (the message says which).
-    #[error("{0}")]
-    Invalid(String),
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
+failures! {
+    /// Registering a client failed.
+    pub enum RegisterClientError {
+        /// The name or the redirect URIs do not parse (the message says which).
+        #[error("{0}")]
+        Invalid(String),
+        Store(StoreError),
+    }
 }
 
 /// A client to register.
@@ -32,18 +32,17 @@ pub struct NewClient {
     pub public: bool,
 }
 
-/// Rotating a secret failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum RotateSecretError {
-    /// No such client.
-    #[error("no client with this id")]
-    UnknownClient,
-    /// Public clients have no secret.
-    #[error("a public client has no secret to rotate")]
-    PublicClient,
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
+failures! {
+    /// Rotating a secret failed.
+    pub enum RotateSecretError {
+        /// No such client.
+        #[error("no client with this id")]
+        UnknownClient,
+        /// Public clients have no secret.
+        #[error("a public client has no secret to rotate")]
+        PublicClient,
+        Store(StoreError),
+    }
 }
 
 impl OAuthServices {

@@ -10,6 +10,7 @@ use medialib_domain::{
 
 use super::{BearerError, MediaServices};
 use crate::error::StoreError;
+use crate::failures::failures;
 use crate::repos::{
     AddMemberError, AddOutcome, CatalogItem, CreateObjectError, ReadFacts, Reader,
     RemoveMemberError, RestoreObjectError, RestoredObject, UpdateObjectError,
@@ -25,38 +26,26 @@ pub enum Placement {
     In(ObjectId),
 }
 
-/// Creating an object failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum CreateObjectFailed {
-    /// A top-level object must be a catalog.
-    #[error("a new top-level library must have type catalog")]
-    LibraryMustBeCatalog,
-    /// No such collection.
-    #[error("collection not found")]
-    CollectionNotFound,
-    /// The target is not a catalog.
-    #[error("the target is not a collection")]
-    NotACollection,
-    /// The authorization gate refused (403, or 404 for what the caller cannot see).
-    #[error(transparent)]
-    Refused(#[from] Refusal),
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
+failures! {
+    /// Creating an object failed.
+    pub enum CreateObjectFailed {
+        /// A top-level object must be a catalog.
+        #[error("a new top-level library must have type catalog")]
+        LibraryMustBeCatalog,
+        CollectionNotFound,
+        NotACollection,
+        Refused(Refusal),
+        Store(StoreError),
+    }
 
-/// Reading an object failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum DescribeFailed {
-    /// No such object in that collection.
-    #[error("object not found in this collection")]
-    NotFound,
-    /// The caller may not see it.
-    #[error(transparent)]
-    Refused(#[from] DescribeRefused),
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
+    /// Reading an object failed.
+    pub enum DescribeFailed {
+        NotFound,
+        /// The caller may not see it.
+        #[error(transparent)]
+        Refused(#[from] DescribeRefused),
+        Store(StoreError),
+    }
 }
 
 /// Describe GET with a presented bearer token failed.
@@ -70,58 +59,37 @@ pub enum DescribeWithTokenFailed {
     Describe(#[from] DescribeFailed),
 }
 
-/// Updating an object failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum UpdateObjectFailed {
-    /// No such object in that collection.
-    #[error("object not found in this collection")]
-    NotFound,
-    /// The authorization gate refused (403, or 404 for what the caller cannot see).
-    #[error(transparent)]
-    Refused(#[from] Refusal),
-    /// A domain rule refused the change (type change: 409).
-    #[error(transparent)]
-    Rule(#[from] UpdateError),
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
+failures! {
+    /// Updating an object failed.
+    pub enum UpdateObjectFailed {
+        NotFound,
+        Refused(Refusal),
+        /// A domain rule refused the change (type change: 409).
+        #[error(transparent)]
+        Rule(#[from] UpdateError),
+        Store(StoreError),
+    }
 
-/// Adding a member failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum AddMemberFailed {
-    /// No such collection.
-    #[error("collection not found")]
-    CollectionNotFound,
-    /// No such object.
-    #[error("object not found")]
-    MemberNotFound,
-    /// The authorization gate refused (403, or 404 for what the caller cannot see).
-    #[error(transparent)]
-    Refused(#[from] Refusal),
-    /// Not a collection, or a cycle (409).
-    #[error(transparent)]
-    Rule(#[from] MembershipError),
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
+    /// Adding a member failed.
+    pub enum AddMemberFailed {
+        CollectionNotFound,
+        /// No such object.
+        #[error("object not found")]
+        MemberNotFound,
+        Refused(Refusal),
+        /// Not a collection, or a cycle (409).
+        #[error(transparent)]
+        Rule(#[from] MembershipError),
+        Store(StoreError),
+    }
 
-/// Removing a member or listing a catalog failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum MembershipChangeFailed {
-    /// No such collection, or the object is not in it.
-    #[error("object not found in this collection")]
-    NotFound,
-    /// The target is not a catalog.
-    #[error("the target is not a collection")]
-    NotACollection,
-    /// The authorization gate refused (403, or 404 for what the caller cannot see).
-    #[error(transparent)]
-    Refused(#[from] Refusal),
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
+    /// Removing a member or listing a catalog failed.
+    pub enum MembershipChangeFailed {
+        NotFound,
+        NotACollection,
+        Refused(Refusal),
+        Store(StoreError),
+    }
 }
 
 /// One catalog answer.
@@ -498,21 +466,11 @@ pub(super) fn reached_object(
         .filter(|o| live && reachable && o.lifecycle() == Lifecycle::Live)
 }
 
-/// A refusal of the gate, before it is folded into the operation's own error.
-pub(super) enum RequireError {
-    Refused(Refusal),
-    Store(StoreError),
-}
-
-impl From<Refusal> for RequireError {
-    fn from(r: Refusal) -> Self {
-        Self::Refused(r)
-    }
-}
-
-impl From<StoreError> for RequireError {
-    fn from(s: StoreError) -> Self {
-        Self::Store(s)
+failures! {
+    /// A refusal of the gate, before it is folded into the operation's own error.
+    pub(super) enum RequireError {
+        Refused(Refusal),
+        Store(StoreError),
     }
 }
 

@@ -11,6 +11,7 @@ use medialib_domain::{GrantId, Secret, Timestamp, TokenKind, User, UserId};
 
 use super::OAuthServices;
 use crate::error::StoreError;
+use crate::failures::failures;
 use crate::repos::{BearerRecord, RevokeOutcome, decide_and_write};
 use crate::world::RandomExt as _;
 
@@ -41,18 +42,17 @@ fn store_code(e: &StoreError) -> OAuthErrorCode {
     }
 }
 
-/// A client did not authenticate at the token, revocation or introspection endpoint.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ClientAuthFailed {
-    /// No client has the id (or it is malformed): the same words as a wrong secret.
-    #[error("client authentication failed")]
-    Unknown,
-    /// The client's credentials do not authenticate it.
-    #[error(transparent)]
-    Refused(#[from] ClientAuthError),
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
+failures! {
+    /// A client did not authenticate at the token, revocation or introspection endpoint.
+    pub enum ClientAuthFailed {
+        /// No client has the id (or it is malformed): the same words as a wrong secret.
+        #[error("client authentication failed")]
+        Unknown,
+        /// The client's credentials do not authenticate it.
+        #[error(transparent)]
+        Refused(#[from] ClientAuthError),
+        Store(StoreError),
+    }
 }
 
 impl OAuthFailure for ClientAuthFailed {
@@ -71,16 +71,15 @@ impl OAuthFailure for ClientAuthFailed {
     }
 }
 
-/// `grant_type=authorization_code` failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum CodeGrantFailed {
-    /// The client or the code was refused (a replay has revoked the grant, a failed
-    /// redemption has burnt the code).
-    #[error(transparent)]
-    Refused(#[from] CodeRefusal),
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
+failures! {
+    /// `grant_type=authorization_code` failed.
+    pub enum CodeGrantFailed {
+        /// The client or the code was refused (a replay has revoked the grant, a failed
+        /// redemption has burnt the code).
+        #[error(transparent)]
+        Refused(#[from] CodeRefusal),
+        Store(StoreError),
+    }
 }
 
 impl OAuthFailure for CodeGrantFailed {
@@ -99,18 +98,17 @@ impl OAuthFailure for CodeGrantFailed {
     }
 }
 
-/// `grant_type=refresh_token` failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum RefreshGrantFailed {
-    /// The `scope` parameter does not parse (`invalid_scope`).
-    #[error(transparent)]
-    Scope(#[from] InvalidScope),
-    /// The client or the token was refused (a reuse has revoked the grant family).
-    #[error(transparent)]
-    Refused(#[from] RefreshRefusal),
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
+failures! {
+    /// `grant_type=refresh_token` failed.
+    pub enum RefreshGrantFailed {
+        /// The `scope` parameter does not parse (`invalid_scope`).
+        #[error(transparent)]
+        Scope(#[from] InvalidScope),
+        /// The client or the token was refused (a reuse has revoked the grant family).
+        #[error(transparent)]
+        Refused(#[from] RefreshRefusal),
+        Store(StoreError),
+    }
 }
 
 impl OAuthFailure for RefreshGrantFailed {
@@ -150,16 +148,15 @@ impl From<ClientAuthFailed> for RefreshGrantFailed {
     }
 }
 
-/// An authorization request that cannot go on to the consent page.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum StartAuthorizationFailed {
-    /// The domain rejected it: an error page (untrusted client or redirect URI) or an error
-    /// for the client's redirect URI.
-    #[error("the authorization request was rejected")]
-    Rejected(AuthorizeRejection),
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
+failures! {
+    /// An authorization request that cannot go on to the consent page.
+    pub enum StartAuthorizationFailed {
+        /// The domain rejected it: an error page (untrusted client or redirect URI) or an error
+        /// for the client's redirect URI.
+        #[error("the authorization request was rejected")]
+        Rejected(AuthorizeRejection),
+        Store(StoreError),
+    }
 }
 
 impl From<AuthorizeRejection> for StartAuthorizationFailed {
@@ -215,18 +212,17 @@ pub enum Introspection {
     },
 }
 
-/// A bearer token that does not authenticate (401 `invalid_token`).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum BearerError {
-    /// Unknown or malformed.
-    #[error("unknown access token")]
-    Unknown,
-    /// Expired or revoked.
-    #[error(transparent)]
-    Invalid(#[from] AccessTokenInvalid),
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
+failures! {
+    /// A bearer token that does not authenticate (401 `invalid_token`).
+    pub enum BearerError {
+        /// Unknown or malformed.
+        #[error("unknown access token")]
+        Unknown,
+        /// Expired or revoked.
+        #[error(transparent)]
+        Invalid(#[from] AccessTokenInvalid),
+        Store(StoreError),
+    }
 }
 
 /// Decides on a token looked up by digest (`None`: no such token): the caller behind it at

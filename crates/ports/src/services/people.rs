@@ -8,11 +8,12 @@ use medialib_domain::permission::level_when_added;
 use medialib_domain::projection::{UserFieldVisibility, user_fields};
 use medialib_domain::{
     Action, Caller, DescribeRefused, DescribeView, IdOrZero, LastAdmin, MediaObject, ObjectId,
-    PermissionLevel, PersonName, Refusal, UniqueId, User, UserId, UserRelation,
+    PermissionLevel, PersonName, UniqueId, User, UserId, UserRelation,
 };
 
 use super::{DescribeFailed, PeopleServices};
 use crate::error::StoreError;
+use crate::failures::failures;
 use crate::repos::{CreateUserError, PermissionChangeError, PermissionEntry};
 
 /// A user as read through a collection, with the fields the caller may see.
@@ -24,22 +25,17 @@ pub struct UserView {
     pub visibility: UserFieldVisibility,
 }
 
-/// Reading a user through a collection failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ReadUserFailed {
-    /// No such collection.
-    #[error("collection not found")]
-    CollectionNotFound,
-    /// The target is not a catalog.
-    #[error("the target is not a collection")]
-    NotACollection,
-    /// The caller lacks `view` on the collection, or the user holds no entry there
-    /// (and is not the caller): both answer alike (DECISIONS.md §3).
-    #[error("user not found in this collection")]
-    NotFound,
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
+failures! {
+    /// Reading a user through a collection failed.
+    pub enum ReadUserFailed {
+        CollectionNotFound,
+        NotACollection,
+        /// The caller lacks `view` on the collection, or the user holds no entry there
+        /// (and is not the caller): both answer alike (DECISIONS.md §3).
+        #[error("user not found in this collection")]
+        NotFound,
+        Store(StoreError),
+    }
 }
 
 /// A change of a user's names (user POST); absent fields stay as they are.
@@ -53,27 +49,20 @@ pub struct UserPatch {
     pub unique_id: Option<UniqueId>,
 }
 
-/// Updating a user failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum UpdateUserFailed {
-    /// No such collection.
-    #[error("collection not found")]
-    CollectionNotFound,
-    /// The target is not a catalog.
-    #[error("the target is not a collection")]
-    NotACollection,
-    /// The authorization gate refused (403, or 404 for what the caller cannot see).
-    #[error(transparent)]
-    Refused(#[from] Refusal),
-    /// No such user, or the user holds no entry on the collection.
-    #[error("user not found in this collection")]
-    UserNotFound,
-    /// The request names another uniqueId: it is fixed (it is the SSO identity).
-    #[error("uniqueId is the user's SSO identity and cannot be changed")]
-    UniqueIdFixed,
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
+failures! {
+    /// Updating a user failed.
+    pub enum UpdateUserFailed {
+        CollectionNotFound,
+        NotACollection,
+        Refused(Refusal),
+        /// No such user, or the user holds no entry on the collection.
+        #[error("user not found in this collection")]
+        UserNotFound,
+        /// The request names another uniqueId: it is fixed (it is the SSO identity).
+        #[error("uniqueId is the user's SSO identity and cannot be changed")]
+        UniqueIdFixed,
+        Store(StoreError),
+    }
 }
 
 /// A user to add to a collection (user POST with `user_id` 0).
@@ -87,21 +76,14 @@ pub struct AddUserInput {
     pub last_name: Option<PersonName>,
 }
 
-/// Adding a user to a collection failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum AddUserFailed {
-    /// No such collection.
-    #[error("collection not found")]
-    CollectionNotFound,
-    /// The target is not a catalog.
-    #[error("the target is not a collection")]
-    NotACollection,
-    /// The authorization gate refused (403, or 404 for what the caller cannot see).
-    #[error(transparent)]
-    Refused(#[from] Refusal),
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
+failures! {
+    /// Adding a user to a collection failed.
+    pub enum AddUserFailed {
+        CollectionNotFound,
+        NotACollection,
+        Refused(Refusal),
+        Store(StoreError),
+    }
 }
 
 impl From<CreateUserError> for AddUserFailed {
@@ -147,18 +129,15 @@ pub struct ObjectInfo {
     pub owner: Option<User>,
 }
 
-/// Reading an info record failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum InfoFailed {
-    /// No such object in that collection.
-    #[error("object not found in this collection")]
-    NotFound,
-    /// The caller lacks `view` on the collection.
-    #[error("the caller has no access to this object")]
-    Forbidden,
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
+failures! {
+    /// Reading an info record failed.
+    pub enum InfoFailed {
+        NotFound,
+        /// The caller lacks `view` on the collection.
+        #[error("the caller has no access to this object")]
+        Forbidden,
+        Store(StoreError),
+    }
 }
 
 /// A library the caller administers, for the contribute list (spec §2.10).
@@ -170,101 +149,65 @@ pub struct ContributeLibrary {
     pub member: bool,
 }
 
-/// Listing the contribute libraries failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ContributeFailed {
-    /// No such object.
-    #[error("object not found")]
-    NotFound,
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
-
-/// Why a collection cannot be the target of a people call.
-enum TargetError {
-    Missing,
-    NotACollection,
-    Refused(Refusal),
-    Store(StoreError),
-}
-
-impl From<Refusal> for TargetError {
-    fn from(r: Refusal) -> Self {
-        Self::Refused(r)
+failures! {
+    /// Listing the contribute libraries failed.
+    pub enum ContributeFailed {
+        /// No such object.
+        #[error("object not found")]
+        NotFound,
+        Store(StoreError),
     }
 }
 
-impl From<StoreError> for TargetError {
-    fn from(s: StoreError) -> Self {
-        Self::Store(s)
+failures! {
+    /// Why a collection cannot be the target of a people call, before it is folded into
+    /// the operation's own error.
+    enum TargetError {
+        CollectionNotFound,
+        NotACollection,
+        Refused(Refusal),
+        Store(StoreError),
     }
-}
 
-/// Reading a collection's permission entries failed (permission GET).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ListPermissionsFailed {
-    /// No such (live) collection.
-    #[error("collection not found")]
-    CollectionNotFound,
-    /// The target is not a catalog.
-    #[error("the target is not a collection")]
-    NotACollection,
-    /// The authorization gate refused (403, or 404 for what the caller cannot see).
-    #[error(transparent)]
-    Refused(#[from] Refusal),
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
 
-/// Granting a level on a collection failed (permission PUT/POST).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum GrantPermissionFailed {
-    /// No such (live) collection.
-    #[error("collection not found")]
-    CollectionNotFound,
-    /// The target is not a catalog.
-    #[error("the target is not a collection")]
-    NotACollection,
-    /// The authorization gate refused.
-    #[error(transparent)]
-    Refused(#[from] Refusal),
-    /// No user has the id.
-    #[error("user not found")]
-    UserNotFound,
-    /// It would demote the last admin.
-    #[error(transparent)]
-    LastAdmin(#[from] LastAdmin),
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
+    /// Reading a collection's permission entries failed (permission GET).
+    pub enum ListPermissionsFailed {
+        CollectionNotFound,
+        NotACollection,
+        Refused(Refusal),
+        Store(StoreError),
+    }
 
-/// Removing a user's entry from a collection failed (permission DELETE).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum RevokePermissionFailed {
-    /// No such (live) collection.
-    #[error("collection not found")]
-    CollectionNotFound,
-    /// The target is not a catalog.
-    #[error("the target is not a collection")]
-    NotACollection,
-    /// The authorization gate refused.
-    #[error(transparent)]
-    Refused(#[from] Refusal),
-    /// No user has the id or uniqueId.
-    #[error("user not found")]
-    UserNotFound,
-    /// The user holds no entry on the collection.
-    #[error("the user holds no entry on this collection")]
-    NoEntry,
-    /// It would remove the last admin.
-    #[error(transparent)]
-    LastAdmin(#[from] LastAdmin),
-    /// Storage failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
+    /// Granting a level on a collection failed (permission PUT/POST).
+    pub enum GrantPermissionFailed {
+        CollectionNotFound,
+        NotACollection,
+        Refused(Refusal),
+        /// No user has the id.
+        #[error("user not found")]
+        UserNotFound,
+        /// It would demote the last admin.
+        #[error(transparent)]
+        LastAdmin(#[from] LastAdmin),
+        Store(StoreError),
+    }
+
+    /// Removing a user's entry from a collection failed (permission DELETE).
+    pub enum RevokePermissionFailed {
+        CollectionNotFound,
+        NotACollection,
+        Refused(Refusal),
+        /// No user has the id or uniqueId.
+        #[error("user not found")]
+        UserNotFound,
+        /// The user holds no entry on the collection.
+        #[error("the user holds no entry on this collection")]
+        NoEntry,
+        /// It would remove the last admin.
+        #[error(transparent)]
+        LastAdmin(#[from] LastAdmin),
+        Store(StoreError),
+    }
 }
 
 /// Folds the target check into each permission operation's own error.
@@ -273,7 +216,7 @@ macro_rules! target_failure {
         impl From<TargetError> for $failed {
             fn from(e: TargetError) -> Self {
                 match e {
-                    TargetError::Missing => Self::CollectionNotFound,
+                    TargetError::CollectionNotFound => Self::CollectionNotFound,
                     TargetError::NotACollection => Self::NotACollection,
                     TargetError::Refused(r) => Self::Refused(r),
                     TargetError::Store(s) => Self::Store(s),
@@ -283,6 +226,7 @@ macro_rules! target_failure {
     )*};
 }
 target_failure!(
+    UpdateUserFailed,
     AddUserFailed,
     ListPermissionsFailed,
     GrantPermissionFailed,
@@ -330,7 +274,10 @@ impl PeopleServices {
         collection: ObjectId,
         action: Action,
     ) -> Result<medialib_domain::Permit, TargetError> {
-        let target = self.media.object(collection)?.ok_or(TargetError::Missing)?;
+        let target = self
+            .media
+            .object(collection)?
+            .ok_or(TargetError::CollectionNotFound)?;
         if !target.object_type().is_collection() {
             return Err(TargetError::NotACollection);
         }
@@ -356,7 +303,7 @@ impl PeopleServices {
         let level = self
             .on_collection(caller, collection, Action::Read { collection })
             .map_err(|e| match e {
-                TargetError::Missing => ReadUserFailed::CollectionNotFound,
+                TargetError::CollectionNotFound => ReadUserFailed::CollectionNotFound,
                 TargetError::NotACollection => ReadUserFailed::NotACollection,
                 // Without `view`, the user is not found (DECISIONS.md §3).
                 TargetError::Refused(_) => ReadUserFailed::NotFound,
@@ -400,13 +347,7 @@ impl PeopleServices {
         } else {
             Action::Grant { collection }
         };
-        self.on_collection(caller, collection, addressing)
-            .map_err(|e| match e {
-                TargetError::Missing => UpdateUserFailed::CollectionNotFound,
-                TargetError::NotACollection => UpdateUserFailed::NotACollection,
-                TargetError::Refused(r) => UpdateUserFailed::Refused(r),
-                TargetError::Store(s) => UpdateUserFailed::Store(s),
-            })?;
+        self.on_collection(caller, collection, addressing)?;
         if !is_self && !self.holds_entry(collection, target)? {
             return Err(UpdateUserFailed::UserNotFound);
         }

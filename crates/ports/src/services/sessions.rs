@@ -11,6 +11,7 @@ use medialib_domain::{
 
 use super::SessionServices;
 use crate::error::StoreError;
+use crate::failures::failures;
 use crate::repos::{CreateUserError, StoredPendingSignIn};
 use crate::sso::{
     Credentials, PendingSignIn, RedirectCallback, SignInMethod, SsoError, SsoIdentity,
@@ -53,26 +54,25 @@ pub const PENDING_SIGN_IN_SECONDS: u32 = 600;
 /// The longest `state` a callback may present (longer ones are never ours).
 const MAX_STATE_BYTES: usize = 512;
 
-/// Why a redirect-based sign-in (OpenID Connect) could not be finished.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum FinishSignInError {
-    /// No sign-in is pending under this `state`: unknown, expired, or already finished
-    /// (callbacks are single use).
-    #[error("no sign-in is pending under this state: it is unknown, expired or already used")]
-    UnknownState,
-    /// Storage failed before the pending sign-in was found.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// The sign-in failed (refused or cancelled at the provider, an invalid ID token, the
-    /// provider unreachable, storage) after its pending record was taken.
-    #[error("{error}")]
-    Failed {
-        /// Why.
-        error: SignInError,
-        /// The authorization request the sign-in was for (the authorize query string), so
-        /// the client can be told.
-        return_to: String,
-    },
+failures! {
+    /// Why a redirect-based sign-in (OpenID Connect) could not be finished.
+    pub enum FinishSignInError {
+        /// No sign-in is pending under this `state`: unknown, expired, or already finished
+        /// (callbacks are single use).
+        #[error("no sign-in is pending under this state: it is unknown, expired or already used")]
+        UnknownState,
+        Store(StoreError),
+        /// The sign-in failed (refused or cancelled at the provider, an invalid ID token, the
+        /// provider unreachable, storage) after its pending record was taken.
+        #[error("{error}")]
+        Failed {
+            /// Why.
+            error: SignInError,
+            /// The authorization request the sign-in was for (the authorize query string), so
+            /// the client can be told.
+            return_to: String,
+        },
+    }
 }
 
 /// A finished redirect-based sign-in.
