@@ -1170,7 +1170,7 @@ async fn other_methods_and_cross_origin_requests(b: Backend) {
 }
 
 /// A burst of sign-ins waits for its sign-in slots on the async workers, not on blocking
-/// threads (`run_hashing` in crates/api-actix/src/blocking.rs; the blocking pool is sized for
+/// threads (`run_as(.., Work::PasswordHash, ..)` in crates/api-actix/src/blocking.rs; the blocking pool is sized for
 /// the database pool): every sign-in succeeds, and a request that needs a blocking thread (the
 /// authorize page reads the client) is answered while the burst is still being hashed, not
 /// after the sign-ins queued ahead of it.
