@@ -142,6 +142,7 @@ fn authorization_request(state: &str, requested: &str, registered: Vec<RedirectU
         access_type: None,
         code_challenge: Some(CHALLENGE),
         code_challenge_method: Some("S256"),
+        repeated: None,
     };
     let issuer = Issuer::new("https://media.example/");
     match validate_authorization_request(&params, Some(&client), &issuer) {
