@@ -18,9 +18,9 @@ use medialib_domain::oauth::{
     AuthorizeParams, Client, ClientId, ClientKind, ClientName, Issuer, RedirectUri, TokenLifetimes,
 };
 use medialib_domain::{
-    Caller, Description, Lifetime, NewObject, ObjectFields, ObjectId, ObjectType, PermissionLevel,
-    PersonName, Properties, Secret, Timestamp, Title, TokenDigest, TokenKind, UniqueId, User,
-    UserId,
+    Caller, Description, Forbidden, Lifetime, NewObject, ObjectFields, ObjectId, ObjectType,
+    PermissionLevel, PersonName, Properties, Refusal, Secret, Subject, Timestamp, Title,
+    TokenDigest, TokenKind, UniqueId, User, UserId,
 };
 use medialib_ports::services::people::Grantee;
 use medialib_ports::services::{ClientCredentials, NewUserInput, Placement, TokenResponse};
@@ -288,4 +288,50 @@ pub fn refresh_digest(t: &TokenResponse) -> TokenDigest {
 /// A user id that no stored user has.
 pub fn unknown_user() -> UserId {
     UserId::parse("0123456789abcdef0123456789abcdef").unwrap()
+}
+
+/// Alice created library `lib` (its one admin) holding a private `video`; Bob has `view`
+/// on `lib`; Carol has no entry anywhere; Olga administers the organization.
+#[allow(
+    missing_debug_implementations,
+    reason = "a test fixture is never printed"
+)]
+pub struct World {
+    pub h: Harness,
+    pub alice: User,
+    pub bob: User,
+    pub carol: User,
+    pub olga: User,
+    pub lib: ObjectId,
+    pub video: ObjectId,
+}
+
+/// The cast of [`World`], on a fresh harness.
+pub fn world() -> World {
+    let h = Harness::new();
+    let alice = h.user("alice", false);
+    let bob = h.user("bob", false);
+    let carol = h.user("carol", false);
+    let olga = h.user("olga", true);
+    let lib = h.library(&alice, "Alice's library");
+    let video = h.object_in(&alice, lib, ObjectType::Video, "clip");
+    h.grant(&alice, lib, &bob, PermissionLevel::View);
+    World {
+        h,
+        alice,
+        bob,
+        carol,
+        olga,
+        lib,
+        video,
+    }
+}
+
+/// The gate's refusal of a caller whose level on the call's collection is `actual`.
+pub fn forbidden(required: PermissionLevel, actual: PermissionLevel) -> Refusal {
+    Refusal::Forbidden(Forbidden {
+        subject: Subject::Collection,
+        required,
+        actual,
+    })
 }

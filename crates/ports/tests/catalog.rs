@@ -10,10 +10,10 @@
     reason = "tests (helpers included) fail by panicking"
 )]
 
-use medialib_adapters_memory::testing::{Harness, START};
+use medialib_adapters_memory::testing::{START, World, forbidden, world};
 use medialib_domain::{
-    Caller, Forbidden, ObjectId, ObjectPatch, ObjectType, OrgNamespace, PageCursor, PageRequest,
-    PageSize, PermissionLevel, Refusal, ShortCode, Since, Subject, Timestamp, Title, User,
+    Caller, ObjectId, ObjectPatch, ObjectType, OrgNamespace, PageCursor, PageRequest, PageSize,
+    PermissionLevel, Refusal, ShortCode, Since, Timestamp, Title, User,
 };
 use medialib_ports::services::catalog::{
     PermLinkFailed, PublicObjectFailed, SubCatalogFailed, VideoFailed, ViewObjectFailed,
@@ -23,45 +23,9 @@ use medialib_ports::{CatalogItem, MediaRepository};
 
 use PermissionLevel::{Admin, None as NoLevel, View};
 
-/// Alice created library `lib` (its one admin) holding a private `video`; Bob has `view`
-/// on `lib`; Carol has no entry anywhere; Olga administers the organization.
-struct World {
-    h: Harness,
-    alice: User,
-    bob: User,
-    carol: User,
-    olga: User,
-    lib: ObjectId,
-    video: ObjectId,
-}
-
-fn world() -> World {
-    let h = Harness::new();
-    let alice = h.user("alice", false);
-    let bob = h.user("bob", false);
-    let carol = h.user("carol", false);
-    let olga = h.user("olga", true);
-    let lib = h.library(&alice, "Alice's library");
-    let video = h.object_in(&alice, lib, ObjectType::Video, "clip");
-    h.grant(&alice, lib, &bob, View);
-    World {
-        h,
-        alice,
-        bob,
-        carol,
-        olga,
-        lib,
-        video,
-    }
-}
-
 /// The refusal of a reader whose level on the call's collection is `actual`.
 fn no_view(actual: PermissionLevel) -> Refusal {
-    Refusal::Forbidden(Forbidden {
-        subject: Subject::Collection,
-        required: View,
-        actual,
-    })
+    forbidden(View, actual)
 }
 
 fn unknown_object() -> ObjectId {

@@ -10,7 +10,7 @@
     reason = "tests (helpers included) fail by panicking"
 )]
 
-use medialib_adapters_memory::testing::{Harness, REDIRECT};
+use medialib_adapters_memory::testing::{Harness, REDIRECT, World, forbidden, world};
 use medialib_domain::oauth::AccessTokenInvalid;
 use medialib_domain::{
     Action, AfterRemoval, Caller, DescribeRefused, DescribeView, Forbidden, Lifecycle,
@@ -26,47 +26,6 @@ use medialib_ports::services::{
 use medialib_ports::{AddOutcome, MediaRepository};
 
 use PermissionLevel::{Admin, None as NoLevel, View};
-
-/// Alice created library `lib` (its one admin) holding a private `video`; Bob has `view`
-/// on `lib`; Carol has no entry anywhere; Olga administers the organization.
-struct World {
-    h: Harness,
-    alice: User,
-    bob: User,
-    carol: User,
-    olga: User,
-    lib: ObjectId,
-    video: ObjectId,
-}
-
-fn world() -> World {
-    let h = Harness::new();
-    let alice = h.user("alice", false);
-    let bob = h.user("bob", false);
-    let carol = h.user("carol", false);
-    let olga = h.user("olga", true);
-    let lib = h.library(&alice, "Alice's library");
-    let video = h.object_in(&alice, lib, ObjectType::Video, "clip");
-    h.grant(&alice, lib, &bob, View);
-    World {
-        h,
-        alice,
-        bob,
-        carol,
-        olga,
-        lib,
-        video,
-    }
-}
-
-/// The refusal of a caller whose level on the call's collection is `actual`.
-fn forbidden(required: PermissionLevel, actual: PermissionLevel) -> Refusal {
-    Refusal::Forbidden(Forbidden {
-        subject: Subject::Collection,
-        required,
-        actual,
-    })
-}
 
 /// The refusal of a link whose caller has `actual` on what it links.
 fn linked(actual: PermissionLevel) -> Refusal {

@@ -10,11 +10,11 @@
     reason = "tests (helpers included) fail by panicking"
 )]
 
-use medialib_adapters_memory::testing::{Harness, unknown_user};
+use medialib_adapters_memory::testing::{Harness, World, forbidden, unknown_user, world};
 use medialib_domain::projection::UserFieldVisibility;
 use medialib_domain::{
-    Caller, Forbidden, IdOrZero, LastAdmin, ObjectId, ObjectPatch, ObjectType, OrgNamespace,
-    PermissionLevel, PersonName, Refusal, Subject, UniqueId, User, UserId,
+    Caller, IdOrZero, LastAdmin, ObjectId, ObjectPatch, ObjectType, OrgNamespace, PermissionLevel,
+    PersonName, Refusal, UniqueId, User, UserId,
 };
 use medialib_ports::services::NewUserInput;
 use medialib_ports::services::people::{
@@ -27,46 +27,6 @@ use medialib_ports::{
 };
 
 use PermissionLevel::{Admin, None as NoLevel, View};
-
-/// Alice created library `lib` (its one admin) holding a private `video`; Bob has `view`
-/// on `lib`; Carol has no entry anywhere; Olga administers the organization.
-struct World {
-    h: Harness,
-    alice: User,
-    bob: User,
-    carol: User,
-    olga: User,
-    lib: ObjectId,
-    video: ObjectId,
-}
-
-fn world() -> World {
-    let h = Harness::new();
-    let alice = h.user("alice", false);
-    let bob = h.user("bob", false);
-    let carol = h.user("carol", false);
-    let olga = h.user("olga", true);
-    let lib = h.library(&alice, "Alice's library");
-    let video = h.object_in(&alice, lib, ObjectType::Video, "clip");
-    h.grant(&alice, lib, &bob, View);
-    World {
-        h,
-        alice,
-        bob,
-        carol,
-        olga,
-        lib,
-        video,
-    }
-}
-
-fn forbidden(required: PermissionLevel, actual: PermissionLevel) -> Refusal {
-    Refusal::Forbidden(Forbidden {
-        subject: Subject::Collection,
-        required,
-        actual,
-    })
-}
 
 fn unknown_object() -> ObjectId {
     ObjectId::generate(&OrgNamespace::from_random([9; 16]), [9; 16])
