@@ -9,6 +9,7 @@ mod failures;
 pub mod repos;
 pub mod services;
 pub mod sso;
+pub mod storage;
 pub mod world;
 
 pub use error::StoreError;
@@ -26,5 +27,8 @@ pub use services::{
 pub use sso::{
     Credentials, NoSso, PasswordHash, PendingSignIn, RedirectCallback, RedirectStart, SignInMethod,
     SsoError, SsoIdentity, SsoProvider,
+};
+pub use storage::{
+    AppendStop, Appended, Checkpoint, MediaStorage, ObjectInfo, Reading, Staging, StorageError,
 };
 pub use world::{Clock, ManualClock, RandomExt, RandomSource};

@@ -1,0 +1,157 @@
+//! The media store: where uploaded and derived media bytes live (a directory, an S3 bucket).
+//!
+//! The port is blocking, like the repositories: use cases run on the HTTP layer's blocking
+//! threads and hand bodies over as [`std::io::Read`]. Bytes are streamed, never held whole in
+//! memory (an adapter may buffer one part of a multipart upload).
+
+use std::fmt;
+use std::io::Read;
+
+use medialib_domain::Timestamp;
+use medialib_domain::media::{ByteSpan, StorageKey};
+
+/// What the store knows of one object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectInfo {
+    /// Its key.
+    pub key: StorageKey,
+    /// Its size in bytes.
+    pub size: u64,
+    /// When it was last written (whole seconds).
+    pub modified: Timestamp,
+    /// A strong validator that changes whenever the bytes change, without quotes.
+    pub etag: String,
+}
+
+/// Bytes being read from the store.
+pub struct Reading {
+    /// The object read.
+    pub info: ObjectInfo,
+    /// The span read; `None`: the whole object.
+    pub span: Option<ByteSpan>,
+    /// The bytes (exactly `span.len()`, or `info.size`).
+    pub body: Box<dyn Read + Send>,
+}
+
+impl fmt::Debug for Reading {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Reading")
+            .field("info", &self.info)
+            .field("span", &self.span)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a storage operation failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StorageError {
+    /// No object under that key.
+    #[error("no such stored object")]
+    NotFound,
+    /// The requested span starts at or past the end of the object.
+    #[error("the requested range lies outside the stored object")]
+    OutOfRange,
+    /// The store has no space left (a full disk, a bucket quota): 507.
+    #[error("the media storage is out of space")]
+    Full,
+    /// The store cannot be reached now; trying again later may work: 503 + Retry-After.
+    #[error("the media storage is unavailable: {0}")]
+    Unavailable(String),
+    /// A staged upload's state does not match what the store holds.
+    #[error("the staged upload does not match the media storage: {0}")]
+    Corrupt(String),
+    /// Anything else.
+    #[error("unexpected media storage error: {0}")]
+    Unexpected(String),
+}
+
+/// An upload being assembled in the store: the final key and the adapter's own state (part
+/// numbers, tags, an upload id), which the caller keeps in the database beside the offset
+/// and hands back unchanged. The bytes become visible under `key` only by
+/// [`MediaStorage::finish`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Staging {
+    /// The key the finished upload is stored under.
+    pub key: StorageKey,
+    /// The adapter's state, opaque to everyone else (at most a few KiB of text).
+    pub state: String,
+}
+
+/// Why [`MediaStorage::append`] stopped before the end of the body.
+#[derive(Debug)]
+pub enum AppendStop {
+    /// Reading the body failed: the client went away, sent too much, or the caller's
+    /// reader refused what it read (the message says why).
+    Body(std::io::Error),
+    /// The store failed.
+    Storage(StorageError),
+    /// The checkpoint callback asked to stop (it lost the upload's lock).
+    Checkpoint,
+}
+
+/// What [`MediaStorage::append`] achieved.
+#[derive(Debug)]
+pub struct Appended {
+    /// The state to keep for the next append.
+    pub staging: Staging,
+    /// The offset up to which every byte is durable in the store.
+    pub offset: u64,
+    /// Why it stopped early; `None` when the body was read to its end and is all durable.
+    pub stopped: Option<AppendStop>,
+}
+
+/// Told by [`MediaStorage::append`] each time the bytes up to `offset` are durable, with the
+/// state that describes them. The adapter calls it only when every byte it has read from the
+/// body so far is durable, so a caller that hashes the body as it is read knows the hash of
+/// exactly `[0, offset)`. Returning `false` stops the append ([`AppendStop::Checkpoint`]).
+pub type Checkpoint<'a> = dyn FnMut(&Staging, u64) -> bool + 'a;
+
+/// The media store.
+pub trait MediaStorage: Send + Sync + fmt::Debug {
+    /// Where the store is, for operators (`file:///srv/media`, `s3://bucket/prefix`), with no
+    /// secret in it.
+    fn location(&self) -> String;
+
+    /// Writes a whole object from `body`, replacing any object under `key`. The object appears
+    /// whole or not at all.
+    fn put(&self, key: &StorageKey, body: &mut dyn Read) -> Result<ObjectInfo, StorageError>;
+
+    /// What the store knows of `key`.
+    fn head(&self, key: &StorageKey) -> Result<ObjectInfo, StorageError>;
+
+    /// Reads `key`, or the span of it. A span reaching past the end is cut at the end; one
+    /// starting at or past the end is [`StorageError::OutOfRange`].
+    fn read(&self, key: &StorageKey, span: Option<ByteSpan>) -> Result<Reading, StorageError>;
+
+    /// Deletes `key`. Deleting what is not there succeeds.
+    fn delete(&self, key: &StorageKey) -> Result<(), StorageError>;
+
+    /// Every object whose key lies under `prefix` (`prefix/…`), in no particular order.
+    fn list(&self, prefix: &StorageKey) -> Result<Vec<ObjectInfo>, StorageError>;
+
+    /// Begins assembling an upload of `length` bytes that [`MediaStorage::finish`] will store
+    /// under `key`.
+    fn stage(&self, key: &StorageKey, length: u64) -> Result<Staging, StorageError>;
+
+    /// Appends `body` to a staged upload whose durable bytes end at `offset` (the offset the
+    /// caller last recorded with `staging`; bytes the store holds beyond it, left by a failed
+    /// append, are overwritten). Reads `body` to its end unless something stops it; calls
+    /// `checkpoint` whenever a prefix is durable (at least at the end).
+    fn append(
+        &self,
+        staging: &Staging,
+        offset: u64,
+        body: &mut dyn Read,
+        checkpoint: &mut Checkpoint<'_>,
+    ) -> Appended;
+
+    /// Stores the staged bytes `[0, length)` under the staging's key and forgets the staging.
+    fn finish(&self, staging: &Staging) -> Result<ObjectInfo, StorageError>;
+
+    /// Forgets a staged upload and its bytes. Discarding what is gone succeeds.
+    fn discard(&self, staging: &Staging) -> Result<(), StorageError>;
+
+    /// A URL of the object store itself that serves `key` until `until`, for stores that can
+    /// presign one (S3); `None` where the store cannot (the file system).
+    fn presign(&self, key: &StorageKey, until: Timestamp) -> Option<String>;
+}
