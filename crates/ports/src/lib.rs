@@ -10,6 +10,7 @@ pub mod repos;
 pub mod services;
 pub mod sso;
 pub mod storage;
+pub mod uploads;
 pub mod world;
 
 pub use error::StoreError;
@@ -30,5 +31,8 @@ pub use sso::{
 };
 pub use storage::{
     AppendStop, Appended, Checkpoint, MediaStorage, ObjectInfo, Reading, Staging, StorageError,
+};
+pub use uploads::{
+    Finish, MediaRecord, Progress, SourceFile, UploadLock, UploadRecord, UploadRepository,
 };
 pub use world::{Clock, ManualClock, RandomExt, RandomSource};

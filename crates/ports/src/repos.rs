@@ -14,6 +14,7 @@ use medialib_domain::{
 use crate::error::StoreError;
 use crate::failures::failures;
 use crate::sso::PasswordHash;
+use crate::uploads::UploadRepository;
 
 /// The organization's one-time settings.
 pub trait OrgRepository: Send + Sync {
@@ -566,6 +567,7 @@ pub trait Store:
     + CredentialRepository
     + PendingSignInRepository
     + Housekeeping
+    + UploadRepository
 {
 }
 
@@ -579,5 +581,6 @@ impl<T> Store for T where
         + CredentialRepository
         + PendingSignInRepository
         + Housekeeping
+        + UploadRepository
 {
 }

@@ -1,0 +1,182 @@
+//! What the database keeps of uploads in progress and of each object's media.
+//!
+//! Bytes live in the [`MediaStorage`](crate::MediaStorage); their bookkeeping (offset, the
+//! storage adapter's staging state, the SHA-256 so far, the owner, the expiry, the write lock)
+//! lives here, so an upload survives a restart and any process can continue it.
+
+use medialib_domain::media::{FileName, MediaState, ResumableSha256, StorageKey, UploadProgress};
+use medialib_domain::{MediaObject, ObjectId, Timestamp, UserId};
+
+use crate::error::StoreError;
+use crate::repos::CreateObjectError;
+use crate::storage::Staging;
+
+/// An upload in progress.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UploadRecord {
+    /// The object whose media it brings (one upload per object at a time).
+    pub object: ObjectId,
+    /// Who started it.
+    pub owner: UserId,
+    /// Length, durable offset, expiry.
+    pub progress: UploadProgress,
+    /// The storage adapter's staging (the final key and its opaque state).
+    pub staging: Staging,
+    /// The SHA-256 of the bytes `[0, offset)`.
+    pub hash: ResumableSha256,
+    /// The client's file name.
+    pub filename: Option<FileName>,
+    /// The MIME type the client reported.
+    pub content_type: Option<String>,
+    /// When it began.
+    pub created: Timestamp,
+}
+
+/// The stored source file of an object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceFile {
+    /// Where its bytes are.
+    pub key: StorageKey,
+    /// The client's file name.
+    pub filename: Option<FileName>,
+    /// Its size in bytes.
+    pub size: u64,
+    /// Its SHA-256.
+    pub sha256: [u8; 32],
+    /// The `Content-Type` it is delivered with.
+    pub content_type: String,
+}
+
+/// An object's media: its state and its source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MediaRecord {
+    /// The object.
+    pub object: ObjectId,
+    /// Where processing stands.
+    pub state: MediaState,
+    /// Processing progress, 0 to 100.
+    pub progress: u8,
+    /// The last processing error, for people.
+    pub error: Option<String>,
+    /// Processing attempts so far.
+    pub attempts: u32,
+    /// The stored source, once an upload finished.
+    pub source: Option<SourceFile>,
+    /// When any of this last changed.
+    pub modified: Timestamp,
+}
+
+/// The answer to [`UploadRepository::lock_upload`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UploadLock {
+    /// The caller holds the lock; the record as it stands.
+    Locked(UploadRecord),
+    /// Another request holds it (409).
+    Busy,
+    /// No upload for that object (404).
+    Missing,
+}
+
+/// Durable progress of a locked upload.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress<'a> {
+    /// Bytes durable.
+    pub offset: u64,
+    /// The staging state that describes them.
+    pub staging_state: &'a str,
+    /// The SHA-256 of `[0, offset)`.
+    pub hash: &'a ResumableSha256,
+    /// The lock's new lease.
+    pub lock_until: Timestamp,
+}
+
+/// Uploads and media in the database.
+pub trait UploadRepository: Send + Sync {
+    /// Stores a new object as a member of `collection`, its upload and its media record in
+    /// state `uploading`, in one step (tus creation on `…/o/0/`).
+    fn create_with_upload(
+        &self,
+        object: &MediaObject,
+        collection: ObjectId,
+        upload: &UploadRecord,
+    ) -> Result<(), CreateObjectError>;
+
+    /// Starts `upload` for an existing object, replacing its unfinished upload (returned, so
+    /// that its bytes can be discarded); the media record keeps its source until the new
+    /// upload finishes.
+    fn replace_upload(&self, upload: &UploadRecord) -> Result<Option<UploadRecord>, StoreError>;
+
+    /// The upload of `object`.
+    fn upload(&self, object: ObjectId) -> Result<Option<UploadRecord>, StoreError>;
+
+    /// Takes the write lock of `object`'s upload for `holder` until `until`, when nobody holds
+    /// it or its holder's lease ended before `now`. One statement: of two concurrent callers
+    /// one wins.
+    fn lock_upload(
+        &self,
+        object: ObjectId,
+        holder: &str,
+        until: Timestamp,
+        now: Timestamp,
+    ) -> Result<UploadLock, StoreError>;
+
+    /// Records progress of the upload `holder` has locked; `false` (and nothing written) when
+    /// it no longer holds the lock.
+    fn save_progress(
+        &self,
+        object: ObjectId,
+        holder: &str,
+        progress: Progress<'_>,
+    ) -> Result<bool, StoreError>;
+
+    /// Releases `holder`'s lock (a no-op when it holds none).
+    fn unlock_upload(&self, object: ObjectId, holder: &str) -> Result<(), StoreError>;
+
+    /// The upload `holder` has locked is complete: deletes it and stores `media` as the
+    /// object's media, in one step. Returns the media record it replaced (whose source the
+    /// caller deletes from storage), or [`Finish::LockLost`] when `holder` no longer holds the lock.
+    fn finish_upload(
+        &self,
+        object: ObjectId,
+        holder: &str,
+        media: &MediaRecord,
+    ) -> Result<Finish, StoreError>;
+
+    /// Deletes `object`'s upload (termination, expiry) and returns it. An object created by
+    /// that upload keeps existing, with media in state `uploading` and no source, until it is
+    /// deleted or uploaded again.
+    fn remove_upload(&self, object: ObjectId) -> Result<Option<UploadRecord>, StoreError>;
+
+    /// Up to `limit` uploads whose expiry is before `now`.
+    fn expired_uploads(
+        &self,
+        now: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<UploadRecord>, StoreError>;
+
+    /// Releases every lock whose holder starts with `prefix` (a restarted process freeing the
+    /// locks its previous life held); returns how many.
+    fn release_upload_locks(&self, prefix: &str) -> Result<usize, StoreError>;
+
+    /// Bytes the organization keeps: the sources' sizes plus the lengths of unfinished uploads.
+    fn stored_bytes(&self) -> Result<u64, StoreError>;
+
+    /// The media of `object`.
+    fn media(&self, object: ObjectId) -> Result<Option<MediaRecord>, StoreError>;
+
+    /// Deletes the media record of `object` (its source included) and its upload; returns
+    /// both so the caller can delete their bytes.
+    fn remove_media(
+        &self,
+        object: ObjectId,
+    ) -> Result<(Option<MediaRecord>, Option<UploadRecord>), StoreError>;
+}
+
+/// The answer to [`UploadRepository::finish_upload`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Finish {
+    /// Done; the media record replaced, if there was one.
+    Finished(Option<MediaRecord>),
+    /// The caller no longer held the lock: nothing changed.
+    LockLost,
+}

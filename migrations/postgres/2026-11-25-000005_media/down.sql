@@ -1,0 +1,3 @@
+DROP TABLE media;
+DROP TABLE uploads;
+ALTER TABLE organization DROP COLUMN media_signing_key;
