@@ -161,6 +161,11 @@ pub trait UploadRepository: Send + Sync {
     /// Bytes the organization keeps: the sources' sizes plus the lengths of unfinished uploads.
     fn stored_bytes(&self) -> Result<u64, StoreError>;
 
+    /// The key delivery URLs are signed with: the stored one, or `candidate` after storing it
+    /// when none is stored yet (of concurrent first starts, the first writer wins and every
+    /// caller gets its key).
+    fn media_signing_key(&self, candidate: &[u8; 32]) -> Result<Vec<u8>, StoreError>;
+
     /// The media of `object`.
     fn media(&self, object: ObjectId) -> Result<Option<MediaRecord>, StoreError>;
 
