@@ -91,6 +91,29 @@ pub enum ApiError {
     /// Anything unexpected (500): the body carries only the request id.
     #[error("internal error")]
     Internal,
+    /// The media storage cannot be reached now (503 + `Retry-After`).
+    #[error("the media storage is unavailable; try again shortly")]
+    StorageUnavailable,
+    /// The server is out of space (507).
+    #[error(
+        "the server is out of storage space; nothing of this request was kept beyond what it reports"
+    )]
+    InsufficientStorage,
+    /// What the request names is gone for good (410).
+    #[error("{0}")]
+    Gone(String),
+    /// The request body has the wrong `Content-Type` (415).
+    #[error("{0}")]
+    UnsupportedMediaType(String),
+    /// A request too large for a limit other than the body limit (413, message given).
+    #[error("{0}")]
+    TooLarge(String),
+    /// A tus `Upload-Checksum` did not match the body (460, tus checksum extension).
+    #[error("{0}")]
+    ChecksumMismatch(String),
+    /// A tus request without `Tus-Resumable: 1.0.0` (412).
+    #[error("this server speaks tus 1.0.0: send Tus-Resumable: 1.0.0")]
+    TusVersion,
 }
 
 /// Seconds a client should wait before retrying a 503.
@@ -154,6 +177,15 @@ impl ResponseError for ApiError {
                 StatusCode::SERVICE_UNAVAILABLE
             }
             Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::StorageUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+            Self::InsufficientStorage => StatusCode::INSUFFICIENT_STORAGE,
+            Self::Gone(_) => StatusCode::GONE,
+            Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::ChecksumMismatch(_) => {
+                StatusCode::from_u16(460).unwrap_or(StatusCode::BAD_REQUEST)
+            }
+            Self::TusVersion => StatusCode::PRECONDITION_FAILED,
         }
     }
 
@@ -163,8 +195,13 @@ impl ResponseError for ApiError {
             Self::MethodNotImplemented { allow } => {
                 builder.insert_header((header::ALLOW, *allow));
             }
-            Self::DatabaseUnavailable | Self::IdentityProviderUnavailable => {
+            Self::DatabaseUnavailable
+            | Self::IdentityProviderUnavailable
+            | Self::StorageUnavailable => {
                 builder.insert_header((header::RETRY_AFTER, RETRY_AFTER_SECONDS));
+            }
+            Self::TusVersion => {
+                builder.insert_header(("Tus-Version", "1.0.0"));
             }
             Self::Overloaded => {
                 // Work in flight ends within milliseconds: come back soon.

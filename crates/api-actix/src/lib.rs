@@ -11,6 +11,7 @@ mod apidoc;
 mod auth;
 mod blocking;
 mod cors;
+mod delivery;
 mod error;
 mod health;
 mod input;
@@ -25,6 +26,9 @@ mod records;
 mod request_id;
 mod routing;
 mod state;
+mod transfer;
+mod upload;
+mod upload_form;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
@@ -50,6 +54,8 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: AppState) {
         .service(routing::read_only("/readyz", health::readyz))
         .configure(|cfg| metrics::configure(cfg, metrics))
         .configure(api::configure)
+        .configure(upload::configure)
+        .configure(delivery::configure)
         .configure(oauth::configure)
         .configure(pages::configure)
         .configure(openapi::configure)

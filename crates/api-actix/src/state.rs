@@ -41,6 +41,9 @@ pub struct HttpConfig {
     /// Whether clients reach the service only over HTTPS (native TLS, or an `https://`
     /// base URL behind a TLS proxy): every response then carries `Strict-Transport-Security`.
     pub https_only: bool,
+    /// With S3 media storage, answer delivery URLs with a 302 to a presigned URL of the
+    /// object store instead of streaming through (`storage_redirect`).
+    pub storage_redirect: bool,
 }
 
 /// The application state every handler can reach: always the whole service (there is no
@@ -57,6 +60,8 @@ pub struct AppState {
     /// while the other reads or writes the database; the hashes themselves are bounded to one
     /// per CPU by the local directory): the others wait here, not on a blocking thread.
     pub(crate) hashing: Arc<tokio::sync::Semaphore>,
+    /// Media transfers (uploads, deliveries) that may run at once, each on its own thread.
+    transfers: crate::transfer::Transfers,
 }
 
 struct Api {
@@ -81,7 +86,13 @@ impl AppState {
             metrics: Arc::new(Metrics::new(Arc::clone(&admission), None)),
             admission,
             hashing: Arc::new(tokio::sync::Semaphore::new(hashing_slots())),
+            transfers: crate::transfer::Transfers::default(),
         }
+    }
+
+    /// The media transfer slots.
+    pub(crate) fn transfers(&self) -> &crate::transfer::Transfers {
+        &self.transfers
     }
 
     /// Reports the database pool's usage on `/metrics`.

@@ -30,7 +30,8 @@ pub use sso::{
     SsoError, SsoIdentity, SsoProvider,
 };
 pub use storage::{
-    AppendStop, Appended, Checkpoint, MediaStorage, ObjectInfo, Reading, Staging, StorageError,
+    AppendStop, Appended, Checkpoint, MediaStorage, NoStorage, ObjectInfo, Reading, Staging,
+    StorageError,
 };
 pub use uploads::{
     Finish, MediaRecord, Progress, SourceFile, UploadLock, UploadRecord, UploadRepository,

@@ -155,3 +155,69 @@ pub trait MediaStorage: Send + Sync + fmt::Debug {
     /// presign one (S3); `None` where the store cannot (the file system).
     fn presign(&self, key: &StorageKey, until: Timestamp) -> Option<String>;
 }
+
+/// The store of a service that keeps no media: every operation is
+/// [`StorageError::Unavailable`] (the default of [`Services`](crate::Services) until
+/// [`Services::with_storage`](crate::Services::with_storage) names one).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoStorage;
+
+const NO_STORAGE: &str = "no media storage is configured";
+
+impl MediaStorage for NoStorage {
+    fn location(&self) -> String {
+        "none".to_owned()
+    }
+
+    fn put(&self, _: &StorageKey, _: &mut dyn Read) -> Result<ObjectInfo, StorageError> {
+        Err(StorageError::Unavailable(NO_STORAGE.to_owned()))
+    }
+
+    fn head(&self, _: &StorageKey) -> Result<ObjectInfo, StorageError> {
+        Err(StorageError::Unavailable(NO_STORAGE.to_owned()))
+    }
+
+    fn read(&self, _: &StorageKey, _: Option<ByteSpan>) -> Result<Reading, StorageError> {
+        Err(StorageError::Unavailable(NO_STORAGE.to_owned()))
+    }
+
+    fn delete(&self, _: &StorageKey) -> Result<(), StorageError> {
+        Err(StorageError::Unavailable(NO_STORAGE.to_owned()))
+    }
+
+    fn list(&self, _: &StorageKey) -> Result<Vec<ObjectInfo>, StorageError> {
+        Err(StorageError::Unavailable(NO_STORAGE.to_owned()))
+    }
+
+    fn stage(&self, _: &StorageKey, _: u64) -> Result<Staging, StorageError> {
+        Err(StorageError::Unavailable(NO_STORAGE.to_owned()))
+    }
+
+    fn append(
+        &self,
+        staging: &Staging,
+        offset: u64,
+        _: &mut dyn Read,
+        _: &mut Checkpoint<'_>,
+    ) -> Appended {
+        Appended {
+            staging: staging.clone(),
+            offset,
+            stopped: Some(AppendStop::Storage(StorageError::Unavailable(
+                NO_STORAGE.to_owned(),
+            ))),
+        }
+    }
+
+    fn finish(&self, _: &Staging) -> Result<ObjectInfo, StorageError> {
+        Err(StorageError::Unavailable(NO_STORAGE.to_owned()))
+    }
+
+    fn discard(&self, _: &Staging) -> Result<(), StorageError> {
+        Err(StorageError::Unavailable(NO_STORAGE.to_owned()))
+    }
+
+    fn presign(&self, _: &StorageKey, _: Timestamp) -> Option<String> {
+        None
+    }
+}

@@ -11,6 +11,7 @@ pub(crate) mod contribute;
 pub(crate) mod describe;
 pub(crate) mod info;
 pub(crate) mod media;
+pub(crate) mod media_call;
 pub(crate) mod permission;
 pub(crate) mod user;
 
@@ -39,7 +40,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(resource("/api/authenticate").to(handle::<authenticate::Authenticate>))
         .service(resource("/api/catalog/c/{c}/o/{o}").to(handle::<catalog::Catalog>))
         .service(resource("/api/catalog/o/{c}").to(handle::<catalog::CatalogShort>))
-        .service(resource("/api/contribute/o/{o}").to(handle::<contribute::Contribute>));
+        .service(resource("/api/contribute/o/{o}").to(handle::<contribute::Contribute>))
+        .service(resource("/api/media/c/{c}/o/{o}").to(handle::<media_call::Media>));
 }
 
 /// The `{c}` and `{o}` segments of a path.

@@ -195,7 +195,11 @@ impl MediaServices {
     }
 
     /// Whether `object` can be reached through `collection` (a member, or the collection itself).
-    fn reachable(&self, collection: ObjectId, object: ObjectId) -> Result<bool, StoreError> {
+    pub(super) fn reachable(
+        &self,
+        collection: ObjectId,
+        object: ObjectId,
+    ) -> Result<bool, StoreError> {
         Ok(collection == object || self.media.is_member(collection, object)?)
     }
 

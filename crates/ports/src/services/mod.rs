@@ -6,6 +6,7 @@ mod media;
 mod oauth;
 pub mod people;
 mod sessions;
+pub mod uploads;
 mod users;
 
 use std::sync::{Arc, OnceLock};
@@ -19,6 +20,7 @@ use crate::repos::{
     PendingSignInRepository, PurgeReport, SessionRepository, Store, UserRepository,
 };
 use crate::sso::{NoSso, SsoProvider};
+use crate::storage::{MediaStorage, NoStorage};
 use crate::world::{Clock, RandomSource};
 
 pub use media::{
@@ -32,6 +34,10 @@ pub use oauth::{
 };
 pub use sessions::{
     FinishSignInError, PENDING_SIGN_IN_SECONDS, RedirectSignIn, SignInError, StartedSession,
+};
+pub use uploads::{
+    AppendDone, AppendFailed, BeginUploadFailed, DeliverFailed, Delivery, MediaFailed, MediaFile,
+    MediaView, PutFileFailed, UploadLookupFailed, UploadServices, UploadSettings, UploadTarget,
 };
 pub use users::NewUserInput;
 
@@ -205,6 +211,7 @@ pub struct Services {
     people: PeopleServices,
     oauth: OAuthServices,
     sessions: SessionServices,
+    uploads: UploadServices,
 }
 
 impl std::fmt::Debug for World {
@@ -261,13 +268,38 @@ impl Services {
             store.clone(),
         );
         let sessions = SessionServices::new(people.clone(), store.clone(), store.clone());
+        let uploads = UploadServices::new(
+            media.clone(),
+            store.clone(),
+            Arc::new(NoStorage),
+            UploadSettings::default(),
+        );
         Self {
             store,
             media,
             people,
             oauth,
             sessions,
+            uploads,
         }
+    }
+
+    /// Keeps media in `storage` with `settings` (the default stores nothing: every upload
+    /// and delivery answers that no media storage is configured).
+    #[must_use]
+    pub fn with_storage(
+        mut self,
+        storage: Arc<dyn MediaStorage>,
+        settings: UploadSettings,
+    ) -> Self {
+        self.uploads =
+            UploadServices::new(self.media.clone(), self.store.clone(), storage, settings);
+        self
+    }
+
+    /// Upload, media and delivery use cases.
+    pub fn uploads(&self) -> &UploadServices {
+        &self.uploads
     }
 
     /// Signs browsers in through `sso` (the default refuses every sign-in).

@@ -1,0 +1,142 @@
+//! `media` (DECISIONS §7): where an object's media stands (GET), processing again (POST
+//! `action=reprocess`), removing it (DELETE).
+
+use actix_web::HttpResponse;
+use actix_web::http::Method;
+use medialib_domain::Action;
+use medialib_ports::services::{MediaFailed, MediaView};
+use serde::Serialize;
+
+use super::{Answer, Call, MemberPath, Resource, is_read, not_implemented};
+use crate::blocking::run;
+use crate::error::ApiError;
+
+/// `/api/media/c/{c}/o/{o}`.
+pub(crate) struct Media;
+
+impl Resource for Media {
+    const ALLOW: &'static str = "GET, HEAD, POST, DELETE, OPTIONS";
+    type Path = MemberPath;
+
+    fn writes(MemberPath(c, _): MemberPath) -> Option<Action> {
+        Some(Action::Edit { collection: c })
+    }
+
+    async fn answer(call: Call<'_>, path: MemberPath) -> Answer {
+        match call.input.method {
+            ref m if is_read(m) => read(&call, path).await,
+            Method::POST => reprocess(&call, path).await,
+            Method::DELETE => remove(&call, path).await,
+            _ => Err(not_implemented(Self::ALLOW)),
+        }
+    }
+}
+
+impl From<MediaFailed> for ApiError {
+    fn from(e: MediaFailed) -> Self {
+        match e {
+            MediaFailed::NotFound | MediaFailed::NoMedia => Self::Missing(e.to_string()),
+            MediaFailed::Storage(s) => s.into(),
+            MediaFailed::Refused(r) => r.into(),
+            MediaFailed::Store(s) => s.into(),
+        }
+    }
+}
+
+/// The `source` of the media record.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SourceRecord {
+    filename: Option<String>,
+    size: u64,
+    sha256: String,
+    content_type: String,
+}
+
+/// A file of the media record.
+#[derive(Debug, Serialize)]
+pub(crate) struct FileRecord {
+    role: &'static str,
+    format: String,
+    url: String,
+    size: u64,
+    width: Option<u32>,
+    height: Option<u32>,
+    bitrate: Option<u64>,
+}
+
+/// The media record.
+#[derive(Debug, Serialize)]
+pub(crate) struct MediaRecord {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    state: &'static str,
+    progress: u8,
+    error: Option<String>,
+    attempts: u32,
+    source: Option<SourceRecord>,
+    files: Vec<FileRecord>,
+    modified: i64,
+}
+
+impl MediaRecord {
+    fn new(view: MediaView, base_url: &str) -> Self {
+        let r = view.record;
+        Self {
+            kind: "media",
+            state: r.state.as_str(),
+            progress: r.progress,
+            error: r.error,
+            attempts: r.attempts,
+            source: r.source.map(|s| SourceRecord {
+                filename: s.filename.map(|f| f.as_str().to_owned()),
+                size: s.size,
+                sha256: s.sha256.iter().map(|b| format!("{b:02x}")).collect(),
+                content_type: s.content_type,
+            }),
+            files: view
+                .files
+                .into_iter()
+                .map(|f| FileRecord {
+                    role: f.role,
+                    format: f.format,
+                    url: format!("{base_url}{}", f.path),
+                    size: f.size,
+                    width: None,
+                    height: None,
+                    bitrate: None,
+                })
+                .collect(),
+            modified: r.modified.epoch_seconds(),
+        }
+    }
+}
+
+/// The media record of an object: state, progress, error, attempts, source, files.
+async fn read(call: &Call<'_>, MemberPath(c, o): MemberPath) -> Answer {
+    call.only(&[])?;
+    let caller = call.caller()?;
+    let view = run(call.state, move |s| s.uploads().media(Some(&caller), c, o)).await?;
+    Ok(HttpResponse::Ok().json(MediaRecord::new(view, &call.state.config().base_url)))
+}
+
+/// `action=reprocess`: queue processing again (202).
+async fn reprocess(call: &Call<'_>, MemberPath(c, o): MemberPath) -> Answer {
+    call.only(&["action"])?;
+    if call.field("action") != Some("reprocess") {
+        return Err(ApiError::BadRequest(
+            "action must be reprocess (the only action on media)".into(),
+        ));
+    }
+    let caller = call.caller()?;
+    run(call.state, move |s| s.uploads().reprocess(&caller, c, o)).await?;
+    Ok(HttpResponse::Accepted().finish())
+}
+
+/// Remove the media (source and derived files); the object stays.
+async fn remove(call: &Call<'_>, MemberPath(c, o): MemberPath) -> Answer {
+    call.only(&[])?;
+    let caller = call.caller()?;
+    run(call.state, move |s| s.uploads().remove_media(&caller, c, o)).await?;
+    Ok(HttpResponse::Ok().json(serde_json::json!({"message": "media removed"})))
+}

@@ -1,0 +1,191 @@
+//! Delivery of stored media at `/m/{object}/{expires}/{signature}/{file}` (DECISIONS §7):
+//! the signature is the permission (minted only for readers of the object), so these answers
+//! need no token or cookie and work in a `<video src>`, a player's fetch, or curl.
+//! Range (206/416), `ETag`, `Last-Modified`, `If-None-Match` (304), `If-Range`, CORS.
+
+use actix_web::http::{Method, StatusCode, header};
+use actix_web::{HttpRequest, HttpResponse, web};
+use medialib_domain::media::{ByteSpan, RangeAnswer, resolve_range};
+use medialib_ports::ObjectInfo;
+use medialib_ports::services::{DeliverFailed, Delivery};
+
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::transfer::{on_thread, stream};
+
+/// Registers the delivery route.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(crate::routing::resource("/m/{object}/{expires}/{signature}/{file}").to(deliver));
+}
+
+impl From<DeliverFailed> for ApiError {
+    fn from(e: DeliverFailed) -> Self {
+        match e {
+            DeliverFailed::Url(u) => Self::Forbidden(u.to_string()),
+            DeliverFailed::Missing => Self::Missing(e.to_string()),
+            DeliverFailed::Storage(s) => s.into(),
+            DeliverFailed::Store(s) => s.into(),
+        }
+    }
+}
+
+/// What the request's conditional and range headers ask, as strings to judge off the
+/// async worker.
+struct Conditions {
+    range: Option<String>,
+    if_range: Option<String>,
+    if_none_match: Option<String>,
+}
+
+fn header_string(req: &HttpRequest, name: header::HeaderName) -> Option<String> {
+    req.headers()
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+/// The strong `ETag` of a stored file.
+fn etag(info: &ObjectInfo) -> String {
+    format!("\"{}\"", info.etag)
+}
+
+/// Whether an `If-None-Match` list names this entity (weak comparison, RFC 9110 §13.1.2).
+fn none_match(list: &str, etag: &str) -> bool {
+    let bare = etag.trim_start_matches("W/");
+    list.split(',').any(|t| {
+        let t = t.trim();
+        t == "*" || t.trim_start_matches("W/") == bare
+    })
+}
+
+/// What to answer, decided once the file is known.
+enum Plan {
+    NotModified,
+    Whole,
+    Part(ByteSpan),
+    Unsatisfiable,
+}
+
+fn plan(info: &ObjectInfo, c: &Conditions) -> Plan {
+    let tag = etag(info);
+    if c.if_none_match
+        .as_deref()
+        .is_some_and(|l| none_match(l, &tag))
+    {
+        return Plan::NotModified;
+    }
+    // If-Range with another validator than the current strong ETag: send everything.
+    if c.if_range.as_deref().is_some_and(|v| v.trim() != tag) {
+        return Plan::Whole;
+    }
+    match resolve_range(c.range.as_deref(), info.size) {
+        RangeAnswer::Whole => Plan::Whole,
+        RangeAnswer::Part(span) => Plan::Part(span),
+        RangeAnswer::Unsatisfiable => Plan::Unsatisfiable,
+    }
+}
+
+fn http_date(t: medialib_domain::Timestamp) -> header::HttpDate {
+    let secs = u64::try_from(t.epoch_seconds()).unwrap_or(0);
+    header::HttpDate::from(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs))
+}
+
+/// `GET`/`HEAD /m/{object}/{expires}/{signature}/{file}`.
+async fn deliver(
+    req: HttpRequest,
+    path: web::Path<(String, String, String, String)>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let method = req.method().clone();
+    if method != Method::GET && method != Method::HEAD {
+        return Err(ApiError::MethodNotImplemented { allow: "GET, HEAD" });
+    }
+    let (object, expires, signature, file) = path.into_inner();
+    let conditions = Conditions {
+        range: header_string(&req, header::RANGE),
+        if_range: header_string(&req, header::IF_RANGE),
+        if_none_match: header_string(&req, header::IF_NONE_MATCH),
+    };
+    let redirect = state.config().storage_redirect;
+    let head = method == Method::HEAD;
+    let opened = on_thread(&state, move |s| {
+        let uploads = s.uploads();
+        let delivery: Delivery =
+            uploads.open_delivery(&object, &expires, &signature, &file, redirect)?;
+        let Some(info) = delivery.info.clone() else {
+            return Ok((delivery, Plan::Whole, None));
+        };
+        let plan = plan(&info, &conditions);
+        let reading = match (&plan, head) {
+            (Plan::Whole, false) => Some(uploads.read_delivery(&delivery, None)?),
+            (Plan::Part(span), false) => Some(uploads.read_delivery(&delivery, Some(*span))?),
+            _ => None,
+        };
+        Ok::<_, DeliverFailed>((delivery, plan, reading))
+    })
+    .await??;
+    let (delivery, plan, reading) = opened;
+    if let Some(url) = &delivery.redirect {
+        return Ok(HttpResponse::Found()
+            .insert_header((header::LOCATION, url.as_str()))
+            .insert_header((header::CACHE_CONTROL, "private, no-store"))
+            .finish());
+    }
+    let Some(info) = delivery.info.as_ref() else {
+        return Err(ApiError::Internal);
+    };
+    let mut builder = HttpResponse::build(StatusCode::OK);
+    builder
+        .insert_header((header::ACCEPT_RANGES, "bytes"))
+        .insert_header((header::ETAG, etag(info)))
+        .insert_header((header::LAST_MODIFIED, http_date(info.modified)))
+        .insert_header((header::CACHE_CONTROL, "private, max-age=3600"))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .insert_header((header::CONTENT_TYPE, delivery.content_type));
+    if let Some(name) = &delivery.filename {
+        builder.insert_header((
+            header::CONTENT_DISPOSITION,
+            header::ContentDisposition {
+                disposition: header::DispositionType::Inline,
+                parameters: vec![header::DispositionParam::Filename(name.as_str().to_owned())],
+            },
+        ));
+    }
+    let length = match plan {
+        Plan::NotModified => {
+            return Ok(builder.status(StatusCode::NOT_MODIFIED).finish());
+        }
+        Plan::Unsatisfiable => {
+            return Ok(builder
+                .status(StatusCode::RANGE_NOT_SATISFIABLE)
+                .insert_header((header::CONTENT_RANGE, format!("bytes */{}", info.size)))
+                .finish());
+        }
+        Plan::Whole => info.size,
+        Plan::Part(span) => {
+            builder
+                .status(StatusCode::PARTIAL_CONTENT)
+                .insert_header((header::CONTENT_RANGE, span.content_range(info.size)));
+            span.len()
+        }
+    };
+    let Some(reading) = reading else {
+        // HEAD: the headers of the GET, no body.
+        return Ok(builder.no_chunking(length).finish());
+    };
+    let body = stream(&state, reading.body)?;
+    Ok(builder.body(actix_web::body::SizedStream::new(length, body)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn if_none_match_compares_weakly_and_accepts_star() {
+        assert!(none_match("\"a\"", "\"a\""));
+        assert!(none_match("W/\"a\", \"b\"", "\"a\""));
+        assert!(none_match("*", "\"a\""));
+        assert!(!none_match("\"b\"", "\"a\""));
+    }
+}

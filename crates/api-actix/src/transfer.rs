@@ -1,0 +1,211 @@
+//! Moving media bytes between a connection and the blocking media use cases without holding
+//! them whole: a request body becomes a [`std::io::Read`] on a thread of its own, and a
+//! stored file's reader becomes a response stream. Each transfer runs on its own thread, not
+//! on the blocking pool (which is sized for the database pool): a slow upload must not hold
+//! a thread the next describe needs. At most [`Transfers`]' slots run at once; more get a 503.
+
+use std::io::{self, Read};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use actix_web::web::Bytes;
+use futures_core::Stream;
+use medialib_ports::Services;
+use tokio::sync::{Semaphore, mpsc, oneshot};
+
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// Chunks in flight between a connection and its transfer thread (each at most what one
+/// read returns: 64 KiB for request bodies, [`CHUNK`] for files).
+const QUEUE: usize = 8;
+/// Bytes read from storage per chunk of a response.
+const CHUNK: usize = 256 * 1024;
+
+/// Transfers that may run at once.
+#[derive(Debug, Clone)]
+pub struct Transfers(Arc<Semaphore>);
+
+impl Transfers {
+    /// `n` transfers at once.
+    pub fn new(n: usize) -> Self {
+        Self(Arc::new(Semaphore::new(n.max(1))))
+    }
+}
+
+impl Default for Transfers {
+    /// 64 at once: far more uploads than a 2-core server writes at full speed.
+    fn default() -> Self {
+        Self::new(64)
+    }
+}
+
+/// The request body as a reader, fed chunk by chunk by the connection.
+struct BodyReader {
+    chunks: mpsc::Receiver<io::Result<Bytes>>,
+    current: Bytes,
+}
+
+impl Read for BodyReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        while self.current.is_empty() {
+            match self.chunks.blocking_recv() {
+                Some(Ok(chunk)) => self.current = chunk,
+                Some(Err(e)) => return Err(e),
+                None => return Ok(0),
+            }
+        }
+        let n = buf.len().min(self.current.len());
+        buf[..n].copy_from_slice(&self.current[..n]);
+        let _ = self.current.split_to(n);
+        Ok(n)
+    }
+}
+
+fn spawn<T: Send + 'static>(
+    name: &str,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<oneshot::Receiver<T>, ApiError> {
+    let (done, result) = oneshot::channel();
+    let span = tracing::Span::current();
+    std::thread::Builder::new()
+        .name(name.to_owned())
+        .spawn(move || {
+            let _ = done.send(span.in_scope(work));
+        })
+        .map_err(|e| {
+            tracing::error!(error = %e, "cannot start a transfer thread");
+            ApiError::Overloaded
+        })?;
+    Ok(result)
+}
+
+/// Runs `work` with the request body as a reader, on a transfer thread, while this task
+/// feeds it the body. Returns as soon as `work` does, even if the client is still sending
+/// (the rest of the body is then not read).
+pub async fn with_body<T, F, S, E>(state: &AppState, mut payload: S, work: F) -> Result<T, ApiError>
+where
+    T: Send + 'static,
+    F: FnOnce(&Services, &mut dyn Read) -> T + Send + 'static,
+    S: Stream<Item = Result<Bytes, E>> + Unpin,
+    E: std::fmt::Display,
+{
+    let _slot = state
+        .transfers()
+        .0
+        .clone()
+        .try_acquire_owned()
+        .map_err(|_| ApiError::Overloaded)?;
+    let services = state.services().clone();
+    let (feed, chunks) = mpsc::channel(QUEUE);
+    let mut result = spawn("medialib-upload", move || {
+        let mut reader = BodyReader {
+            chunks,
+            current: Bytes::new(),
+        };
+        work(&services, &mut reader)
+    })?;
+    let mut feed = Some(feed);
+    loop {
+        let next = async {
+            match feed.as_ref() {
+                Some(_) => std::future::poll_fn(|cx| Pin::new(&mut payload).poll_next(cx)).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            done = &mut result => {
+                return done.map_err(|_| ApiError::Internal);
+            }
+            chunk = next => {
+                let Some(sender) = feed.as_ref() else { continue };
+                let item = match chunk {
+                    Some(Ok(bytes)) => Ok(bytes),
+                    Some(Err(e)) => Err(io::Error::new(io::ErrorKind::ConnectionAborted, e.to_string())),
+                    None => {
+                        // The end of the body: the reader sees it when the sender is gone.
+                        feed = None;
+                        continue;
+                    }
+                };
+                let failed = item.is_err();
+                if sender.send(item).await.is_err() || failed {
+                    feed = None;
+                }
+            }
+        }
+    }
+}
+
+/// Runs `work` on a transfer thread (it opens a stored file); returns its answer.
+pub async fn on_thread<T, F>(state: &AppState, work: F) -> Result<T, ApiError>
+where
+    T: Send + 'static,
+    F: FnOnce(&Services) -> T + Send + 'static,
+{
+    let _slot = state
+        .transfers()
+        .0
+        .clone()
+        .try_acquire_owned()
+        .map_err(|_| ApiError::Overloaded)?;
+    let services = state.services().clone();
+    spawn("medialib-media", move || work(&services))?
+        .await
+        .map_err(|_| ApiError::Internal)
+}
+
+/// A response body that reads `reader` on a transfer thread, [`CHUNK`] bytes at a time, as
+/// fast as the client takes them. A read error ends the stream early (the client sees a
+/// short body, which it can tell from `Content-Length`).
+pub fn stream(state: &AppState, mut reader: Box<dyn Read + Send>) -> Result<ReadStream, ApiError> {
+    let slot = state
+        .transfers()
+        .0
+        .clone()
+        .try_acquire_owned()
+        .map_err(|_| ApiError::Overloaded)?;
+    let (feed, chunks) = mpsc::channel::<io::Result<Bytes>>(2);
+    drop(spawn("medialib-delivery", move || {
+        let _slot = slot;
+        loop {
+            let mut buf = vec![0u8; CHUNK];
+            let mut filled = 0;
+            // Fill the chunk (a reader may return less than asked).
+            while filled < CHUNK {
+                match reader.read(&mut buf[filled..]) {
+                    Ok(0) => break,
+                    Ok(n) => filled += n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        tracing::warn!(error = %e, "reading a delivered file failed");
+                        let _ = feed.blocking_send(Err(e));
+                        return;
+                    }
+                }
+            }
+            if filled == 0 {
+                return;
+            }
+            buf.truncate(filled);
+            if feed.blocking_send(Ok(Bytes::from(buf))).is_err() {
+                // The client went away.
+                return;
+            }
+        }
+    })?);
+    Ok(ReadStream(chunks))
+}
+
+/// The stream [`stream`] returns.
+#[derive(Debug)]
+pub struct ReadStream(mpsc::Receiver<io::Result<Bytes>>);
+
+impl Stream for ReadStream {
+    type Item = io::Result<Bytes>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.0.poll_recv(cx)
+    }
+}
