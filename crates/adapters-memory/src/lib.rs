@@ -20,6 +20,7 @@ mod grants;
 mod media;
 mod sessions;
 mod state;
+pub mod storage;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod users;

@@ -24,8 +24,8 @@ pub use declare::{Key, markdown_table};
 pub use load::{ConfigError, SettingsLoader};
 pub use table::{KEYS, Settings, key};
 pub use values::{
-    BaseUrl, Count, DatabaseKind, DatabaseUrl, LogFormat, OidcSettings, PerMinute, Sso, TlsFiles,
-    TrustedProxy, Ttl,
+    BaseUrl, Count, DatabaseKind, DatabaseUrl, LogFormat, OidcSettings, PerMinute, Sso,
+    StorageSettings, StorageUrl, TlsFiles, TrustedProxy, Ttl,
 };
 
 use crate::secret::Secret;

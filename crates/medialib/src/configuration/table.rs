@@ -11,8 +11,8 @@ use super::declare::settings;
 use super::load::Check;
 use super::values::{self, SsoMode};
 use super::{
-    BaseUrl, Count, DatabaseUrl, LogFormat, OidcSettings, PerMinute, Secret, Sso, TlsFiles,
-    TrustedProxy, Ttl,
+    BaseUrl, Count, DatabaseUrl, LogFormat, OidcSettings, PerMinute, Secret, Sso, StorageSettings,
+    StorageUrl, TlsFiles, TrustedProxy, Ttl,
 };
 
 /// The largest `oidc_clock_skew` accepted: more would make expired ID tokens useful for long.
@@ -90,8 +90,39 @@ settings! {
         /// 503 with `Retry-After: 1` at once (1 to 100000; see
         /// [docs/reliability.md](docs/reliability.md))
         field max_in_flight: Count = default "256", |text| Count::parse(text, MAX_IN_FLIGHT);
+        /// where media is kept: `file://PATH` (a directory) or `s3://BUCKET/PREFIX` (see
+        /// [docs/operations.md](docs/operations.md))
+        part storage_url: StorageUrl = default "file://./medialib-data/media", StorageUrl::parse;
+        /// with `s3://`: the endpoint of an S3-compatible store (Garage, MinIO, Ceph);
+        /// `AWS_ENDPOINT_URL` when unset, else AWS
+        part storage_s3_endpoint: Option<String> = unset "unset", values::url;
+        /// with `s3://`: the region (`AWS_REGION` when unset; Garage's is `garage`)
+        part storage_s3_region: Option<String> = unset "unset", values::text;
+        /// with `s3://`: the access key id (`AWS_ACCESS_KEY_ID` when unset)
+        part storage_s3_access_key_id: Option<String> = unset "unset", values::text;
+        /// with `s3://`: the secret access key (`AWS_SECRET_ACCESS_KEY` when unset)
+        part storage_s3_secret_access_key: Option<Secret> = secret "unset", values::secret;
+        /// with `s3://`: answer media URLs with a 302 to a presigned URL of the store instead
+        /// of streaming the bytes through medialib (`true` or `false`)
+        field storage_redirect: bool = default "false", values::boolean;
+        /// the largest upload, in bytes (suffixes `KiB`, `MiB`, `GiB`, `TiB`); larger is a 413
+        /// before any byte is stored
+        field upload_max_size: u64 = default "20GiB", values::byte_size;
+        /// bytes the organization may keep, sources and unfinished uploads counted (suffixes as
+        /// `upload_max_size`); an upload that would pass it is a 409
+        field storage_quota: Option<u64> = unset "unlimited", values::byte_size;
+        /// seconds an unfinished upload is kept; housekeeping then deletes its bytes
+        field upload_expiry: Ttl = default "86400" "(24 hours)", Ttl::parse;
+        /// seconds a media URL stays valid (each record read mints fresh ones)
+        field media_url_ttl: Ttl = default "21600" "(6 hours)", Ttl::parse;
+        /// the key media URLs are signed with, at least 32 characters; every process serving
+        /// the same media must share it
+        field media_signing_key: Option<Secret> =
+            secret "one generated at first start and kept in the database", values::signing_key;
     }
     derived {
+        /// Where media is kept (`storage_url`, `storage_s3_*`).
+        storage: StorageSettings = storage_settings;
         /// HTTPS certificate and key (`tls_cert`, `tls_key`).
         tls: Option<TlsFiles> = tls_files;
         /// The sign-in mode and its parameters (`sso`, `oidc_*`, `sso_header`).
@@ -146,6 +177,37 @@ fn tls_files(values: &Values, check: &mut Check) -> Option<TlsFiles> {
         _ => {}
     }
     None
+}
+
+/// `storage_url` with the S3 settings it needs.
+fn storage_settings(values: &Values, check: &mut Check) -> StorageSettings {
+    let s3_keys = [
+        &key::storage_s3_endpoint,
+        &key::storage_s3_region,
+        &key::storage_s3_access_key_id,
+        &key::storage_s3_secret_access_key,
+    ];
+    if matches!(values.storage_url, StorageUrl::File(_)) {
+        for k in s3_keys {
+            if check.is_set(k) {
+                let message = format!("{} applies only to an s3:// storage_url", k.name());
+                check.complain(k, &message);
+            }
+        }
+        if check.is_set(&key::storage_redirect) && values.storage_redirect {
+            check.complain(
+                &key::storage_redirect,
+                "storage_redirect = true needs an s3:// storage_url (a directory cannot presign)",
+            );
+        }
+    }
+    StorageSettings {
+        url: values.storage_url.clone(),
+        s3_endpoint: values.storage_s3_endpoint.clone(),
+        s3_region: values.storage_s3_region.clone(),
+        s3_access_key_id: values.storage_s3_access_key_id.clone(),
+        s3_secret_access_key: values.storage_s3_secret_access_key.clone(),
+    }
 }
 
 /// `sso` with the parameters its mode needs.

@@ -403,3 +403,109 @@ pub(super) fn origin(text: &str) -> Result<String, String> {
     }
     Ok(text.trim_end_matches('/').to_owned())
 }
+
+/// `true` or `false`.
+pub(super) fn boolean(text: &str) -> Result<bool, String> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" | "on" => Ok(true),
+        "false" | "0" | "no" | "off" => Ok(false),
+        _ => Err(format!("`{text}` is not true or false")),
+    }
+}
+
+/// A size in bytes: an integer with an optional binary suffix (`KiB`, `MiB`, `GiB`, `TiB`;
+/// `K`, `M`, `G`, `T` mean the same).
+pub(super) fn byte_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (number, suffix) = t.split_at(digits);
+    let shift = match suffix.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kib" => 10,
+        "m" | "mib" => 20,
+        "g" | "gib" => 30,
+        "t" | "tib" => 40,
+        _ => {
+            return Err(format!(
+                "`{text}` is not a size such as 1048576, 500MiB or 20GiB"
+            ));
+        }
+    };
+    number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(1u64 << shift))
+        .filter(|n| *n > 0 && i64::try_from(*n).is_ok())
+        .ok_or_else(|| format!("`{text}` is not a positive size such as 1048576, 500MiB or 20GiB"))
+}
+
+/// A signing key of at least 32 characters.
+pub(super) fn signing_key(text: &str) -> Result<Secret, String> {
+    if text.len() >= 32 {
+        Ok(Secret::new(text))
+    } else {
+        Err("the media signing key must hold at least 32 characters (`openssl rand -hex 32` makes one)".to_owned())
+    }
+}
+
+/// Where media is kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StorageUrl {
+    /// A directory (`file://PATH`; relative to the working directory unless absolute).
+    File(PathBuf),
+    /// An S3 bucket and key prefix (`s3://BUCKET/PREFIX`).
+    S3 {
+        /// The bucket.
+        bucket: String,
+        /// The prefix inside it (no leading or trailing `/`; may be empty).
+        prefix: String,
+    },
+}
+
+impl StorageUrl {
+    /// Parses `file://PATH` or `s3://BUCKET[/PREFIX]`.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        if let Some(path) = text.strip_prefix("file://") {
+            if path.is_empty() {
+                return Err(format!("`{text}` names no directory: file://PATH"));
+            }
+            return Ok(Self::File(PathBuf::from(path)));
+        }
+        if let Some(rest) = text.strip_prefix("s3://") {
+            let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+            let valid_bucket = (3..=63).contains(&bucket.len())
+                && bucket.bytes().all(|b| {
+                    b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.'
+                });
+            if !valid_bucket {
+                return Err(format!(
+                    "`{text}` does not name an S3 bucket (3 to 63 lower-case letters, digits, `-` or `.`)"
+                ));
+            }
+            let prefix = prefix.trim_matches('/');
+            if prefix.split('/').any(|s| s == ".." || s == ".") {
+                return Err(format!("`{text}` has a `.` or `..` in its prefix"));
+            }
+            return Ok(Self::S3 {
+                bucket: bucket.to_owned(),
+                prefix: prefix.to_owned(),
+            });
+        }
+        Err(format!("`{text}` is not file://PATH or s3://BUCKET/PREFIX"))
+    }
+}
+
+/// The media storage settings.
+#[derive(Debug, Clone)]
+pub struct StorageSettings {
+    /// `storage_url`.
+    pub url: StorageUrl,
+    /// `storage_s3_endpoint`.
+    pub s3_endpoint: Option<String>,
+    /// `storage_s3_region`.
+    pub s3_region: Option<String>,
+    /// `storage_s3_access_key_id`.
+    pub s3_access_key_id: Option<String>,
+    /// `storage_s3_secret_access_key`.
+    pub s3_secret_access_key: Option<Secret>,
+}
