@@ -49,7 +49,7 @@ impl From<medialib_ports::StoreError> for AdminError {
 pub fn services(settings: &Settings) -> Result<Services, AdminError> {
     let db = database::prepare(&settings.database_url, &database::pool_options(settings))?;
     let base = settings.base_url_for(settings.bind);
-    Ok(crate::startup::services(settings, &base, db))
+    crate::startup::services(settings, &base, db).map_err(|e| AdminError::Failed(e.to_string()))
 }
 
 /// Reads a password from standard input ([`read_password`]); on a terminal, asks for it on

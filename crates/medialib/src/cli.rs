@@ -87,6 +87,20 @@ enum Command {
     /// the OAuth flow; with --json, one JSON object with the same information. Progress
     /// and logs go to standard error (MEDIALIB_LOG, default warn).
     Demo(DemoArgs),
+    /// Check the media storage (storage check)
+    #[command(subcommand)]
+    Storage(StorageCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum StorageCommand {
+    /// Check that the configured media storage works end to end
+    ///
+    /// Writes a 256 KiB test object under `.medialib-check/`, reads it back whole and in
+    /// part, lists it, deletes it and checks that it is gone. Prints each step with ok or
+    /// the error (with --json, {"location": ..., "steps": [{"step", "ok", "error"}]}); exits
+    /// 1 when a step failed. Needs no database.
+    Check,
 }
 
 #[derive(Debug, Args)]
@@ -321,6 +335,7 @@ where
             admin::restore(s, &uuid, into.as_deref(), cli.json)
         }),
         Command::Demo(_) => demo(settings, cli.json),
+        Command::Storage(StorageCommand::Check) => storage_check(&settings, cli.json),
         Command::Client(cmd) => admin_command(&settings, |s| match cmd {
             ClientCommand::Add {
                 name,
@@ -410,6 +425,45 @@ fn demo(settings: Settings, json: bool) -> Result<(), Failure> {
         progress("stopped");
         Ok(())
     })
+}
+
+/// `medialib storage check`.
+fn storage_check(settings: &Settings, json: bool) -> Result<(), Failure> {
+    init_command_logging(settings)?;
+    let storage = crate::media::open_storage(&settings.storage)
+        .map_err(|e| Failure::Usage(e.to_string()))?;
+    let steps = crate::media::check_storage(storage.as_ref());
+    let failed = steps.iter().any(|s| s.outcome.is_err());
+    let mut stdout = std::io::stdout().lock();
+    if json {
+        let steps: Vec<_> = steps
+            .iter()
+            .map(|s| {
+                serde_json::json!({
+                    "step": s.step,
+                    "ok": s.outcome.is_ok(),
+                    "error": s.outcome.as_ref().err(),
+                })
+            })
+            .collect();
+        writeln!(
+            stdout,
+            "{}",
+            serde_json::json!({ "location": storage.location(), "steps": steps })
+        )?;
+    } else {
+        writeln!(stdout, "media storage: {}", storage.location())?;
+        for s in &steps {
+            match &s.outcome {
+                Ok(()) => writeln!(stdout, "  ok    {}", s.step)?,
+                Err(e) => writeln!(stdout, "  FAIL  {}: {e}", s.step)?,
+            }
+        }
+    }
+    if failed {
+        return Err(Failure::Runtime("the media storage check failed".into()));
+    }
+    Ok(())
 }
 
 /// Logging for one-shot commands: standard error, quiet unless `log` is set.

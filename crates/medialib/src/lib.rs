@@ -11,6 +11,7 @@ pub mod configuration;
 pub mod database;
 pub mod demo;
 pub mod malloc;
+pub mod media;
 pub mod secret;
 pub mod startup;
 pub mod telemetry;

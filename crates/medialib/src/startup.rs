@@ -49,12 +49,15 @@ pub enum StartupError {
     /// The blocking database setup task did not finish.
     #[error("the database setup task failed: {0}")]
     Task(String),
+    /// The media storage cannot be opened.
+    #[error("{0}")]
+    Storage(String),
 }
 
 impl StartupError {
     /// True when the operator's configuration is at fault (exit code 2).
     pub fn is_configuration_error(&self) -> bool {
-        matches!(self, Self::Tls(_))
+        matches!(self, Self::Tls(_) | Self::Storage(_))
     }
 }
 
@@ -88,7 +91,12 @@ impl Application {
             source,
         })?;
         let base_url = settings.base_url_for(local);
-        let services = services(&settings, &base_url, database.clone());
+        let services = services(&settings, &base_url, database.clone())?;
+        match services.uploads().release_stale_locks() {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(locks = n, "freed upload locks held before a restart"),
+            Err(error) => tracing::warn!(%error, "cannot free upload locks held before a restart"),
+        }
         let housekeeping = Housekeeping {
             services: services.clone(),
             every: Duration::from_secs(u64::from(settings.purge_interval.seconds())),
@@ -107,9 +115,14 @@ impl Application {
             },
             max_in_flight: usize::try_from(settings.max_in_flight.get()).ok(),
             https_only: tls.is_some(),
+            storage_redirect: settings.storage_redirect,
         };
         let pool = Arc::new(DatabasePool(database.clone()));
-        let state = AppState::new(Arc::new(DatabaseReadiness::new(database)), services, http)
+        let readiness = crate::media::Ready {
+            database: DatabaseReadiness::new(database),
+            storage: services.uploads().storage().clone(),
+        };
+        let state = AppState::new(Arc::new(readiness), services, http)
             .with_pool_metrics(pool);
         let blocking_threads = AppState::blocking_threads_per_worker(
             usize::try_from(settings.db_pool_size.get()).unwrap_or(usize::MAX),
@@ -208,7 +221,15 @@ impl Housekeeping {
             ticks.tick().await;
             let services = self.services.clone();
             let span = tracing::info_span!("housekeeping");
-            let pass = actix_web::rt::task::spawn_blocking(move || services.purge_expired());
+            let pass = actix_web::rt::task::spawn_blocking(move || {
+                let report = services.purge_expired();
+                match services.uploads().purge_expired_uploads() {
+                    Ok(0) => {}
+                    Ok(n) => tracing::info!(uploads = n, "housekeeping deleted expired uploads"),
+                    Err(error) => tracing::warn!(%error, "deleting expired uploads failed"),
+                }
+                report
+            });
             match pass.instrument(span.clone()).await {
                 Ok(Ok(report)) => span.in_scope(|| log_purge(&report)),
                 Ok(Err(error)) => span.in_scope(|| {
@@ -292,7 +313,7 @@ pub fn services(
     settings: &Settings,
     base_url: &BaseUrl,
     database: medialib_adapters_diesel::Database,
-) -> Services {
+) -> Result<Services, StartupError> {
     // Ttl values are validated positive at load time; 0 cannot reach here.
     let lifetime = |secs: u32| {
         Lifetime::from_nonzero(std::num::NonZeroU32::new(secs).unwrap_or(std::num::NonZeroU32::MIN))
@@ -317,10 +338,13 @@ pub fn services(
             session_ttl: lifetime(settings.session_ttl.seconds()),
         },
     );
-    match sso {
+    let services = match sso {
         Some(sso) => services.with_sso(sso),
         None => services,
-    }
+    };
+    let storage = crate::media::open_storage(&settings.storage)
+        .map_err(|e| StartupError::Storage(e.to_string()))?;
+    Ok(services.with_storage(storage, crate::media::upload_settings(settings)))
 }
 
 /// The configured `trusted_proxies` as the web layer asks about them (nobody when empty).
