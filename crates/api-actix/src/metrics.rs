@@ -14,6 +14,9 @@
 //! - `medialib_oauth_token_requests_total{grant_type,outcome}`: every POST to the token
 //!   endpoint; `outcome` is `issued` or the RFC 6749 error code, or `rate_limited`.
 //! - `medialib_sign_ins_total{outcome}`: sign-in attempts that reached the SSO provider.
+//! - `medialib_media_bytes_total{direction="in|out"}` and
+//!   `medialib_media_transfers_in_progress{direction}`: media bytes received from uploads and
+//!   sent by delivery, and the transfers moving them now.
 //!
 //! The registry and its text encoding are prometheus-client's (its Prometheus 0.0.4 encoder);
 //! the gauges read at scrape time (pool, load shedding) are a [`Collector`] of ours.
@@ -34,7 +37,7 @@ use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetri
 use prometheus_client::metrics::MetricType;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
@@ -117,6 +120,45 @@ pub(crate) struct Metrics {
     durations: HistogramFamily,
     tokens: Family<TokenLabels, Counter>,
     sign_ins: Family<OutcomeLabel, Counter>,
+    media_bytes: Family<DirectionLabel, Counter>,
+    transfers: Family<DirectionLabel, Gauge>,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct DirectionLabel {
+    direction: &'static str,
+}
+
+/// Which way media bytes move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Direction {
+    /// From clients (uploads).
+    In,
+    /// To clients (delivery).
+    Out,
+}
+
+impl Direction {
+    fn label(self) -> DirectionLabel {
+        DirectionLabel {
+            direction: match self {
+                Self::In => "in",
+                Self::Out => "out",
+            },
+        }
+    }
+}
+
+/// Counts one transfer in progress while it lives.
+#[derive(Debug)]
+pub(crate) struct TransferGauge {
+    gauge: Gauge,
+}
+
+impl Drop for TransferGauge {
+    fn drop(&mut self) {
+        self.gauge.dec();
+    }
 }
 
 impl Default for Metrics {
@@ -132,7 +174,19 @@ impl Metrics {
         let durations = HistogramFamily::new_with_constructor(latency_histogram);
         let tokens = Family::<TokenLabels, Counter>::default();
         let sign_ins = Family::<OutcomeLabel, Counter>::default();
+        let media_bytes = Family::<DirectionLabel, Counter>::default();
+        let transfers = Family::<DirectionLabel, Gauge>::default();
         let mut registry = Registry::default();
+        registry.register_collector(Box::new(Declared {
+            name: "medialib_media_bytes",
+            help: "Media bytes received from clients (in: uploads) and sent to them (out: delivery).",
+            metric: media_bytes.clone(),
+        }));
+        registry.register_collector(Box::new(Declared {
+            name: "medialib_media_transfers_in_progress",
+            help: "Uploads (in) and deliveries (out) moving bytes right now.",
+            metric: transfers.clone(),
+        }));
         registry.register_collector(Box::new(Declared {
             name: "medialib_http_requests",
             help: "HTTP requests answered, by route pattern, method and status.",
@@ -161,7 +215,21 @@ impl Metrics {
             durations,
             tokens,
             sign_ins,
+            media_bytes,
+            transfers,
         }
+    }
+
+    /// Counts media bytes moved.
+    pub(crate) fn media_bytes(&self, direction: Direction, n: u64) {
+        self.media_bytes.get_or_create(&direction.label()).inc_by(n);
+    }
+
+    /// Counts a transfer in progress until the guard is dropped.
+    pub(crate) fn transfer(&self, direction: Direction) -> TransferGauge {
+        let gauge = self.transfers.get_or_create(&direction.label()).clone();
+        gauge.inc();
+        TransferGauge { gauge }
     }
 
     fn observe_request(&self, route: Route, method: &'static str, status: u16, took: Duration) {

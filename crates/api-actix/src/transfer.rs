@@ -15,6 +15,7 @@ use medialib_ports::Services;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
 use crate::error::ApiError;
+use crate::metrics::{Direction, Metrics, TransferGauge};
 use crate::state::AppState;
 
 /// Chunks in flight between a connection and its transfer thread (each at most what one
@@ -98,6 +99,7 @@ where
         .try_acquire_owned()
         .map_err(|_| ApiError::Overloaded)?;
     let services = state.services().clone();
+    let _counted = state.metrics.transfer(Direction::In);
     let (feed, chunks) = mpsc::channel(QUEUE);
     let mut result = spawn("medialib-upload", move || {
         let mut reader = BodyReader {
@@ -121,7 +123,10 @@ where
             chunk = next => {
                 let Some(sender) = feed.as_ref() else { continue };
                 let item = match chunk {
-                    Some(Ok(bytes)) => Ok(bytes),
+                    Some(Ok(bytes)) => {
+                        state.metrics.media_bytes(Direction::In, bytes.len() as u64);
+                        Ok(bytes)
+                    }
                     Some(Err(e)) => Err(io::Error::new(io::ErrorKind::ConnectionAborted, e.to_string())),
                     None => {
                         // The end of the body: the reader sees it when the sender is gone.
@@ -167,6 +172,8 @@ pub fn stream(state: &AppState, mut reader: Box<dyn Read + Send>) -> Result<Read
         .try_acquire_owned()
         .map_err(|_| ApiError::Overloaded)?;
     let (feed, chunks) = mpsc::channel::<io::Result<Bytes>>(2);
+    let metrics = Arc::clone(&state.metrics);
+    let counted = metrics.transfer(Direction::Out);
     drop(spawn("medialib-delivery", move || {
         let _slot = slot;
         loop {
@@ -195,17 +202,29 @@ pub fn stream(state: &AppState, mut reader: Box<dyn Read + Send>) -> Result<Read
             }
         }
     })?);
-    Ok(ReadStream(chunks))
+    Ok(ReadStream {
+        chunks,
+        metrics,
+        _counted: counted,
+    })
 }
 
-/// The stream [`stream`] returns.
+/// The stream [`stream`] returns; counts the bytes it hands to the connection.
 #[derive(Debug)]
-pub struct ReadStream(mpsc::Receiver<io::Result<Bytes>>);
+pub struct ReadStream {
+    chunks: mpsc::Receiver<io::Result<Bytes>>,
+    metrics: Arc<Metrics>,
+    _counted: TransferGauge,
+}
 
 impl Stream for ReadStream {
     type Item = io::Result<Bytes>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        self.0.poll_recv(cx)
+        let polled = self.chunks.poll_recv(cx);
+        if let Poll::Ready(Some(Ok(bytes))) = &polled {
+            self.metrics.media_bytes(Direction::Out, bytes.len() as u64);
+        }
+        polled
     }
 }

@@ -430,8 +430,8 @@ fn demo(settings: Settings, json: bool) -> Result<(), Failure> {
 /// `medialib storage check`.
 fn storage_check(settings: &Settings, json: bool) -> Result<(), Failure> {
     init_command_logging(settings)?;
-    let storage = crate::media::open_storage(&settings.storage)
-        .map_err(|e| Failure::Usage(e.to_string()))?;
+    let storage =
+        crate::media::open_storage(&settings.storage).map_err(|e| Failure::Usage(e.to_string()))?;
     let steps = crate::media::check_storage(storage.as_ref());
     let failed = steps.iter().any(|s| s.outcome.is_err());
     let mut stdout = std::io::stdout().lock();

@@ -26,7 +26,9 @@ impl fmt::Display for StorageUrl {
 }
 
 /// Opens the media store of `settings`.
-pub fn open_storage(settings: &StorageSettings) -> Result<Arc<dyn MediaStorage>, InvalidStorageUrl> {
+pub fn open_storage(
+    settings: &StorageSettings,
+) -> Result<Arc<dyn MediaStorage>, InvalidStorageUrl> {
     let s3 = S3Settings {
         endpoint: settings.s3_endpoint.clone(),
         region: settings.s3_region.clone(),
@@ -113,7 +115,10 @@ pub fn check_storage(storage: &dyn MediaStorage) -> Vec<CheckStep> {
     let bytes: Vec<u8> = (0..=255u8).cycle().take(256 * 1024).collect();
     let mut step = |name: &'static str, outcome: Result<(), String>| {
         let ok = outcome.is_ok();
-        steps.push(CheckStep { step: name, outcome });
+        steps.push(CheckStep {
+            step: name,
+            outcome,
+        });
         ok
     };
     let read_all = |r: Result<medialib_ports::Reading, StorageError>| -> Result<Vec<u8>, String> {
@@ -126,14 +131,19 @@ pub fn check_storage(storage: &dyn MediaStorage) -> Vec<CheckStep> {
     };
     if !step(
         "write a 256 KiB object",
-        storage.put(&key, &mut &bytes[..]).map(drop).map_err(|e| e.to_string()),
+        storage
+            .put(&key, &mut &bytes[..])
+            .map(drop)
+            .map_err(|e| e.to_string()),
     ) {
         return steps;
     }
     step(
         "read it back whole",
         read_all(storage.read(&key, None)).and_then(|got| {
-            (got == bytes).then_some(()).ok_or_else(|| "the bytes differ".to_owned())
+            (got == bytes)
+                .then_some(())
+                .ok_or_else(|| "the bytes differ".to_owned())
         }),
     );
     step(
@@ -146,13 +156,16 @@ pub fn check_storage(storage: &dyn MediaStorage) -> Vec<CheckStep> {
     );
     step(
         "list it",
-        storage.list(&prefix).map_err(|e| e.to_string()).and_then(|found| {
-            found
-                .iter()
-                .any(|o| o.key == key)
-                .then_some(())
-                .ok_or_else(|| "not listed".to_owned())
-        }),
+        storage
+            .list(&prefix)
+            .map_err(|e| e.to_string())
+            .and_then(|found| {
+                found
+                    .iter()
+                    .any(|o| o.key == key)
+                    .then_some(())
+                    .ok_or_else(|| "not listed".to_owned())
+            }),
     );
     step("delete it", storage.delete(&key).map_err(|e| e.to_string()));
     step(

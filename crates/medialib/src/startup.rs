@@ -122,8 +122,7 @@ impl Application {
             database: DatabaseReadiness::new(database),
             storage: services.uploads().storage().clone(),
         };
-        let state = AppState::new(Arc::new(readiness), services, http)
-            .with_pool_metrics(pool);
+        let state = AppState::new(Arc::new(readiness), services, http).with_pool_metrics(pool);
         let blocking_threads = AppState::blocking_threads_per_worker(
             usize::try_from(settings.db_pool_size.get()).unwrap_or(usize::MAX),
         );
