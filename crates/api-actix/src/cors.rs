@@ -1,5 +1,6 @@
 //! CORS for the API (spec §4.1.8, DECISIONS.md §4): browser callers from the configured
-//! origins (`MEDIALIB_CORS_ORIGINS`) may call every path under `/api/` except the
+//! origins (`MEDIALIB_CORS_ORIGINS`) may call every path under `/api/` (uploads with tus
+//! included) and fetch delivered media under `/m/` (DECISIONS §7), except the
 //! authorization endpoint `/api/oauth/authorize*` (RFC 9700 §2.6: no CORS there), and
 //! may read the authorization server metadata (`/.well-known/oauth-authorization-server`).
 //!
@@ -20,10 +21,17 @@ use actix_web::{HttpRequest, web};
 use crate::state::AppState;
 
 /// The request headers a cross-origin caller may send.
-const ALLOW_HEADERS: &str = "Authorization, Content-Type, X-HTTP-Method-Override";
+/// The tus headers let a browser page on an allowed origin upload (tus-js-client, Uppy);
+/// `Range` lets it fetch a part of a delivered file.
+const ALLOW_HEADERS: &str = "Authorization, Content-Type, X-HTTP-Method-Override, Range, \
+     Tus-Resumable, Upload-Length, Upload-Offset, Upload-Metadata, Upload-Checksum, \
+     Upload-Defer-Length";
 
 /// The response headers a cross-origin caller may read (beyond the CORS-safelisted ones).
-const EXPOSE_HEADERS: &str = "Allow, Retry-After, WWW-Authenticate, X-Request-Id";
+const EXPOSE_HEADERS: &str = "Allow, Retry-After, WWW-Authenticate, X-Request-Id, Location, \
+     Tus-Resumable, Tus-Version, Tus-Extension, Tus-Max-Size, Tus-Checksum-Algorithm, \
+     Upload-Offset, Upload-Length, Upload-Expires, Content-Range, Accept-Ranges, ETag, \
+     Content-Length";
 
 /// How long a browser may cache a preflight answer, in seconds.
 const MAX_AGE: &str = "600";
@@ -67,7 +75,7 @@ fn applies(req: &HttpRequest) -> bool {
     let authorize =
         |p: &str| p.starts_with("/api/oauth/authorize") || p.starts_with("/api/oauth/login");
     let path = req.path();
-    (path == "/api" || path.starts_with("/api/") || path == METADATA_PATH)
+    (path == "/api" || path.starts_with("/api/") || path.starts_with("/m/") || path == METADATA_PATH)
         && !authorize(path)
         && !req.match_pattern().as_deref().is_some_and(authorize)
 }
