@@ -15,9 +15,10 @@
 //! tail sizes strictly decrease along the list, there are O(log P) of them, and each byte is
 //! rewritten O(log n) times, never the O(n²) of rewriting the whole tail on every append.
 //!
-//! Tails a new state no longer names are deleted once the caller has recorded that state
-//! (its checkpoint returned true); until then an older state, and the tails it names, stay
-//! valid, so an append that failed can be re-run from the offset recorded before it. Parts
+//! Tails a new state no longer names are listed in it as *stale* and deleted when the next
+//! append starts from that state (the caller has then recorded it and moved on), or by
+//! `finish` and `discard`. Until then an older state, and the tails it names, stay valid, so
+//! an append can be re-run from an offset recorded before a failed or unrecorded one. Parts
 //! the state does not name are overwritten by re-putting the same part number.
 
 use std::io::Read;
@@ -59,6 +60,9 @@ struct S3Staging {
     parts: Vec<String>,
     /// The tails after the last part, in order: `[offset, len]`.
     tails: Vec<(u64, u64)>,
+    /// Tails this state no longer names, to delete when an append starts from it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    stale: Vec<(u64, u64)>,
 }
 
 impl S3Staging {
@@ -235,6 +239,7 @@ pub(super) fn stage(
         part: part_size(length),
         parts: Vec::new(),
         tails: Vec::new(),
+        stale: Vec::new(),
     }
     .to_staging(key)
 }
@@ -283,6 +288,9 @@ fn try_append(
             state.end()
         )));
     }
+    // The caller appends from this state: older ones, and the tails only they name, are gone.
+    let stale = std::mem::take(&mut state.stale);
+    store.delete_tails(&state, &stale);
     // The bytes read and not yet durable: at most what completes the current part.
     let mut fresh: Vec<u8> = Vec::new();
     let mut checkpointed = false;
@@ -312,23 +320,23 @@ fn try_append(
             let tag = store.put_part(key, &state, bytes)?;
             let absorbed = std::mem::take(&mut state.tails);
             state.parts.push(tag);
+            state.stale.extend(absorbed);
             progress.staging = state.to_staging(key)?;
             progress.offset = state.end();
             if !checkpoint(&progress.staging, progress.offset) {
                 return Ok(Some(AppendStop::Checkpoint));
             }
             checkpointed = true;
-            store.delete_tails(&state, &absorbed);
         } else if ended && !fresh.is_empty() {
             let bytes = Bytes::from(std::mem::take(&mut fresh));
             let absorbed = store.put_tail(&mut state, bytes)?;
+            state.stale.extend(absorbed);
             progress.staging = state.to_staging(key)?;
             progress.offset = state.end();
             if !checkpoint(&progress.staging, progress.offset) {
                 return Ok(Some(AppendStop::Checkpoint));
             }
             checkpointed = true;
-            store.delete_tails(&state, &absorbed);
         } else if n > 0 {
             checkpointed = false;
         }
