@@ -399,3 +399,28 @@ impl MediaStorage for FileStorage {
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_disk_or_quota_is_full() {
+        for full in [
+            io::Error::from_raw_os_error(28),
+            io::Error::from_raw_os_error(122),
+            io::Error::from(io::ErrorKind::StorageFull),
+            io::Error::from(io::ErrorKind::QuotaExceeded),
+        ] {
+            assert_eq!(io_error(full), StorageError::Full);
+        }
+        assert_eq!(
+            io_error(io::Error::from(io::ErrorKind::NotFound)),
+            StorageError::NotFound
+        );
+        assert!(matches!(
+            io_error(io::Error::from(io::ErrorKind::PermissionDenied)),
+            StorageError::Unexpected(_)
+        ));
+    }
+}
