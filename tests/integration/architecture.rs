@@ -204,7 +204,8 @@ fn is_io_machinery(dep: &str) -> bool {
         "tower",
         "async-std",
     ];
-    PREFIXES.iter().any(|p| dep.starts_with(p)) || matches!(dep, "r2d2" | "http" | "mio")
+    PREFIXES.iter().any(|p| dep.starts_with(p))
+        || matches!(dep, "r2d2" | "http" | "mio" | "object_store")
 }
 
 #[test]
@@ -254,6 +255,37 @@ fn http_layer_does_not_know_the_storage_adapter() {
         "medialib-api-actix",
         |dep| dep == "medialib-adapters-diesel" || dep.starts_with("diesel"),
     );
+}
+
+#[test]
+fn only_the_composition_root_knows_the_media_store() {
+    const STORAGE: &str = "medialib-adapters-storage";
+    let metadata = metadata();
+    let graph = Graph::new(&metadata);
+    let members = workspace_member_names(&metadata);
+    assert!(
+        members.contains(STORAGE),
+        "{STORAGE} is no longer a workspace member: update this test and docs/ARCHITECTURE.md"
+    );
+    // The storage adapter reaches object_store (the guard below would see it if it leaked).
+    assert!(
+        graph
+            .closure(STORAGE, true)
+            .iter()
+            .any(|(dep, _)| dep == "object_store"),
+        "the dependency walk does not see {STORAGE} -> object_store"
+    );
+    for member in members
+        .iter()
+        .filter(|m| !matches!(m.as_str(), "medialib" | STORAGE))
+    {
+        graph.assert_no_dependency(
+            "only the composition root (medialib) depends on medialib-adapters-storage: \
+             api-actix and the services reach media bytes through the MediaStorage port",
+            member,
+            |dep| dep == STORAGE,
+        );
+    }
 }
 
 #[test]

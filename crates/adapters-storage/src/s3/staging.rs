@@ -1,0 +1,447 @@
+//! Staged uploads as S3 multipart uploads.
+//!
+//! The upload of `length` bytes is cut into parts of `P = max(5 MiB, ⌈length / 9000⌉)`
+//! rounded up to a MiB (S3 wants every part but the last to be at least 5 MiB, and at most
+//! 10 000 parts). Part `i` holds `[i·P, (i+1)·P)`. An append fills the part being written in
+//! memory (at most one part) and puts it as soon as it is whole. The bytes of a body that
+//! end inside a part are stored as a *tail*: a small object of its own,
+//! `{prefix}/staging~/{name}/tail-{offset}-{len}`, so they are durable at once and the offset
+//! moves on. Tails are read back once, when the part they belong to is whole (or by
+//! `finish`, for the last part).
+//!
+//! Tiny appends (a tus client may send thousands of small PATCHes) would leave one tail
+//! each, and the state, written at every checkpoint, would grow with their number. So a new
+//! tail absorbs the tails before it that are no larger than it, as a binary counter carries:
+//! tail sizes strictly decrease along the list, there are O(log P) of them, and each byte is
+//! rewritten O(log n) times, never the O(n²) of rewriting the whole tail on every append.
+//!
+//! Tails a new state no longer names are listed in it as *stale* and deleted when the next
+//! append starts from that state (the caller has then recorded it and moved on), or by
+//! `finish` and `discard`. Until then an older state, and the tails it names, stay valid, so
+//! an append can be re-run from an offset recorded before a failed or unrecorded one. Parts
+//! the state does not name are overwritten by re-putting the same part number.
+
+use std::io::Read;
+
+use bytes::Bytes;
+use medialib_domain::media::StorageKey;
+use medialib_ports::{AppendStop, Appended, Checkpoint, ObjectInfo, Staging, StorageError};
+use object_store::multipart::{MultipartStore as _, PartId};
+use object_store::{ObjectStoreExt as _, PutPayload};
+use serde::{Deserialize, Serialize};
+
+use super::S3Storage;
+use super::errors::s3_error;
+use crate::{COPY_BUFFER, STAGING, random_name, read_full, sends_more};
+
+const MIB: u64 = 1024 * 1024;
+/// The smallest part S3 accepts (but for the last).
+const MIN_PART: u64 = 5 * MIB;
+/// The most parts an upload is cut into (S3 allows 10 000).
+const MAX_PARTS: u64 = 9000;
+
+/// The part size of an upload of `length` bytes.
+fn part_size(length: u64) -> u64 {
+    length.div_ceil(MAX_PARTS).max(MIN_PART).div_ceil(MIB) * MIB
+}
+
+/// What `Staging::state` holds for an S3 staged upload.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct S3Staging {
+    /// The multipart upload's id.
+    upload: String,
+    /// The name of the upload's staging area (`{prefix}/staging~/{name}/`).
+    name: String,
+    /// The upload's length.
+    length: u64,
+    /// The part size.
+    part: u64,
+    /// The ETags of the parts put, in order: part `i` holds `[i·part, (i+1)·part)`.
+    parts: Vec<String>,
+    /// The tails after the last part, in order: `[offset, len]`.
+    tails: Vec<(u64, u64)>,
+    /// Tails this state no longer names, to delete when an append starts from it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    stale: Vec<(u64, u64)>,
+}
+
+impl S3Staging {
+    fn parse(staging: &Staging) -> Result<Self, StorageError> {
+        let state: Self = serde_json::from_str(&staging.state)
+            .map_err(|e| StorageError::Corrupt(format!("staging state: {e}")))?;
+        let mut end = state.parts_end();
+        for &(offset, len) in &state.tails {
+            if offset != end || len == 0 {
+                return Err(StorageError::Corrupt(
+                    "staging state: tails out of order".into(),
+                ));
+            }
+            end += len;
+        }
+        if state.part < MIN_PART || end > state.length || state.tails_len() >= state.part {
+            return Err(StorageError::Corrupt(
+                "staging state: sizes do not add up".into(),
+            ));
+        }
+        if state.name.len() != 32 || !state.name.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(StorageError::Corrupt("staging state: a bad name".into()));
+        }
+        Ok(state)
+    }
+
+    fn to_staging(&self, key: &StorageKey) -> Result<Staging, StorageError> {
+        Ok(Staging {
+            key: key.clone(),
+            state: serde_json::to_string(self)
+                .map_err(|e| StorageError::Unexpected(e.to_string()))?,
+        })
+    }
+
+    fn parts_end(&self) -> u64 {
+        self.parts.len() as u64 * self.part
+    }
+
+    fn tails_len(&self) -> u64 {
+        self.tails.iter().map(|(_, len)| len).sum()
+    }
+
+    /// Where the durable bytes end.
+    fn end(&self) -> u64 {
+        self.parts_end() + self.tails_len()
+    }
+
+    fn area(&self) -> String {
+        format!("{STAGING}/{}", self.name)
+    }
+
+    fn tail(&self, (offset, len): (u64, u64)) -> String {
+        format!("{}/tail-{offset}-{len}", self.area())
+    }
+}
+
+impl S3Storage {
+    fn read_tail(&self, state: &S3Staging, tail: (u64, u64)) -> Result<Bytes, StorageError> {
+        let path = self.path(&state.tail(tail))?;
+        let bytes = self
+            .run(async { self.store.get(&path).await?.bytes().await })
+            .map_err(|e| match s3_error(e) {
+                StorageError::NotFound => StorageError::Corrupt(format!(
+                    "the staged tail {} is missing",
+                    state.tail(tail)
+                )),
+                other => other,
+            })?;
+        if bytes.len() as u64 != tail.1 {
+            return Err(StorageError::Corrupt(format!(
+                "the staged tail {} holds {} bytes",
+                state.tail(tail),
+                bytes.len()
+            )));
+        }
+        Ok(bytes)
+    }
+
+    fn delete_tails(&self, state: &S3Staging, tails: &[(u64, u64)]) {
+        for &tail in tails {
+            let deleted = self
+                .path(&state.tail(tail))
+                .and_then(|path| self.run(self.store.delete(&path)).map_err(s3_error));
+            if let Err(e) = deleted {
+                // `finish` and `discard` delete the whole staging area anyway.
+                tracing::debug!(error = %e, "deleting a staged tail failed");
+            }
+        }
+    }
+
+    /// Puts the next part: the tails, then `fresh`.
+    fn put_part(
+        &self,
+        key: &StorageKey,
+        state: &S3Staging,
+        fresh: Bytes,
+    ) -> Result<String, StorageError> {
+        let mut pieces = Vec::with_capacity(state.tails.len() + 1);
+        for &tail in &state.tails {
+            pieces.push(self.read_tail(state, tail)?);
+        }
+        pieces.push(fresh);
+        let path = self.key_path(key)?;
+        let payload: PutPayload = pieces.into_iter().collect();
+        let part = self
+            .run(
+                self.store
+                    .put_part(&path, &state.upload, state.parts.len(), payload),
+            )
+            .map_err(s3_error)?;
+        Ok(part.content_id)
+    }
+
+    /// Stores `fresh` as a tail after the existing ones, absorbing those no larger than it;
+    /// the tails it replaced, to delete once the new state is recorded.
+    fn put_tail(
+        &self,
+        state: &mut S3Staging,
+        fresh: Bytes,
+    ) -> Result<Vec<(u64, u64)>, StorageError> {
+        let mut start = state.end();
+        let mut len = fresh.len() as u64;
+        let mut pieces = vec![fresh];
+        let mut absorbed = Vec::new();
+        while let Some(&last) = state.tails.last() {
+            if last.1 > len {
+                break;
+            }
+            pieces.push(self.read_tail(state, last)?);
+            state.tails.pop();
+            absorbed.push(last);
+            start = last.0;
+            len += last.1;
+        }
+        pieces.reverse();
+        let path = self.path(&state.tail((start, len)))?;
+        let payload: PutPayload = pieces.into_iter().collect();
+        if let Err(e) = self.run(self.store.put(&path, payload)).map_err(s3_error) {
+            state.tails.extend(absorbed.into_iter().rev());
+            return Err(e);
+        }
+        state.tails.push((start, len));
+        Ok(absorbed)
+    }
+
+    /// Removes the staging area of a finished or discarded upload.
+    fn clean(&self, state: &S3Staging) -> Result<(), StorageError> {
+        self.delete_all(&state.area())
+    }
+
+    /// The object a retried `finish` already stored, if it is whole.
+    fn finished(&self, key: &StorageKey, length: u64) -> Result<ObjectInfo, StorageError> {
+        use medialib_ports::MediaStorage as _;
+        match self.head(key) {
+            Ok(info) if info.size == length => Ok(info),
+            _ => Err(StorageError::NotFound),
+        }
+    }
+}
+
+pub(super) fn stage(
+    store: &S3Storage,
+    key: &StorageKey,
+    length: u64,
+) -> Result<Staging, StorageError> {
+    let path = store.key_path(key)?;
+    let upload = store
+        .run(store.store.create_multipart(&path))
+        .map_err(s3_error)?;
+    S3Staging {
+        upload,
+        name: random_name(),
+        length,
+        part: part_size(length),
+        parts: Vec::new(),
+        tails: Vec::new(),
+        stale: Vec::new(),
+    }
+    .to_staging(key)
+}
+
+/// Where an append stands: the state and offset last made durable.
+struct Progress {
+    staging: Staging,
+    offset: u64,
+}
+
+pub(super) fn append(
+    store: &S3Storage,
+    staging: &Staging,
+    offset: u64,
+    body: &mut dyn Read,
+    checkpoint: &mut Checkpoint<'_>,
+) -> Appended {
+    let mut progress = Progress {
+        staging: staging.clone(),
+        offset,
+    };
+    let stopped = match try_append(store, staging, offset, body, checkpoint, &mut progress) {
+        Ok(stopped) => stopped,
+        Err(e) => Some(AppendStop::Storage(e)),
+    };
+    Appended {
+        staging: progress.staging,
+        offset: progress.offset,
+        stopped,
+    }
+}
+
+fn try_append(
+    store: &S3Storage,
+    staging: &Staging,
+    offset: u64,
+    body: &mut dyn Read,
+    checkpoint: &mut Checkpoint<'_>,
+    progress: &mut Progress,
+) -> Result<Option<AppendStop>, StorageError> {
+    let key = &staging.key;
+    let mut state = S3Staging::parse(staging)?;
+    if state.end() != offset {
+        return Err(StorageError::Corrupt(format!(
+            "the offset is {offset} but the staged bytes end at {}",
+            state.end()
+        )));
+    }
+    // The caller appends from this state: older ones, and the tails only they name, are gone.
+    let stale = std::mem::take(&mut state.stale);
+    store.delete_tails(&state, &stale);
+    // The bytes read and not yet durable: at most what completes the current part.
+    let mut fresh: Vec<u8> = Vec::new();
+    let mut checkpointed = false;
+    loop {
+        let end = state.end() + fresh.len() as u64;
+        let room = state.part - state.tails_len() - fresh.len() as u64;
+        let want = room.min(state.length - end).min(COPY_BUFFER as u64);
+        let want = usize::try_from(want).unwrap_or(COPY_BUFFER);
+        let (n, failed) = if want == 0 {
+            (0, None)
+        } else {
+            if fresh.capacity() == 0 {
+                // Exactly what completes this part (or the upload): no doubling past a part.
+                let part = room.min(state.length - end);
+                fresh.reserve_exact(usize::try_from(part).unwrap_or(want));
+            }
+            let old = fresh.len();
+            fresh.resize(old + want, 0);
+            let (n, failed) = read_full(body, &mut fresh[old..]);
+            fresh.truncate(old + n);
+            (n, failed)
+        };
+        let ended = failed.is_some() || n < want || want == 0;
+
+        if state.tails_len() + fresh.len() as u64 == state.part {
+            let bytes = Bytes::from(std::mem::take(&mut fresh));
+            let tag = store.put_part(key, &state, bytes)?;
+            let absorbed = std::mem::take(&mut state.tails);
+            state.parts.push(tag);
+            state.stale.extend(absorbed);
+            progress.staging = state.to_staging(key)?;
+            progress.offset = state.end();
+            if !checkpoint(&progress.staging, progress.offset) {
+                return Ok(Some(AppendStop::Checkpoint));
+            }
+            checkpointed = true;
+        } else if ended && !fresh.is_empty() {
+            let bytes = Bytes::from(std::mem::take(&mut fresh));
+            let absorbed = store.put_tail(&mut state, bytes)?;
+            state.stale.extend(absorbed);
+            progress.staging = state.to_staging(key)?;
+            progress.offset = state.end();
+            if !checkpoint(&progress.staging, progress.offset) {
+                return Ok(Some(AppendStop::Checkpoint));
+            }
+            checkpointed = true;
+        } else if n > 0 {
+            checkpointed = false;
+        }
+
+        if ended {
+            // Called at least once, at the end, even when nothing new was stored.
+            if !checkpointed && !checkpoint(&progress.staging, progress.offset) {
+                return Ok(Some(AppendStop::Checkpoint));
+            }
+            if let Some(e) = failed {
+                return Ok(Some(AppendStop::Body(e)));
+            }
+            let more = match state.end() == state.length {
+                true => sends_more(body),
+                false => None,
+            };
+            return Ok(more.map(AppendStop::Body));
+        }
+    }
+}
+
+pub(super) fn finish(store: &S3Storage, staging: &Staging) -> Result<ObjectInfo, StorageError> {
+    use medialib_ports::MediaStorage as _;
+    let key = &staging.key;
+    let state = S3Staging::parse(staging)?;
+    if state.end() != state.length {
+        return Err(StorageError::Corrupt(format!(
+            "{} of {} bytes are staged",
+            state.end(),
+            state.length
+        )));
+    }
+    let path = store.key_path(key)?;
+    let completed = if state.length == 0 {
+        // S3 completes no upload of zero parts: store the empty object itself.
+        store
+            .run(store.store.put(&path, PutPayload::default()))
+            .map_err(s3_error)
+            .and_then(
+                |_| match store.run(store.store.abort_multipart(&path, &state.upload)) {
+                    Ok(()) => Ok(()),
+                    Err(e) => match s3_error(e) {
+                        StorageError::NotFound => Ok(()),
+                        other => Err(other),
+                    },
+                },
+            )
+    } else {
+        let mut parts: Vec<PartId> = state
+            .parts
+            .iter()
+            .map(|tag| PartId {
+                content_id: tag.clone(),
+            })
+            .collect();
+        let last = match state.tails.is_empty() {
+            true => Ok(None),
+            false => store.put_part(key, &state, Bytes::new()).map(Some),
+        };
+        last.and_then(|last| {
+            parts.extend(last.map(|content_id| PartId { content_id }));
+            store.complete(&path, &state.upload, parts)
+        })
+    };
+    match completed {
+        Ok(()) => {}
+        // A retry of a finish that completed: the upload and its tails are gone.
+        Err(StorageError::NotFound | StorageError::Corrupt(_)) => {
+            if let Ok(info) = store.finished(key, state.length) {
+                store.clean(&state)?;
+                return Ok(info);
+            }
+            return Err(StorageError::NotFound);
+        }
+        Err(e) => return Err(e),
+    }
+    store.clean(&state)?;
+    store.head(key)
+}
+
+pub(super) fn discard(store: &S3Storage, staging: &Staging) -> Result<(), StorageError> {
+    let state = S3Staging::parse(staging)?;
+    let path = store.key_path(&staging.key)?;
+    match store.run(store.store.abort_multipart(&path, &state.upload)) {
+        Ok(()) => {}
+        Err(e) => match s3_error(e) {
+            StorageError::NotFound => {}
+            other => return Err(other),
+        },
+    }
+    store.clean(&state)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_are_at_least_five_mib_and_at_most_nine_thousand() {
+        assert_eq!(part_size(0), 5 * MIB);
+        assert_eq!(part_size(1), 5 * MIB);
+        assert_eq!(part_size(20 * 1024 * MIB), 5 * MIB);
+        assert_eq!(part_size(9000 * 5 * MIB + 1), 6 * MIB);
+        let huge = 5 * 1024 * 1024 * MIB;
+        assert!(huge.div_ceil(part_size(huge)) <= MAX_PARTS);
+        assert_eq!(part_size(huge) % MIB, 0);
+    }
+}
