@@ -22,6 +22,7 @@ mod sessions;
 mod state;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod uploads;
 mod users;
 
 use std::fmt;
