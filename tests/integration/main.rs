@@ -23,3 +23,4 @@ mod contract;
 mod hostile;
 mod oauth;
 mod reliability;
+mod uploads_contract;

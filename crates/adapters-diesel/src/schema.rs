@@ -18,6 +18,8 @@ diesel::table! {
         namespace -> Text,
         /// When the row was created.
         created_at -> BigInt,
+        /// The key delivery URLs are signed with (hex); NULL until the first start stores one.
+        media_signing_key -> Nullable<Text>,
     }
 }
 
@@ -268,6 +270,67 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    /// One unfinished upload per object: its bytes are in media storage, this row says how many
+    /// are durable and who holds its write lock.
+    uploads (object_id) {
+        /// The object whose media it brings.
+        object_id -> Text,
+        /// Who started it.
+        owner_id -> Text,
+        /// The announced length in bytes.
+        length -> BigInt,
+        /// Bytes durably received.
+        offset_bytes -> BigInt,
+        /// The storage key the finished upload is stored under.
+        storage_key -> Text,
+        /// The storage adapter's opaque staging state.
+        staging_state -> Text,
+        /// The SHA-256 of `[0, offset_bytes)` in progress (`ResumableSha256::to_text`).
+        sha256_state -> Text,
+        /// The client's file name.
+        filename -> Nullable<Text>,
+        /// The MIME type the client reported.
+        content_type -> Nullable<Text>,
+        /// When it began.
+        created_at -> BigInt,
+        /// When it expires if unfinished.
+        expires_at -> BigInt,
+        /// Who holds the write lock (NULL: nobody).
+        lock_holder -> Nullable<Text>,
+        /// Until when the holder's lease runs.
+        lock_until -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    /// An object's media: where processing stands and the stored source file.
+    media (object_id) {
+        /// The object.
+        object_id -> Text,
+        /// One of `uploading`, `queued`, `processing`, `ready`, `failed`.
+        state -> Text,
+        /// Processing progress, 0 to 100.
+        progress -> Integer,
+        /// The last processing error.
+        error -> Nullable<Text>,
+        /// Processing attempts so far.
+        attempts -> Integer,
+        /// Where the source's bytes are (NULL until an upload finished).
+        source_key -> Nullable<Text>,
+        /// The client's file name of the source.
+        source_filename -> Nullable<Text>,
+        /// The source's size in bytes.
+        source_size -> Nullable<BigInt>,
+        /// The source's SHA-256 (lowercase hex).
+        source_sha256 -> Nullable<Text>,
+        /// The `Content-Type` the source is delivered with.
+        source_content_type -> Nullable<Text>,
+        /// When any of this last changed.
+        modified_at -> BigInt,
+    }
+}
+
 // Foreign keys. `joinable!` allows one key per pair of tables, so the two keys from `memberships`
 // to `objects` (collection_id, member_id) are left out: join them with an explicit `ON` clause.
 diesel::joinable!(objects -> users (owner_id));
@@ -284,6 +347,8 @@ diesel::joinable!(oauth_access_tokens -> oauth_grants (grant_id));
 diesel::joinable!(oauth_refresh_tokens -> oauth_grants (grant_id));
 diesel::joinable!(browser_sessions -> users (user_id));
 diesel::joinable!(local_credentials -> users (user_id));
+diesel::joinable!(uploads -> objects (object_id));
+diesel::joinable!(media -> objects (object_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     organization,
@@ -301,4 +366,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     browser_sessions,
     local_credentials,
     pending_sign_ins,
+    uploads,
+    media,
 );

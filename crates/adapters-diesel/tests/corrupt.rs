@@ -13,8 +13,8 @@ mod common;
 
 use common::{Fixture, Raw};
 use medialib_adapters_diesel::DieselStore;
-use medialib_domain::{ObjectId, UniqueId, UserId};
-use medialib_ports::{MediaRepository, StoreError, UserRepository};
+use medialib_domain::{ObjectId, Timestamp, UniqueId, UserId};
+use medialib_ports::{MediaRepository, StoreError, UploadLock, UploadRepository, UserRepository};
 
 const USER: &str = "01234567-89ab-cdef-0123-456789abcdef";
 const OBJECT: &str = "fedcba98-7654-3210-fedc-ba9876543210";
@@ -72,7 +72,142 @@ fn corrupt_rows_are_corrupt_errors(f: &Fixture) {
     assert_eq!(carol.unique_id.as_str(), "carol");
 }
 
+/// Objects with an upload and media rows, one for each call that reads a corrupt row.
+const UPLOADING: [&str; 4] = [
+    "00000000-0000-0000-0000-0000000000a1",
+    "00000000-0000-0000-0000-0000000000a2",
+    "00000000-0000-0000-0000-0000000000a3",
+    "00000000-0000-0000-0000-0000000000a4",
+];
+
+fn corrupt_upload_and_media_rows_are_corrupt_errors(f: &Fixture) {
+    f.db.migrate(&mut |_| {}).unwrap();
+    f.db.ensure_namespace([7; 16]).unwrap();
+    let mut raw = Raw::open(f);
+    raw.exec(&format!(
+        "INSERT INTO users (id, unique_id, first_name, last_name, org_admin, created_at, \
+         modified_at) VALUES ('{USER}', 'alice', 'A', 'B', FALSE, 0, 0)"
+    ))
+    .unwrap();
+    let good_hash = medialib_domain::media::ResumableSha256::new().to_text();
+    for (i, id) in UPLOADING.iter().enumerate() {
+        raw.exec(&format!(
+            "INSERT INTO objects (id, object_type, title, description, public, duration, \
+             owner_id, shortcode, created_at, modified_at) \
+             VALUES ('{id}', 'video', 't', 'd', FALSE, NULL, '{USER}', 'code{i}', 0, 0)"
+        ))
+        .unwrap();
+        raw.exec(&format!(
+            "INSERT INTO uploads (object_id, owner_id, length, offset_bytes, storage_key, \
+             staging_state, sha256_state, created_at, expires_at) \
+             VALUES ('{id}', '{USER}', 10, 0, 'objects/{id}/source', '', '{good_hash}', 0, 60)"
+        ))
+        .unwrap();
+        raw.exec(&format!(
+            "INSERT INTO media (object_id, state, source_key, source_size, source_sha256, \
+             source_content_type, modified_at) VALUES ('{id}', 'ready', 'objects/{id}/source', \
+             10, '{}', 'video/mp4', 0)",
+            "ab".repeat(32)
+        ))
+        .unwrap();
+    }
+    let store = DieselStore::new(f.db.clone());
+    let id = |i: usize| ObjectId::parse(UPLOADING[i]).unwrap();
+    // Positive control: the rows as written read back.
+    for i in 0..UPLOADING.len() {
+        assert!(store.upload(id(i)).unwrap().is_some());
+        assert!(store.media(id(i)).unwrap().is_some());
+    }
+    // The CHECK constraints keep out a state that is none.
+    assert!(raw.exec("UPDATE media SET state = 'done'").is_err());
+    for (table, column, value) in [
+        ("uploads", "sha256_state", "'sha256:xyz'"),
+        ("uploads", "storage_key", "'../escape'"),
+        ("uploads", "filename", "'a/b'"),
+        ("media", "source_sha256", "'not hex'"),
+        ("media", "source_key", "'/rooted'"),
+        ("media", "source_size", "NULL"),
+        ("media", "source_filename", "'..'"),
+    ] {
+        // Every object's row: each call below reads another one.
+        raw.exec(&format!("UPDATE {table} SET {column} = {value}"))
+            .unwrap();
+        let corrupt = |r: Result<(), StoreError>, how: &str| {
+            assert!(
+                matches!(r, Err(StoreError::Corrupt(_))),
+                "{table}.{column} = {value}, {how}: {r:?} is not a Corrupt error"
+            );
+        };
+        let now = Timestamp::from_epoch_seconds(0);
+        if table == "uploads" {
+            corrupt(store.upload(id(0)).map(drop), "upload");
+            corrupt(
+                store.lock_upload(id(1), "h", now, now).map(|l| {
+                    assert!(!matches!(l, UploadLock::Locked(_)), "{l:?}");
+                }),
+                "lock_upload",
+            );
+            corrupt(store.remove_upload(id(2)).map(drop), "remove_upload");
+            corrupt(
+                store
+                    .expired_uploads(Timestamp::from_epoch_seconds(100), 10)
+                    .map(drop),
+                "expired_uploads",
+            );
+        } else {
+            corrupt(store.media(id(0)).map(drop), "media");
+            store.lock_upload(id(1), "h", now, now).unwrap();
+            corrupt(
+                store
+                    .finish_upload(id(1), "h", &store_media_for(id(1)))
+                    .map(drop),
+                "finish_upload",
+            );
+        }
+        corrupt(store.remove_media(id(3)).map(drop), "remove_media");
+        // A Corrupt error rolled its transaction back: the rows are still there to be seen.
+        assert_eq!(raw.count("SELECT count(*) AS n FROM uploads"), 4);
+        assert_eq!(raw.count("SELECT count(*) AS n FROM media"), 4);
+        // Put the good rows back for the next column.
+        raw.exec(&format!(
+            "UPDATE uploads SET sha256_state = '{good_hash}', filename = NULL, \
+             storage_key = 'objects/' || object_id || '/source', lock_holder = NULL, lock_until = NULL"
+        ))
+        .unwrap();
+        raw.exec(&format!(
+            "UPDATE media SET source_sha256 = '{}', source_key = 'objects/' || object_id || '/source', \
+             source_size = 10, source_filename = NULL",
+            "ab".repeat(32)
+        ))
+        .unwrap();
+    }
+    // A signing key that is no hex.
+    raw.exec("UPDATE organization SET media_signing_key = 'xyz1'")
+        .unwrap();
+    assert!(matches!(
+        store.media_signing_key(&[1; 32]),
+        Err(StoreError::Corrupt(_))
+    ));
+    raw.exec("UPDATE organization SET media_signing_key = '0A0b'")
+        .unwrap();
+    assert_eq!(store.media_signing_key(&[1; 32]).unwrap(), vec![10, 11]);
+}
+
+/// A finished upload's media record for `object`.
+fn store_media_for(object: ObjectId) -> medialib_ports::MediaRecord {
+    medialib_ports::MediaRecord {
+        object,
+        state: medialib_domain::media::MediaState::Queued,
+        progress: 0,
+        error: None,
+        attempts: 0,
+        source: None,
+        modified: Timestamp::from_epoch_seconds(1),
+    }
+}
+
 medialib_adapters_diesel::backend_tests!(
     on [sqlite, postgres] with common::run:
     corrupt_rows_are_corrupt_errors,
+    corrupt_upload_and_media_rows_are_corrupt_errors,
 );

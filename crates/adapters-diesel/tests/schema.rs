@@ -17,7 +17,7 @@ medialib_adapters_diesel::backend_tests!(
 const SCHEMA_RS: &str = include_str!("../src/schema.rs");
 
 /// Indexes the migrations create (not visible in schema.rs).
-const INDEXES: [&str; 18] = [
+const INDEXES: [&str; 19] = [
     "idx_browser_sessions_expires_at",
     "idx_browser_sessions_user_id",
     "idx_memberships_collection_id_added_at",
@@ -36,6 +36,7 @@ const INDEXES: [&str; 18] = [
     "idx_objects_modified_at",
     "idx_pending_sign_ins_expires_at",
     "idx_permissions_user_id",
+    "idx_uploads_expires_at",
 ];
 
 /// The columns declared in schema.rs, in the shape the database reports them.
@@ -90,8 +91,8 @@ fn the_parser_sees_every_table() {
     let columns = declared_columns();
     let mut tables: Vec<_> = columns.iter().map(|c| c.table.as_str()).collect();
     tables.dedup();
-    assert_eq!(tables.len(), 15, "{tables:?}");
-    assert_eq!(columns.len(), 84);
+    assert_eq!(tables.len(), 17, "{tables:?}");
+    assert_eq!(columns.len(), 109);
     assert!(columns.contains(&DbColumn {
         table: "object_properties".into(),
         column: "key".into(),
@@ -148,6 +149,9 @@ fn constraints_behave_alike(f: &Fixture) {
          VALUES ('u9', 'nine', 'N', 'L', 0, 0)",
         "INSERT INTO browser_sessions (digest, user_id, created_at, expires_at) VALUES ('s1', 'u9', 0, 60)",
         "INSERT INTO local_credentials (user_id, password_hash, updated_at) VALUES ('u9', 'h', 0)",
+        "INSERT INTO uploads (object_id, owner_id, length, offset_bytes, storage_key, staging_state, \
+         sha256_state, created_at, expires_at) VALUES ('v1', 'u1', 10, 10, 'k', '', 'h', 0, 60)",
+        "INSERT INTO media (object_id, state, modified_at) VALUES ('v1', 'uploading', 0)",
     ] {
         ok(raw.exec(sql), sql);
     }
@@ -172,6 +176,13 @@ fn constraints_behave_alike(f: &Fixture) {
         "INSERT INTO local_credentials (user_id, password_hash, updated_at) VALUES ('nobody', 'h', 0)",
         "INSERT INTO local_credentials (user_id, password_hash, updated_at) VALUES ('u9', 'h2', 0)",
         "INSERT INTO local_credentials (user_id, password_hash, updated_at) VALUES ('u1', NULL, 0)",
+        // An offset past the length, an upload of nothing, an unknown state, progress over 100.
+        "INSERT INTO uploads (object_id, owner_id, length, offset_bytes, storage_key, staging_state, \
+         sha256_state, created_at, expires_at) VALUES ('c1', 'u1', 10, 11, 'k', '', 'h', 0, 60)",
+        "INSERT INTO uploads (object_id, owner_id, length, offset_bytes, storage_key, staging_state, \
+         sha256_state, created_at, expires_at) VALUES ('nothing', 'u1', 10, 0, 'k', '', 'h', 0, 60)",
+        "INSERT INTO media (object_id, state, modified_at) VALUES ('c1', 'done', 0)",
+        "INSERT INTO media (object_id, state, progress, modified_at) VALUES ('c1', 'ready', 101, 0)",
     ] {
         assert!(
             raw.exec(bad).is_err(),
@@ -196,13 +207,15 @@ fn constraints_behave_alike(f: &Fixture) {
         raw.count("SELECT count(*) AS n FROM oauth_codes WHERE grant_id IS NULL"),
         1
     );
-    // Deleting an object cascades to its properties and memberships.
+    // Deleting (purging) an object cascades to its properties, memberships, upload and media.
     ok(
         raw.exec("DELETE FROM objects WHERE id = 'v1'"),
         "delete object",
     );
     assert_eq!(raw.count("SELECT count(*) AS n FROM memberships"), 0);
     assert_eq!(raw.count("SELECT count(*) AS n FROM object_properties"), 0);
+    assert_eq!(raw.count("SELECT count(*) AS n FROM uploads"), 0);
+    assert_eq!(raw.count("SELECT count(*) AS n FROM media"), 0);
     // Deleting the client cascades to codes and redirect URIs.
     ok(
         raw.exec("DELETE FROM oauth_clients WHERE id = 'cl'"),

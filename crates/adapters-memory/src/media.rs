@@ -45,6 +45,26 @@ impl State {
         Ok(())
     }
 
+    /// Stores `object` as a new member of `collection`, or finds why not (and changes
+    /// nothing): the one body of `create_in_collection` and `create_with_upload`.
+    pub(crate) fn create_member(
+        &mut self,
+        object: &MediaObject,
+        collection: ObjectId,
+    ) -> Result<(), CreateObjectError> {
+        match self.live_object(collection).map(MediaObject::object_type) {
+            None => return Err(CreateObjectError::CollectionNotFound),
+            Some(t) if t.is_collection() => {}
+            Some(_) => return Err(CreateObjectError::NotACollection),
+        }
+        self.check_new_object(object)?;
+        self.insert_object(object);
+        // Mirrors adapters-diesel media.rs: the new membership is added when the object was
+        // created.
+        self.link(collection, object.id(), object.created());
+        Ok(())
+    }
+
     /// Stores a new live object (checked by `check_new_object` first).
     fn insert_object(&mut self, object: &MediaObject) {
         self.objects.insert(
@@ -209,18 +229,7 @@ impl MediaRepository for MemoryStore {
         object: &MediaObject,
         collection: ObjectId,
     ) -> Result<(), CreateObjectError> {
-        let mut state = self.lock();
-        match state.live_object(collection).map(MediaObject::object_type) {
-            None => return Err(CreateObjectError::CollectionNotFound),
-            Some(t) if t.is_collection() => {}
-            Some(_) => return Err(CreateObjectError::NotACollection),
-        }
-        state.check_new_object(object)?;
-        state.insert_object(object);
-        // Mirrors adapters-diesel media.rs: the new membership is added when the object was
-        // created.
-        state.link(collection, object.id(), object.created());
-        Ok(())
+        self.lock().create_member(object, collection)
     }
 
     fn object(&self, id: ObjectId) -> Result<Option<MediaObject>, StoreError> {

@@ -12,7 +12,9 @@ use medialib_domain::{
     AccessView, BrowserSession, GrantId, Lifecycle, MediaObject, ObjectId, PermissionLevel,
     StoredObject, Timestamp, TokenDigest, UniqueId, User, UserId,
 };
-use medialib_ports::{BearerRecord, PasswordHash, StoreError, StoredPendingSignIn};
+use medialib_ports::{
+    BearerRecord, MediaRecord, PasswordHash, StoreError, StoredPendingSignIn, UploadRecord,
+};
 
 /// What the diesel adapter reports when the database refuses a write (a primary key, a
 /// unique or a foreign key constraint it does not map to a business outcome): the whole
@@ -73,6 +75,13 @@ pub(crate) struct PendingRecord {
     pub(crate) expires_at: Timestamp,
 }
 
+/// An upload in progress and its write lock: who holds it, until when.
+#[derive(Debug, Clone)]
+pub(crate) struct UploadEntry {
+    pub(crate) record: UploadRecord,
+    pub(crate) lock: Option<(String, Timestamp)>,
+}
+
 /// Every table. Mutated only under the store's mutex, and only after a method has decided
 /// its outcome, so that a method that fails leaves it as it was.
 #[derive(Debug, Default)]
@@ -93,6 +102,10 @@ pub(crate) struct State {
     pub(crate) refresh_tokens: BTreeMap<TokenDigest, RefreshRecord>,
     pub(crate) sessions: BTreeMap<TokenDigest, BrowserSession>,
     pub(crate) pending: BTreeMap<TokenDigest, PendingRecord>,
+    pub(crate) uploads: BTreeMap<ObjectId, UploadEntry>,
+    pub(crate) media: BTreeMap<ObjectId, MediaRecord>,
+    /// The organization's `media_signing_key`.
+    pub(crate) media_signing_key: Option<Vec<u8>>,
 }
 
 impl State {

@@ -69,8 +69,9 @@ pub struct MediaRecord {
 /// The answer to [`UploadRepository::lock_upload`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum UploadLock {
-    /// The caller holds the lock; the record as it stands.
-    Locked(UploadRecord),
+    /// The caller holds the lock; the record as it stands (boxed: the other answers carry
+    /// nothing).
+    Locked(Box<UploadRecord>),
     /// Another request holds it (409).
     Busy,
     /// No upload for that object (404).

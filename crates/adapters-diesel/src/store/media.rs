@@ -67,10 +67,12 @@ macro_rules! ancestors {
     }};
 }
 
-/// Writes an object's row and properties (insert).
+/// Writes an object's row and properties (insert). Paths are spelled out: `create_member!`
+/// expands it in other modules.
 macro_rules! insert_object {
     ($conn:ident, $obj:expr) => {{
-        let row = ObjectRow::from_domain($obj);
+        use $crate::schema::{object_properties, objects};
+        let row = $crate::store::rows::ObjectRow::from_domain($obj);
         diesel::insert_into(objects::table)
             .values(&row)
             .execute($conn)?;
@@ -98,6 +100,7 @@ macro_rules! insert_object {
 /// A live catalog, looked up inside a transaction.
 macro_rules! live_type {
     ($conn:ident, $id:expr) => {{
+        use $crate::schema::objects;
         let t: Option<String> = objects::table
             .find($id)
             .filter(objects::deleted_at.is_null())
@@ -107,6 +110,42 @@ macro_rules! live_type {
         t
     }};
 }
+
+/// Inside a transaction, stores `$object` as a new member of the collection `$collection`
+/// (its id as text), or finds why not: evaluates to the business outcome,
+/// `Result<(), CreateObjectError>` (database errors leave by `?`). The one body of
+/// `create_in_collection` and of `UploadRepository::create_with_upload`.
+macro_rules! create_member {
+    ($conn:ident, $object:expr, $collection:expr) => {{
+        use medialib_domain::ObjectType;
+        use medialib_ports::{CreateObjectError, StoreError};
+        use $crate::schema::memberships;
+        let outcome: Result<(), CreateObjectError> =
+            match $crate::store::media::live_type!($conn, $collection)
+                .as_deref()
+                .map(ObjectType::parse)
+            {
+                None => Err(CreateObjectError::CollectionNotFound),
+                Some(Ok(t)) if t.is_collection() => Ok(()),
+                Some(Ok(_)) => Err(CreateObjectError::NotACollection),
+                Some(Err(e)) => Err(StoreError::Corrupt(format!("type: {e}")).into()),
+            };
+        if outcome.is_ok() {
+            $crate::store::media::insert_object!($conn, $object);
+            diesel::insert_into(memberships::table)
+                .values((
+                    memberships::collection_id.eq($collection),
+                    memberships::member_id.eq($object.id().to_string()),
+                    memberships::added_at.eq($object.created().epoch_seconds()),
+                    memberships::member_modified_at.eq($object.modified().epoch_seconds()),
+                ))
+                .execute($conn)?;
+        }
+        outcome
+    }};
+}
+
+pub(crate) use {create_member, insert_object, live_type};
 
 /// Copies an object's new `modified_at` onto its memberships' `member_modified_at` (the
 /// column catalog pages are ordered and walked by): every write that changes
@@ -165,24 +204,8 @@ impl MediaRepository for DieselStore {
         collection: ObjectId,
     ) -> Result<(), CreateObjectError> {
         let c = collection.to_string();
-        let now = object.created().epoch_seconds();
         let r: Result<Result<(), CreateObjectError>, DbError> = with_tx!(self.db, conn => {
-            match live_type!(conn, &c).as_deref().map(ObjectType::parse) {
-                None => return Ok(Err(CreateObjectError::CollectionNotFound)),
-                Some(Ok(t)) if t.is_collection() => {}
-                Some(Ok(_)) => return Ok(Err(CreateObjectError::NotACollection)),
-                Some(Err(e)) => return Ok(Err(StoreError::Corrupt(format!("type: {e}")).into())),
-            }
-            insert_object!(conn, object);
-            diesel::insert_into(memberships::table)
-                .values((
-                    memberships::collection_id.eq(&c),
-                    memberships::member_id.eq(object.id().to_string()),
-                    memberships::added_at.eq(now),
-                    memberships::member_modified_at.eq(object.modified().epoch_seconds()),
-                ))
-                .execute(conn)?;
-            Ok(Ok(()))
+            Ok(create_member!(conn, object, &c))
         });
         flatten(r)
     }

@@ -10,6 +10,7 @@ mod media;
 mod pending;
 mod rows;
 mod sessions;
+mod uploads;
 mod users;
 
 use diesel::prelude::*;

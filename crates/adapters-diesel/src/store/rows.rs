@@ -12,7 +12,7 @@ use medialib_ports::StoreError;
 
 use crate::schema::{objects, users};
 
-fn corrupt(what: &str, detail: impl std::fmt::Display) -> StoreError {
+pub(crate) fn corrupt(what: &str, detail: impl std::fmt::Display) -> StoreError {
     StoreError::Corrupt(format!("{what}: {detail}"))
 }
 

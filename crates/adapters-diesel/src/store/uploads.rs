@@ -1,0 +1,534 @@
+//! `UploadRepository`: uploads in progress (one row per object, with its write lock), each
+//! object's media, and the key delivery URLs are signed with.
+//!
+//! The lock is taken and checked by conditional statements, never by a read followed by a
+//! write: `lock_upload` is one `UPDATE … WHERE nobody or an expired lease or the same holder
+//! holds it … RETURNING`, so of two concurrent callers one wins on either backend.
+
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Bool, Integer, Text};
+use medialib_domain::media::{FileName, MediaState, ResumableSha256, StorageKey, UploadProgress};
+use medialib_domain::{MediaObject, ObjectId, Timestamp};
+use medialib_ports::{
+    CreateObjectError, Finish, MediaRecord, Progress, SourceFile, Staging, StoreError, UploadLock,
+    UploadRecord, UploadRepository,
+};
+
+use super::media::create_member;
+use super::rows::{corrupt, object_id, ts, user_id};
+use super::{DieselStore, flatten};
+use crate::error::DbError;
+use crate::macros::{with_conn, with_tx};
+use crate::schema::{media, organization, uploads};
+
+/// An `uploads` row.
+#[derive(Debug, Queryable, Selectable, Insertable)]
+#[diesel(table_name = uploads)]
+struct UploadRow {
+    object_id: String,
+    owner_id: String,
+    length: i64,
+    offset_bytes: i64,
+    storage_key: String,
+    staging_state: String,
+    sha256_state: String,
+    filename: Option<String>,
+    content_type: Option<String>,
+    created_at: i64,
+    expires_at: i64,
+    lock_holder: Option<String>,
+    lock_until: Option<i64>,
+}
+
+impl UploadRow {
+    /// A new upload's row: nobody holds its lock.
+    fn from_domain(u: &UploadRecord) -> Result<Self, StoreError> {
+        Ok(Self {
+            object_id: u.object.to_string(),
+            owner_id: u.owner.to_string(),
+            length: signed("length", u.progress.length)?,
+            offset_bytes: signed("offset", u.progress.offset)?,
+            storage_key: u.staging.key.as_str().to_owned(),
+            staging_state: u.staging.state.clone(),
+            sha256_state: u.hash.to_text(),
+            filename: u.filename.as_ref().map(|f| f.as_str().to_owned()),
+            content_type: u.content_type.clone(),
+            created_at: u.created.epoch_seconds(),
+            expires_at: u.progress.expires.epoch_seconds(),
+            lock_holder: None,
+            lock_until: None,
+        })
+    }
+
+    fn into_domain(self) -> Result<UploadRecord, StoreError> {
+        Ok(UploadRecord {
+            object: object_id(&self.object_id)?,
+            owner: user_id(&self.owner_id)?,
+            progress: UploadProgress {
+                length: unsigned("length", self.length)?,
+                offset: unsigned("offset_bytes", self.offset_bytes)?,
+                expires: ts(self.expires_at),
+            },
+            staging: Staging {
+                key: storage_key(&self.storage_key)?,
+                state: self.staging_state,
+            },
+            hash: ResumableSha256::from_text(&self.sha256_state)
+                .map_err(|e| corrupt("sha256_state", e))?,
+            filename: file_name(self.filename.as_deref())?,
+            content_type: self.content_type,
+            created: ts(self.created_at),
+        })
+    }
+}
+
+/// A `media` row.
+#[derive(Debug, Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = media, primary_key(object_id), treat_none_as_null = true)]
+struct MediaRow {
+    object_id: String,
+    state: String,
+    progress: i32,
+    error: Option<String>,
+    attempts: i32,
+    source_key: Option<String>,
+    source_filename: Option<String>,
+    source_size: Option<i64>,
+    source_sha256: Option<String>,
+    source_content_type: Option<String>,
+    modified_at: i64,
+}
+
+impl MediaRow {
+    fn from_domain(m: &MediaRecord) -> Result<Self, StoreError> {
+        let source = m.source.as_ref();
+        Ok(Self {
+            object_id: m.object.to_string(),
+            state: m.state.as_str().to_owned(),
+            progress: i32::from(m.progress),
+            error: m.error.clone(),
+            attempts: i32::try_from(m.attempts)
+                .map_err(|_| StoreError::Unexpected("media attempts out of range".into()))?,
+            source_key: source.map(|s| s.key.as_str().to_owned()),
+            source_filename: source
+                .and_then(|s| s.filename.as_ref().map(|f| f.as_str().to_owned())),
+            source_size: source.map(|s| signed("source size", s.size)).transpose()?,
+            source_sha256: source.map(|s| to_hex(&s.sha256)),
+            source_content_type: source.map(|s| s.content_type.clone()),
+            modified_at: m.modified.epoch_seconds(),
+        })
+    }
+
+    /// The record `create_with_upload` starts an object with: uploading, no source.
+    fn uploading(object: ObjectId, at: Timestamp) -> Self {
+        Self {
+            object_id: object.to_string(),
+            state: MediaState::Uploading.as_str().to_owned(),
+            progress: 0,
+            error: None,
+            attempts: 0,
+            source_key: None,
+            source_filename: None,
+            source_size: None,
+            source_sha256: None,
+            source_content_type: None,
+            modified_at: at.epoch_seconds(),
+        }
+    }
+
+    fn into_domain(self) -> Result<MediaRecord, StoreError> {
+        let source = match (
+            self.source_key,
+            self.source_size,
+            self.source_sha256,
+            self.source_content_type,
+        ) {
+            (None, None, None, None) if self.source_filename.is_none() => None,
+            (Some(key), Some(size), Some(sha256), Some(content_type)) => Some(SourceFile {
+                key: storage_key(&key)?,
+                filename: file_name(self.source_filename.as_deref())?,
+                size: unsigned("source_size", size)?,
+                sha256: from_hex(&sha256)
+                    .and_then(|b| <[u8; 32]>::try_from(b).ok())
+                    .ok_or_else(|| corrupt("source_sha256", "not 64 hex digits"))?,
+                content_type,
+            }),
+            _ => return Err(corrupt("media source", "some of its columns are NULL")),
+        };
+        Ok(MediaRecord {
+            object: object_id(&self.object_id)?,
+            state: MediaState::parse(&self.state).map_err(|e| corrupt("media state", e))?,
+            progress: u8::try_from(self.progress)
+                .ok()
+                .filter(|p| *p <= 100)
+                .ok_or_else(|| corrupt("media progress", self.progress))?,
+            error: self.error,
+            attempts: u32::try_from(self.attempts).map_err(|e| corrupt("media attempts", e))?,
+            source,
+            modified: ts(self.modified_at),
+        })
+    }
+}
+
+/// The total of the sources' sizes and the unfinished uploads' lengths, in one statement
+/// (`SUM` of a `BIGINT` is `NUMERIC` on PostgreSQL, hence the cast).
+#[derive(QueryableByName)]
+struct StoredBytes {
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
+const STORED_BYTES: &str = "SELECT CAST(\
+     (SELECT COALESCE(SUM(source_size), 0) FROM media) + \
+     (SELECT COALESCE(SUM(length), 0) FROM uploads) AS BIGINT) AS n";
+
+fn signed(what: &str, n: u64) -> Result<i64, StoreError> {
+    i64::try_from(n).map_err(|_| StoreError::Unexpected(format!("{what} {n} is out of range")))
+}
+
+fn unsigned(what: &str, n: i64) -> Result<u64, StoreError> {
+    u64::try_from(n).map_err(|e| corrupt(what, e))
+}
+
+fn storage_key(s: &str) -> Result<StorageKey, StoreError> {
+    StorageKey::parse(s).map_err(|e| corrupt("storage key", e))
+}
+
+fn file_name(s: Option<&str>) -> Result<Option<FileName>, StoreError> {
+    s.map(FileName::parse)
+        .transpose()
+        .map_err(|e| corrupt("file name", e))
+}
+
+/// Lowercase hex.
+fn to_hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Bytes from hex (either case); `None` when it is not an even number of hex digits.
+fn from_hex(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    s.as_bytes()
+        .chunks_exact(2)
+        .map(|pair| {
+            let digits = std::str::from_utf8(pair).ok()?;
+            u8::from_str_radix(digits, 16).ok()
+        })
+        .collect()
+}
+
+/// Parses rows read inside a transaction; a row that does not parse rolls it back.
+fn parsed<T, R>(
+    row: Option<R>,
+    parse: impl FnOnce(R) -> Result<T, StoreError>,
+) -> Result<Option<T>, DbError> {
+    row.map(parse).transpose().map_err(DbError::Store)
+}
+
+impl UploadRepository for DieselStore {
+    fn create_with_upload(
+        &self,
+        object: &MediaObject,
+        collection: ObjectId,
+        upload: &UploadRecord,
+    ) -> Result<(), CreateObjectError> {
+        if upload.object != object.id() {
+            return Err(StoreError::Unexpected("an upload for another object".into()).into());
+        }
+        let c = collection.to_string();
+        let upload_row = UploadRow::from_domain(upload)?;
+        let media_row = MediaRow::uploading(object.id(), upload.created);
+        let r: Result<Result<(), CreateObjectError>, DbError> = with_tx!(self.db, conn => {
+            let outcome = create_member!(conn, object, &c);
+            if outcome.is_ok() {
+                diesel::insert_into(uploads::table).values(&upload_row).execute(conn)?;
+                diesel::insert_into(media::table).values(&media_row).execute(conn)?;
+            }
+            Ok(outcome)
+        });
+        flatten(r)
+    }
+
+    fn replace_upload(&self, upload: &UploadRecord) -> Result<Option<UploadRecord>, StoreError> {
+        let o = upload.object.to_string();
+        let row = UploadRow::from_domain(upload)?;
+        let r: Result<Option<UploadRecord>, DbError> = with_tx!(self.db, conn => {
+            let old: Option<UploadRow> = diesel::delete(uploads::table.find(&o))
+                .returning(UploadRow::as_returning())
+                .get_result(conn)
+                .optional()?;
+            diesel::insert_into(uploads::table).values(&row).execute(conn)?;
+            parsed(old, UploadRow::into_domain)
+        });
+        Ok(r?)
+    }
+
+    fn upload(&self, object: ObjectId) -> Result<Option<UploadRecord>, StoreError> {
+        let o = object.to_string();
+        let row: Option<UploadRow> = (|| -> Result<_, DbError> {
+            with_conn!(self.db, conn => {
+                Ok(uploads::table
+                    .find(&o)
+                    .select(UploadRow::as_select())
+                    .first(conn)
+                    .optional()?)
+            })
+        })()?;
+        row.map(UploadRow::into_domain).transpose()
+    }
+
+    fn lock_upload(
+        &self,
+        object: ObjectId,
+        holder: &str,
+        until: Timestamp,
+        now: Timestamp,
+    ) -> Result<UploadLock, StoreError> {
+        let o = object.to_string();
+        let (locked, exists): (Option<UploadRow>, bool) = (|| -> Result<_, DbError> {
+            with_conn!(self.db, conn => {
+                // One statement: the condition is evaluated on the row as it stands when the
+                // update takes it (after a concurrent winner's commit), so one caller wins.
+                let free = uploads::lock_holder
+                    .is_null()
+                    .or(uploads::lock_until.lt(now.epoch_seconds()))
+                    .or(uploads::lock_holder.eq(holder));
+                let locked: Option<UploadRow> = diesel::update(uploads::table.find(&o).filter(free))
+                    .set((
+                        uploads::lock_holder.eq(holder),
+                        uploads::lock_until.eq(until.epoch_seconds()),
+                    ))
+                    .returning(UploadRow::as_returning())
+                    .get_result(conn)
+                    .optional()?;
+                if locked.is_some() {
+                    return Ok((locked, true));
+                }
+                let n: i64 = uploads::table.find(&o).count().get_result(conn)?;
+                Ok((None, n > 0))
+            })
+        })()?;
+        match locked {
+            Some(row) => Ok(UploadLock::Locked(Box::new(row.into_domain()?))),
+            None if exists => Ok(UploadLock::Busy),
+            None => Ok(UploadLock::Missing),
+        }
+    }
+
+    fn save_progress(
+        &self,
+        object: ObjectId,
+        holder: &str,
+        progress: Progress<'_>,
+    ) -> Result<bool, StoreError> {
+        let o = object.to_string();
+        let offset = signed("offset", progress.offset)?;
+        let hash = progress.hash.to_text();
+        let n = (|| -> Result<usize, DbError> {
+            with_conn!(self.db, conn => {
+                Ok(diesel::update(
+                    uploads::table.find(&o).filter(uploads::lock_holder.eq(holder)),
+                )
+                .set((
+                    uploads::offset_bytes.eq(offset),
+                    uploads::staging_state.eq(progress.staging_state),
+                    uploads::sha256_state.eq(&hash),
+                    uploads::lock_until.eq(progress.lock_until.epoch_seconds()),
+                ))
+                .execute(conn)?)
+            })
+        })()?;
+        Ok(n > 0)
+    }
+
+    fn unlock_upload(&self, object: ObjectId, holder: &str) -> Result<(), StoreError> {
+        let o = object.to_string();
+        let r = (|| -> Result<usize, DbError> {
+            with_conn!(self.db, conn => {
+                Ok(diesel::update(
+                    uploads::table.find(&o).filter(uploads::lock_holder.eq(holder)),
+                )
+                .set((
+                    uploads::lock_holder.eq(None::<String>),
+                    uploads::lock_until.eq(None::<i64>),
+                ))
+                .execute(conn)?)
+            })
+        })();
+        r.map(drop).map_err(StoreError::from)
+    }
+
+    fn finish_upload(
+        &self,
+        object: ObjectId,
+        holder: &str,
+        record: &MediaRecord,
+    ) -> Result<Finish, StoreError> {
+        if record.object != object {
+            return Err(StoreError::Unexpected("the media of another object".into()));
+        }
+        let o = object.to_string();
+        let row = MediaRow::from_domain(record)?;
+        let r: Result<Finish, DbError> = with_tx!(self.db, conn => {
+            let n = diesel::delete(
+                uploads::table.find(&o).filter(uploads::lock_holder.eq(holder)),
+            )
+            .execute(conn)?;
+            if n == 0 {
+                return Ok(Finish::LockLost);
+            }
+            let previous: Option<MediaRow> = media::table
+                .find(&o)
+                .select(MediaRow::as_select())
+                .first(conn)
+                .optional()?;
+            diesel::insert_into(media::table)
+                .values(&row)
+                .on_conflict(media::object_id)
+                .do_update()
+                .set(&row)
+                .execute(conn)?;
+            Ok(Finish::Finished(parsed(previous, MediaRow::into_domain)?))
+        });
+        Ok(r?)
+    }
+
+    fn remove_upload(&self, object: ObjectId) -> Result<Option<UploadRecord>, StoreError> {
+        let o = object.to_string();
+        let r: Result<Option<UploadRecord>, DbError> = with_tx!(self.db, conn => {
+            let old: Option<UploadRow> = diesel::delete(uploads::table.find(&o))
+                .returning(UploadRow::as_returning())
+                .get_result(conn)
+                .optional()?;
+            parsed(old, UploadRow::into_domain)
+        });
+        Ok(r?)
+    }
+
+    fn expired_uploads(
+        &self,
+        now: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<UploadRecord>, StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows: Vec<UploadRow> = (|| -> Result<_, DbError> {
+            with_conn!(self.db, conn => {
+                Ok(uploads::table
+                    .filter(uploads::expires_at.lt(now.epoch_seconds()))
+                    .order((uploads::expires_at.asc(), uploads::object_id.asc()))
+                    .limit(limit)
+                    .select(UploadRow::as_select())
+                    .load(conn)?)
+            })
+        })()?;
+        rows.into_iter().map(UploadRow::into_domain).collect()
+    }
+
+    fn release_upload_locks(&self, prefix: &str) -> Result<usize, StoreError> {
+        // Not LIKE: SQLite's is case-insensitive, and the prefix may hold `%` or `_`.
+        let chars = i32::try_from(prefix.chars().count())
+            .map_err(|_| StoreError::Unexpected("lock holder prefix too long".into()))?;
+        let r = (|| -> Result<usize, DbError> {
+            with_conn!(self.db, conn => {
+                let held_by_prefix = diesel::dsl::sql::<Bool>("substr(lock_holder, 1, ")
+                    .bind::<Integer, _>(chars)
+                    .sql(") = ")
+                    .bind::<Text, _>(prefix);
+                Ok(diesel::update(
+                    uploads::table
+                        .filter(uploads::lock_holder.is_not_null())
+                        .filter(held_by_prefix),
+                )
+                .set((
+                    uploads::lock_holder.eq(None::<String>),
+                    uploads::lock_until.eq(None::<i64>),
+                ))
+                .execute(conn)?)
+            })
+        })();
+        r.map_err(StoreError::from)
+    }
+
+    fn stored_bytes(&self) -> Result<u64, StoreError> {
+        let total = (|| -> Result<i64, DbError> {
+            with_conn!(self.db, conn => {
+                Ok(diesel::sql_query(STORED_BYTES).get_result::<StoredBytes>(conn)?.n)
+            })
+        })()?;
+        unsigned("stored bytes", total)
+    }
+
+    fn media_signing_key(&self, candidate: &[u8; 32]) -> Result<Vec<u8>, StoreError> {
+        let hex = to_hex(candidate);
+        let stored: Option<Option<String>> = (|| -> Result<_, DbError> {
+            with_conn!(self.db, conn => {
+                // Conditional: of concurrent first starts, the first writer's key stays.
+                diesel::update(organization::table.find(1))
+                    .filter(organization::media_signing_key.is_null())
+                    .set(organization::media_signing_key.eq(&hex))
+                    .execute(conn)?;
+                Ok(organization::table
+                    .find(1)
+                    .select(organization::media_signing_key)
+                    .first(conn)
+                    .optional()?)
+            })
+        })()?;
+        let stored = stored.flatten().ok_or_else(|| {
+            StoreError::Corrupt("the organization row is missing: run `medialib migrate`".into())
+        })?;
+        from_hex(&stored).ok_or_else(|| corrupt("media_signing_key", "not hex"))
+    }
+
+    fn media(&self, object: ObjectId) -> Result<Option<MediaRecord>, StoreError> {
+        let o = object.to_string();
+        let row: Option<MediaRow> = (|| -> Result<_, DbError> {
+            with_conn!(self.db, conn => {
+                Ok(media::table
+                    .find(&o)
+                    .select(MediaRow::as_select())
+                    .first(conn)
+                    .optional()?)
+            })
+        })()?;
+        row.map(MediaRow::into_domain).transpose()
+    }
+
+    fn remove_media(
+        &self,
+        object: ObjectId,
+    ) -> Result<(Option<MediaRecord>, Option<UploadRecord>), StoreError> {
+        let o = object.to_string();
+        let r: Result<(Option<MediaRecord>, Option<UploadRecord>), DbError> = with_tx!(self.db, conn => {
+            let m: Option<MediaRow> = diesel::delete(media::table.find(&o))
+                .returning(MediaRow::as_returning())
+                .get_result(conn)
+                .optional()?;
+            let u: Option<UploadRow> = diesel::delete(uploads::table.find(&o))
+                .returning(UploadRow::as_returning())
+                .get_result(conn)
+                .optional()?;
+            Ok((parsed(m, MediaRow::into_domain)?, parsed(u, UploadRow::into_domain)?))
+        });
+        Ok(r?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_round_trips_and_refuses_what_is_not_hex() {
+        let bytes = [0u8, 1, 0xab, 0xff];
+        assert_eq!(to_hex(&bytes), "0001abff");
+        assert_eq!(from_hex("0001abff").as_deref(), Some(&bytes[..]));
+        assert_eq!(from_hex("0001ABFF").as_deref(), Some(&bytes[..]));
+        assert_eq!(from_hex(""), Some(vec![]));
+        for bad in ["0", "zz", "+1", "é0"] {
+            assert_eq!(from_hex(bad), None, "{bad}");
+        }
+    }
+}
