@@ -346,7 +346,10 @@ fn a_sub_catalog_lists_with_the_callers_level_on_itself() {
     let w = world();
     let media = w.h.services.media();
     let (sub, m1, m2) = with_sub(&w);
-    let listing = |who: &Caller, s, p| media.list_sub_catalog(who, w.lib, sub, s, p).unwrap();
+    let listing = |who: &Caller, s, p| {
+        CatalogPage::collect(|sink| media.list_sub_catalog_into(who, w.lib, sub, s, p, sink))
+            .unwrap()
+    };
     let inherited = listing(&w.bob.as_caller(), None, None);
     assert_eq!(
         (inherited.level, ids(&inherited.items)),
