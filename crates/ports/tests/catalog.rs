@@ -15,11 +15,11 @@ use medialib_domain::{
     Caller, ObjectId, ObjectPatch, ObjectType, OrgNamespace, PageCursor, PageRequest, PageSize,
     PermissionLevel, Refusal, ShortCode, Since, Timestamp, Title, User,
 };
+use medialib_ports::CatalogItem;
 use medialib_ports::services::catalog::{
     PermLinkFailed, PublicObjectFailed, SubCatalogFailed, VideoFailed, ViewObjectFailed,
 };
 use medialib_ports::services::{CatalogPage, CatalogSink, MembershipChangeFailed};
-use medialib_ports::{CatalogItem, MediaRepository};
 
 use PermissionLevel::{Admin, None as NoLevel, View};
 

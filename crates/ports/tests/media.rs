@@ -17,13 +17,13 @@ use medialib_domain::{
     MembershipError, ObjectId, ObjectPatch, ObjectType, OrgNamespace, PermissionLevel, Properties,
     Refusal, Subject, Title, UpdateError, User,
 };
+use medialib_ports::AddOutcome;
 use medialib_ports::repos::{RestoreObjectError, RestoredObject};
 use medialib_ports::services::people::Grantee;
 use medialib_ports::services::{
     AddMemberFailed, BearerError, CreateObjectFailed, DescribeFailed, DescribeWithTokenFailed,
     MembershipChangeFailed, Placement, UpdateObjectFailed,
 };
-use medialib_ports::{AddOutcome, MediaRepository};
 
 use PermissionLevel::{Admin, None as NoLevel, View};
 

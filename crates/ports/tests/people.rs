@@ -22,9 +22,7 @@ use medialib_ports::services::people::{
     ListPermissionsFailed, ObjectInfo, ReadUserFailed, RevokePermissionFailed, UpdateUserFailed,
     UserPatch,
 };
-use medialib_ports::{
-    CreateUserError, CredentialRepository, MediaRepository, PasswordHash, UserRepository,
-};
+use medialib_ports::{CreateUserError, PasswordHash};
 
 use PermissionLevel::{Admin, None as NoLevel, View};
 
