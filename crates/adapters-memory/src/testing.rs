@@ -167,21 +167,15 @@ impl Harness {
         self.create_in(owner, collection, Self::new_object(t, title))
     }
 
-    /// Like [`object_in`](Self::object_in), but public: its limited record is anyone's.
-    pub fn public_object_in(
-        &self,
-        owner: &User,
-        collection: ObjectId,
-        t: ObjectType,
-        title: &str,
-    ) -> ObjectId {
+    /// Like [`new_object`](Self::new_object), but public: its limited record is anyone's.
+    pub fn public_object(t: ObjectType, title: &str) -> NewObject {
         let mut new = Self::new_object(t, title);
         new.fields.public = true;
-        self.create_in(owner, collection, new)
+        new
     }
 
     /// Creates `new` in `collection`, as `owner`.
-    fn create_in(&self, owner: &User, collection: ObjectId, new: NewObject) -> ObjectId {
+    pub fn create_in(&self, owner: &User, collection: ObjectId, new: NewObject) -> ObjectId {
         self.services
             .media()
             .create_object(&owner.as_caller(), Placement::In(collection), new)

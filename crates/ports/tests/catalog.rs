@@ -10,7 +10,7 @@
     reason = "tests (helpers included) fail by panicking"
 )]
 
-use medialib_adapters_memory::testing::{START, World, forbidden, world};
+use medialib_adapters_memory::testing::{Harness, START, World, forbidden, world};
 use medialib_domain::{
     Caller, ObjectId, ObjectPatch, ObjectType, OrgNamespace, PageCursor, PageRequest, PageSize,
     PermissionLevel, Refusal, ShortCode, Since, Timestamp, Title, User,
@@ -436,8 +436,11 @@ fn a_sub_catalog_is_listed_only_through_a_parent_the_caller_views() {
 fn viewing_an_object_needs_view_on_the_collection_even_when_it_is_public() {
     let w = world();
     let media = w.h.services.media();
-    let public =
-        w.h.public_object_in(&w.alice, w.lib, ObjectType::Video, "trailer");
+    let public = w.h.create_in(
+        &w.alice,
+        w.lib,
+        Harness::public_object(ObjectType::Video, "trailer"),
+    );
     let view = |who: &Caller, c, o| media.view_object(who, c, o).map(|o| o.id());
     for who in [
         w.alice.as_caller(),
@@ -507,8 +510,11 @@ fn only_a_video_has_a_video_record() {
 fn a_perm_link_names_any_live_object_public_or_not() {
     let w = world();
     let media = w.h.services.media();
-    let public =
-        w.h.public_object_in(&w.alice, w.lib, ObjectType::Image, "poster");
+    let public = w.h.create_in(
+        &w.alice,
+        w.lib,
+        Harness::public_object(ObjectType::Image, "poster"),
+    );
     for id in [w.video, public, w.lib] {
         let object = w.h.store.object(id).unwrap().unwrap();
         assert_eq!(media.follow_perm_link(object.shortcode()), Ok(object));
@@ -537,8 +543,11 @@ fn a_perm_link_names_any_live_object_public_or_not() {
 fn only_a_public_object_shows_without_a_session() {
     let w = world();
     let media = w.h.services.media();
-    let public =
-        w.h.public_object_in(&w.alice, w.lib, ObjectType::Image, "poster");
+    let public = w.h.create_in(
+        &w.alice,
+        w.lib,
+        Harness::public_object(ObjectType::Image, "poster"),
+    );
     let code = |id| w.h.store.object(id).unwrap().unwrap().shortcode().clone();
     assert_eq!(
         media.public_object(&code(public)).map(|o| o.id()),
