@@ -14,17 +14,16 @@ use medialib::world::OsRandom;
 use medialib_adapters_diesel::testing::{TestBackend, TestDb};
 use medialib_adapters_diesel::{Database, DieselStore, PoolOptions};
 use medialib_adapters_memory::MemoryStore;
+use medialib_adapters_memory::testing::{self, REDIRECT, refresh_digest, unknown_user};
 // The cases, named here for `backend_tests!` at the end.
 use cases::*;
 use medialib_domain::oauth::{
-    AuthorizeParams, Client, ClientId, ClientKind, ClientName, Issuer, OAuthErrorCode, RedirectUri,
-    RefreshTokenState, TokenLifetimes,
+    Client, ClientId, ClientKind, ClientName, OAuthErrorCode, RedirectUri, RefreshTokenState,
 };
 use medialib_domain::{
-    AfterRemoval, BrowserSession, Description, Lifecycle, Lifetime, MembershipError, NewObject,
-    ObjectFields, ObjectId, ObjectPatch, ObjectType, PageCursor, PageRequest, PageSize,
-    PermissionLevel, PersonName, Properties, Refusal, Secret, Since, Timestamp, Title, TokenDigest,
-    TokenKind, UniqueId, UpdateError, User, UserId,
+    AfterRemoval, BrowserSession, Lifecycle, Lifetime, MembershipError, ObjectId, ObjectPatch,
+    ObjectType, PageCursor, PageRequest, PageSize, PermissionLevel, PersonName, Properties,
+    Refusal, Secret, Since, Timestamp, Title, TokenDigest, TokenKind, UniqueId, UpdateError, User,
 };
 use medialib_ports::services::people::{GrantPermissionFailed, Grantee, RevokePermissionFailed};
 use medialib_ports::services::{
@@ -33,26 +32,30 @@ use medialib_ports::services::{
     TokenResponse, UpdateObjectFailed,
 };
 use medialib_ports::{
-    AddOutcome, CatalogItem, Clock, CreateClientError, CreateUserError, ManualClock, PasswordHash,
-    PurgeReport, RevokeOutcome, ServiceSettings, Services, Store,
+    AddOutcome, CatalogItem, Clock, CreateClientError, CreateUserError, PasswordHash, PurgeReport,
+    RevokeOutcome, Store,
 };
 use medialib_ports::{
     Credentials, PendingSignIn, RedirectCallback, RedirectStart, SignInMethod, SsoError,
     SsoIdentity, SsoProvider, StoredPendingSignIn,
 };
 
-/// One backend, migrated, with services on top.
+/// One backend, migrated, under the harness of the use-case tests
+/// (`medialib_adapters_memory::testing::Harness`): the same helpers, the OS RNG.
 struct Harness {
-    store: Arc<dyn Store>,
-    services: Services,
-    clock: Arc<ManualClock>,
+    h: testing::Harness,
     /// The database under a diesel store (none under the in-memory store); dropped last, it
     /// removes the database.
     _db: Option<TestDb>,
 }
 
-const ISSUER: &str = "https://media.example.edu";
-const REDIRECT: &str = "https://lms.example.edu/callback";
+impl std::ops::Deref for Harness {
+    type Target = testing::Harness;
+
+    fn deref(&self) -> &testing::Harness {
+        &self.h
+    }
+}
 
 impl Harness {
     /// The runner of `backend_tests!`: `case` on a fresh harness on `backend`.
@@ -74,148 +77,10 @@ impl Harness {
     }
 
     fn with_store(store: Arc<dyn Store>, db: Option<TestDb>) -> Self {
-        let clock = Arc::new(ManualClock::at(1_700_000_000));
-        let services = Services::new(
-            store.clone(),
-            clock.clone(),
-            Arc::new(OsRandom),
-            ServiceSettings {
-                lifetimes: TokenLifetimes {
-                    access: Lifetime::from_seconds(3600).unwrap(),
-                    refresh: Lifetime::from_seconds(86_400).unwrap(),
-                },
-                code_ttl: Lifetime::from_seconds(60).unwrap(),
-                issuer: Issuer::new(ISSUER),
-                session_ttl: Lifetime::from_seconds(3600).unwrap(),
-            },
-        );
         Self {
-            store,
-            services,
-            clock,
+            h: testing::Harness::with_store(store, Arc::new(OsRandom)),
             _db: db,
         }
-    }
-
-    fn set_time(&self, secs: i64) {
-        self.clock.set(secs);
-    }
-
-    fn advance(&self, secs: i64) {
-        self.clock.advance(secs);
-    }
-
-    fn user(&self, unique_id: &str, org_admin: bool) -> User {
-        self.services
-            .people()
-            .create_user(NewUserInput {
-                unique_id: UniqueId::parse(unique_id).unwrap(),
-                first_name: PersonName::parse("First", "firstName").unwrap(),
-                last_name: PersonName::parse(unique_id, "lastName").unwrap(),
-                org_admin,
-            })
-            .unwrap()
-    }
-
-    fn new_object(t: ObjectType, title: &str) -> NewObject {
-        NewObject {
-            object_type: t,
-            fields: ObjectFields {
-                title: Title::parse(title).unwrap(),
-                description: Description::parse("d").unwrap(),
-                public: false,
-                duration: None,
-                properties: Properties::empty(),
-            },
-        }
-    }
-
-    fn library(&self, owner: &User, title: &str) -> ObjectId {
-        self.services
-            .media()
-            .create_object(
-                &owner.as_caller(),
-                Placement::TopLevel,
-                Self::new_object(ObjectType::Catalog, title),
-            )
-            .unwrap()
-            .id()
-    }
-
-    fn object_in(
-        &self,
-        owner: &User,
-        collection: ObjectId,
-        t: ObjectType,
-        title: &str,
-    ) -> ObjectId {
-        self.services
-            .media()
-            .create_object(
-                &owner.as_caller(),
-                Placement::In(collection),
-                Self::new_object(t, title),
-            )
-            .unwrap()
-            .id()
-    }
-
-    fn level(&self, who: &User, collection: ObjectId) -> PermissionLevel {
-        self.services
-            .media()
-            .effective_level(&who.as_caller(), collection)
-            .unwrap()
-    }
-
-    /// Registers a confidential client; returns its credentials.
-    fn client(&self) -> ClientCredentials {
-        let ns = medialib_ports::OrgRepository::namespace(&*self.store).unwrap();
-        let id = ClientId::generate(&ns, rand::random());
-        let (secret, digest) = TokenKind::ClientSecret.mint(rand::random());
-        let client = Client::new(
-            id.clone(),
-            ClientName::parse("LMS").unwrap(),
-            vec![RedirectUri::parse(REDIRECT).unwrap()],
-            ClientKind::Confidential {
-                secret_digest: digest,
-            },
-        )
-        .unwrap();
-        self.store.create_client(&client, self.clock.now()).unwrap();
-        ClientCredentials {
-            client_id: id.as_str().to_owned(),
-            client_secret: Some(secret),
-        }
-    }
-
-    /// Runs the authorization step for `user` and returns the code.
-    fn code(&self, creds: &ClientCredentials, user: &User, offline: bool) -> String {
-        let params = AuthorizeParams {
-            response_type: Some("code"),
-            client_id: Some(&creds.client_id),
-            redirect_uri: Some(REDIRECT),
-            state: Some("xyz"),
-            access_type: offline.then_some("offline"),
-            ..AuthorizeParams::default()
-        };
-        let request = self.services.oauth().start_authorization(&params).unwrap();
-        let response = self
-            .services
-            .oauth()
-            .approve_authorization(request, user.id)
-            .unwrap();
-        assert_eq!(response.param("state"), Some("xyz"));
-        assert_eq!(response.param("iss"), Some(ISSUER));
-        response.param("code").unwrap().to_owned()
-    }
-
-    /// Tokens for `user` through a real approval and code exchange.
-    fn tokens(&self, creds: &ClientCredentials, user: &User, offline: bool) -> TokenResponse {
-        let code = self.code(creds, user, offline);
-        self.services
-            .oauth()
-            .exchange_code(creds, &code, Some(REDIRECT), None)
-            .unwrap()
     }
 }
 
@@ -223,19 +88,9 @@ fn secret_str(s: &Option<Secret>) -> String {
     s.as_ref().unwrap().expose().to_owned()
 }
 
-/// The stored digest of a token response's refresh token.
-fn refresh_digest(t: &TokenResponse) -> TokenDigest {
-    TokenDigest::of(t.refresh_token.as_ref().unwrap())
-}
-
 /// A fresh session cookie and its digest.
 fn session_cookie() -> (Secret, TokenDigest) {
     TokenKind::Session.mint(rand::random())
-}
-
-/// A user id that no stored user has.
-fn unknown_user() -> UserId {
-    UserId::parse("0123456789abcdef0123456789abcdef").unwrap()
 }
 
 /// Runs every job on its own thread, released together by a barrier, and
@@ -319,7 +174,7 @@ mod cases {
         assert_eq!(entries[0].user.id, alice.id);
         assert_eq!(entries[0].level, PermissionLevel::Admin);
 
-        let mut new = Harness::new_object(ObjectType::Video, "Intro ünïcödé");
+        let mut new = testing::Harness::new_object(ObjectType::Video, "Intro ünïcödé");
         new.fields.properties = Properties::parse([("course", "CS101"), ("term", "fall")]).unwrap();
         new.fields.public = true;
         let created = h
@@ -387,7 +242,7 @@ mod cases {
                 .create_object(
                     &alice.as_caller(),
                     Placement::TopLevel,
-                    Harness::new_object(ObjectType::Video, "x")
+                    testing::Harness::new_object(ObjectType::Video, "x")
                 )
                 .is_err()
         );

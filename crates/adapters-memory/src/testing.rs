@@ -1,7 +1,8 @@
-//! Test helpers (cargo feature `testing`): a [`MemoryStore`] with the application services
-//! on top, a clock the test sets and a deterministic random source, for use-case tests that
-//! need no database (`crates/ports/tests`). Its methods are those of the contract suite's
-//! `Harness` (tests/integration/contract.rs), so that the cases read the same.
+//! Test helpers (cargo feature `testing`): the application services on a store, a clock the
+//! test sets and a random source, with the helpers the use-case tests (`crates/ports/tests`,
+//! on a [`MemoryStore`] and a deterministic random source) and the repository contract suite
+//! (tests/integration/contract.rs, on every backend) build their cases from. One harness, so
+//! that the cases read the same and a helper is written once.
 
 #![allow(
     clippy::unwrap_used,
@@ -25,14 +26,19 @@ use medialib_domain::{
 use medialib_ports::services::people::Grantee;
 use medialib_ports::services::{ClientCredentials, NewUserInput, Placement, TokenResponse};
 use medialib_ports::{
-    ClientRepository, Clock, ManualClock, OrgRepository, RandomExt, RandomSource, ServiceSettings,
-    Services,
+    Clock, ManualClock, OrgRepository, RandomExt, RandomSource, ServiceSettings, Services, Store,
 };
 
 /// Deterministic "randomness": every draw is different (a counter in the first eight bytes,
 /// a fixed pattern after them), and the same from run to run.
 #[derive(Debug)]
 pub struct CountingRandom(AtomicU64);
+
+impl Default for CountingRandom {
+    fn default() -> Self {
+        Self(AtomicU64::new(1))
+    }
+}
 
 impl RandomSource for CountingRandom {
     fn fill(&self, buf: &mut [u8]) {
@@ -52,10 +58,10 @@ impl RandomSource for CountingRandom {
     reason = "a test harness is never printed"
 )]
 pub struct Harness {
-    pub store: Arc<MemoryStore>,
+    pub store: Arc<dyn Store>,
     pub services: Services,
     pub clock: Arc<ManualClock>,
-    pub random: Arc<CountingRandom>,
+    pub random: Arc<dyn RandomSource>,
 }
 
 pub const START: i64 = 1_700_000_000;
@@ -69,10 +75,17 @@ impl Default for Harness {
 }
 
 impl Harness {
+    /// A fresh [`MemoryStore`] with [`CountingRandom`]: the same draws from run to run.
     pub fn new() -> Self {
-        let store = Arc::new(MemoryStore::new([7; 16]));
+        Self::with_store(
+            Arc::new(MemoryStore::new([7; 16])),
+            Arc::new(CountingRandom::default()),
+        )
+    }
+
+    /// The services on `store`, drawing from `random`, with the clock at [`START`].
+    pub fn with_store(store: Arc<dyn Store>, random: Arc<dyn RandomSource>) -> Self {
         let clock = Arc::new(ManualClock::at(START));
-        let random = Arc::new(CountingRandom(AtomicU64::new(1)));
         let services = Services::new(
             store.clone(),
             clock.clone(),
@@ -151,27 +164,18 @@ impl Harness {
         t: ObjectType,
         title: &str,
     ) -> ObjectId {
-        self.services
-            .media()
-            .create_object(
-                &owner.as_caller(),
-                Placement::In(collection),
-                Self::new_object(t, title),
-            )
-            .unwrap()
-            .id()
+        self.create_in(owner, collection, Self::new_object(t, title))
     }
 
-    /// Like [`object_in`](Self::object_in), but public: its limited record is anyone's.
-    pub fn public_object_in(
-        &self,
-        owner: &User,
-        collection: ObjectId,
-        t: ObjectType,
-        title: &str,
-    ) -> ObjectId {
+    /// Like [`new_object`](Self::new_object), but public: its limited record is anyone's.
+    pub fn public_object(t: ObjectType, title: &str) -> NewObject {
         let mut new = Self::new_object(t, title);
         new.fields.public = true;
+        new
+    }
+
+    /// Creates `new` in `collection`, as `owner`.
+    pub fn create_in(&self, owner: &User, collection: ObjectId, new: NewObject) -> ObjectId {
         self.services
             .media()
             .create_object(&owner.as_caller(), Placement::In(collection), new)

@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 
 use medialib_adapters_memory::testing::Harness;
 use medialib_domain::{Caller, ObjectId, ObjectType, PermissionLevel, TokenDigest};
-use medialib_ports::{GrantRepository, MediaRepository, Reader};
+use medialib_ports::Reader;
 
 /// `read_facts` gives what the fine-grained reads give (a port of the diesel adapter's
 /// `facts.rs` test): a graph with inherited, blocked and admin entries, a soft-deleted

@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use medialib_adapters_memory::MemoryStore;
-use medialib_adapters_memory::testing::Harness;
+use medialib_adapters_memory::testing::{CountingRandom, Harness};
 use medialib_domain::OrgNamespace;
 use medialib_ports::{OrgRepository, Store};
 
@@ -27,9 +27,10 @@ fn the_namespace_is_made_as_the_diesel_adapter_makes_it() {
         fixed
     );
     // Clones share the data; a `Store` trait object is what the services take.
-    let h = Harness::new();
+    let store = MemoryStore::new([7; 16]);
+    let h = Harness::with_store(Arc::new(store.clone()), Arc::new(CountingRandom::default()));
     let alice = h.user("alice", false);
-    let clone: Arc<dyn Store> = Arc::new((*h.store).clone());
+    let clone: Arc<dyn Store> = Arc::new(store.clone());
     assert_eq!(clone.user(alice.id).unwrap(), Some(alice));
-    assert!(format!("{:?}", h.store).contains("users: 1"));
+    assert!(format!("{store:?}").contains("users: 1"));
 }

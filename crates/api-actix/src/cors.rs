@@ -75,7 +75,10 @@ fn applies(req: &HttpRequest) -> bool {
     let authorize =
         |p: &str| p.starts_with("/api/oauth/authorize") || p.starts_with("/api/oauth/login");
     let path = req.path();
-    (path == "/api" || path.starts_with("/api/") || path.starts_with("/m/") || path == METADATA_PATH)
+    (path == "/api"
+        || path.starts_with("/api/")
+        || path.starts_with("/m/")
+        || path == METADATA_PATH)
         && !authorize(path)
         && !req.match_pattern().as_deref().is_some_and(authorize)
 }

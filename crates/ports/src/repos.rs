@@ -556,31 +556,26 @@ pub trait Housekeeping: Send + Sync {
     fn purge_expired(&self, now: Timestamp, code_grace: i64) -> Result<PurgeReport, StoreError>;
 }
 
-/// Everything the application services need from storage.
-pub trait Store:
-    OrgRepository
-    + UserRepository
-    + MediaRepository
-    + ClientRepository
-    + GrantRepository
-    + SessionRepository
-    + CredentialRepository
-    + PendingSignInRepository
-    + Housekeeping
-    + UploadRepository
-{
+/// Declares [`Store`] as the sum of the repository traits and implements it for every type
+/// that implements them all, so that the list is written once.
+macro_rules! store {
+    ($first:ident $(, $rest:ident)* $(,)?) => {
+        /// Everything the application services need from storage.
+        pub trait Store: $first $(+ $rest)* {}
+
+        impl<T: $first $(+ $rest)*> Store for T {}
+    };
 }
 
-impl<T> Store for T where
-    T: OrgRepository
-        + UserRepository
-        + MediaRepository
-        + ClientRepository
-        + GrantRepository
-        + SessionRepository
-        + CredentialRepository
-        + PendingSignInRepository
-        + Housekeeping
-        + UploadRepository
-{
-}
+store!(
+    OrgRepository,
+    UserRepository,
+    MediaRepository,
+    ClientRepository,
+    GrantRepository,
+    SessionRepository,
+    CredentialRepository,
+    PendingSignInRepository,
+    Housekeeping,
+    UploadRepository,
+);

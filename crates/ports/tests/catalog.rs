@@ -10,16 +10,16 @@
     reason = "tests (helpers included) fail by panicking"
 )]
 
-use medialib_adapters_memory::testing::{START, World, forbidden, world};
+use medialib_adapters_memory::testing::{Harness, START, World, forbidden, world};
 use medialib_domain::{
     Caller, ObjectId, ObjectPatch, ObjectType, OrgNamespace, PageCursor, PageRequest, PageSize,
     PermissionLevel, Refusal, ShortCode, Since, Timestamp, Title, User,
 };
+use medialib_ports::CatalogItem;
 use medialib_ports::services::catalog::{
     PermLinkFailed, PublicObjectFailed, SubCatalogFailed, VideoFailed, ViewObjectFailed,
 };
 use medialib_ports::services::{CatalogPage, CatalogSink, MembershipChangeFailed};
-use medialib_ports::{CatalogItem, MediaRepository};
 
 use PermissionLevel::{Admin, None as NoLevel, View};
 
@@ -346,7 +346,10 @@ fn a_sub_catalog_lists_with_the_callers_level_on_itself() {
     let w = world();
     let media = w.h.services.media();
     let (sub, m1, m2) = with_sub(&w);
-    let listing = |who: &Caller, s, p| media.list_sub_catalog(who, w.lib, sub, s, p).unwrap();
+    let listing = |who: &Caller, s, p| {
+        CatalogPage::collect(|sink| media.list_sub_catalog_into(who, w.lib, sub, s, p, sink))
+            .unwrap()
+    };
     let inherited = listing(&w.bob.as_caller(), None, None);
     assert_eq!(
         (inherited.level, ids(&inherited.items)),
@@ -433,8 +436,11 @@ fn a_sub_catalog_is_listed_only_through_a_parent_the_caller_views() {
 fn viewing_an_object_needs_view_on_the_collection_even_when_it_is_public() {
     let w = world();
     let media = w.h.services.media();
-    let public =
-        w.h.public_object_in(&w.alice, w.lib, ObjectType::Video, "trailer");
+    let public = w.h.create_in(
+        &w.alice,
+        w.lib,
+        Harness::public_object(ObjectType::Video, "trailer"),
+    );
     let view = |who: &Caller, c, o| media.view_object(who, c, o).map(|o| o.id());
     for who in [
         w.alice.as_caller(),
@@ -504,8 +510,11 @@ fn only_a_video_has_a_video_record() {
 fn a_perm_link_names_any_live_object_public_or_not() {
     let w = world();
     let media = w.h.services.media();
-    let public =
-        w.h.public_object_in(&w.alice, w.lib, ObjectType::Image, "poster");
+    let public = w.h.create_in(
+        &w.alice,
+        w.lib,
+        Harness::public_object(ObjectType::Image, "poster"),
+    );
     for id in [w.video, public, w.lib] {
         let object = w.h.store.object(id).unwrap().unwrap();
         assert_eq!(media.follow_perm_link(object.shortcode()), Ok(object));
@@ -534,8 +543,11 @@ fn a_perm_link_names_any_live_object_public_or_not() {
 fn only_a_public_object_shows_without_a_session() {
     let w = world();
     let media = w.h.services.media();
-    let public =
-        w.h.public_object_in(&w.alice, w.lib, ObjectType::Image, "poster");
+    let public = w.h.create_in(
+        &w.alice,
+        w.lib,
+        Harness::public_object(ObjectType::Image, "poster"),
+    );
     let code = |id| w.h.store.object(id).unwrap().unwrap().shortcode().clone();
     assert_eq!(
         media.public_object(&code(public)).map(|o| o.id()),

@@ -17,13 +17,13 @@ use medialib_domain::{
     MembershipError, ObjectId, ObjectPatch, ObjectType, OrgNamespace, PermissionLevel, Properties,
     Refusal, Subject, Title, UpdateError, User,
 };
+use medialib_ports::AddOutcome;
 use medialib_ports::repos::{RestoreObjectError, RestoredObject};
 use medialib_ports::services::people::Grantee;
 use medialib_ports::services::{
     AddMemberFailed, BearerError, CreateObjectFailed, DescribeFailed, DescribeWithTokenFailed,
     MembershipChangeFailed, Placement, UpdateObjectFailed,
 };
-use medialib_ports::{AddOutcome, MediaRepository};
 
 use PermissionLevel::{Admin, None as NoLevel, View};
 
@@ -255,8 +255,11 @@ fn admin_is_inherited_into_sub_libraries_unless_an_explicit_none_blocks_it() {
 fn describe_picks_the_record_by_the_level_on_the_collection() {
     let w = world();
     let media = w.h.services.media();
-    let public =
-        w.h.public_object_in(&w.alice, w.lib, ObjectType::Video, "trailer");
+    let public = w.h.create_in(
+        &w.alice,
+        w.lib,
+        Harness::public_object(ObjectType::Video, "trailer"),
+    );
     let describe = |who: Option<&User>, object| {
         let caller = who.map(User::as_caller);
         media
@@ -315,8 +318,11 @@ fn describe_reaches_only_live_objects_through_a_live_collection_holding_them() {
     // An object of another library, even public, is not found through `lib`, even by an
     // organization admin, and anonymously not found rather than 401.
     let other = w.h.library(&w.carol, "Carol's");
-    let elsewhere =
-        w.h.public_object_in(&w.carol, other, ObjectType::Video, "theirs");
+    let elsewhere = w.h.create_in(
+        &w.carol,
+        other,
+        Harness::public_object(ObjectType::Video, "theirs"),
+    );
     for caller in [Some(&bob), Some(&w.olga.as_caller()), None] {
         assert_eq!(
             media.describe(caller, w.lib, elsewhere).map(drop),
@@ -355,8 +361,11 @@ fn an_explicit_none_blocks_the_view_a_collection_would_inherit() {
     let media = w.h.services.media();
     let sub = w.h.object_in(&w.alice, w.lib, ObjectType::Catalog, "sub");
     let clip = w.h.object_in(&w.alice, sub, ObjectType::Video, "clip");
-    let poster =
-        w.h.public_object_in(&w.alice, sub, ObjectType::Image, "poster");
+    let poster = w.h.create_in(
+        &w.alice,
+        sub,
+        Harness::public_object(ObjectType::Image, "poster"),
+    );
     let bob = w.bob.as_caller();
     let view = |o| media.describe(Some(&bob), sub, o).map(|(_, v)| v);
     assert_eq!(view(clip), Ok(DescribeView::Full));
@@ -385,8 +394,11 @@ fn an_explicit_none_blocks_the_view_a_collection_would_inherit() {
 fn describe_with_a_token_decides_for_its_holder() {
     let w = world();
     let media = w.h.services.media();
-    let public =
-        w.h.public_object_in(&w.alice, w.lib, ObjectType::Audio, "song");
+    let public = w.h.create_in(
+        &w.alice,
+        w.lib,
+        Harness::public_object(ObjectType::Audio, "song"),
+    );
     let creds = w.h.client();
     let bob = w.h.tokens(&creds, &w.bob, false);
     let carol = w.h.tokens(&creds, &w.carol, false);
@@ -437,8 +449,11 @@ fn describe_with_a_token_decides_for_its_holder() {
 fn a_token_that_does_not_authenticate_fails_whatever_the_object() {
     let w = world();
     let media = w.h.services.media();
-    let public =
-        w.h.public_object_in(&w.alice, w.lib, ObjectType::Audio, "song");
+    let public = w.h.create_in(
+        &w.alice,
+        w.lib,
+        Harness::public_object(ObjectType::Audio, "song"),
+    );
     let creds = w.h.client();
     let t = w.h.tokens(&creds, &w.bob, false);
     let token = t.access_token.expose();

@@ -21,10 +21,7 @@ use medialib_ports::services::{
     BearerError, ClientAuthFailed, ClientCredentials, CodeGrantFailed, Introspection, OAuthFailure,
     RefreshGrantFailed,
 };
-use medialib_ports::{
-    Applied, GrantRepository, GrantUnit, OrgRepository, RandomExt, RevokeOutcome, StoreError,
-    decide_and_write,
-};
+use medialib_ports::{Applied, GrantUnit, RandomExt, RevokeOutcome, StoreError, decide_and_write};
 
 fn refused(r: CodeRefusal) -> Result<(), CodeGrantFailed> {
     Err(CodeGrantFailed::Refused(r))

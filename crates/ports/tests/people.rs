@@ -22,9 +22,7 @@ use medialib_ports::services::people::{
     ListPermissionsFailed, ObjectInfo, ReadUserFailed, RevokePermissionFailed, UpdateUserFailed,
     UserPatch,
 };
-use medialib_ports::{
-    CreateUserError, CredentialRepository, MediaRepository, PasswordHash, UserRepository,
-};
+use medialib_ports::{CreateUserError, PasswordHash};
 
 use PermissionLevel::{Admin, None as NoLevel, View};
 
@@ -691,8 +689,11 @@ fn revoking_looks_users_up_and_never_provisions() {
 fn the_info_record_needs_view_and_names_the_owner() {
     let w = world();
     let people = w.h.services.people();
-    let public =
-        w.h.public_object_in(&w.olga, w.lib, ObjectType::Audio, "song");
+    let public = w.h.create_in(
+        &w.olga,
+        w.lib,
+        Harness::public_object(ObjectType::Audio, "song"),
+    );
     let info = |who: &Caller, c, o| people.object_info(who, c, o);
     let video = w.h.store.object(w.video).unwrap().unwrap();
     for who in [

@@ -217,15 +217,22 @@ impl RefreshDecision {
     }
 }
 
+/// The rule both grants begin with: the presented client authenticates before its code or
+/// token is looked at. `Err(None)`: no client has the presented id; `Err(Some(e))`: it did
+/// not authenticate.
+fn authenticate_client(
+    client: Option<&ClientKind>,
+    secret: Option<&Secret>,
+) -> Result<(), Option<ClientAuthError>> {
+    client.ok_or(None)?.authenticate(secret).map_err(Some)
+}
+
 /// Decides a code exchange from what the store read.
 pub fn decide_code(facts: CodeFacts, x: &CodeExchange<'_>) -> CodeDecision {
-    let Some(client) = facts.client else {
-        return CodeDecision::Refuse(CodeRefusal::UnknownClient);
-    };
     // The client authenticates before the code is looked at: a client that fails leaves
     // the code unspent.
-    if let Err(e) = client.authenticate(x.client_secret) {
-        return CodeDecision::Refuse(CodeRefusal::Client(e));
+    if let Err(e) = authenticate_client(facts.client.as_ref(), x.client_secret) {
+        return CodeDecision::Refuse(e.map_or(CodeRefusal::UnknownClient, CodeRefusal::Client));
     }
     let Some(code) = facts.code else {
         return CodeDecision::Refuse(CodeRefusal::UnknownCode);
@@ -253,11 +260,10 @@ pub fn decide_code(facts: CodeFacts, x: &CodeExchange<'_>) -> CodeDecision {
 
 /// Decides a refresh from what the store read.
 pub fn decide_refresh(facts: RefreshFacts, x: &RefreshExchange<'_>) -> RefreshDecision {
-    let Some(client) = facts.client else {
-        return RefreshDecision::Refuse(RefreshRefusal::UnknownClient);
-    };
-    if let Err(e) = client.authenticate(x.client_secret) {
-        return RefreshDecision::Refuse(RefreshRefusal::Client(e));
+    if let Err(e) = authenticate_client(facts.client.as_ref(), x.client_secret) {
+        return RefreshDecision::Refuse(
+            e.map_or(RefreshRefusal::UnknownClient, RefreshRefusal::Client),
+        );
     }
     let Some(token) = facts.token else {
         return RefreshDecision::Refuse(RefreshRefusal::UnknownToken);

@@ -8,7 +8,7 @@ use medialib_domain::{
 };
 
 use super::media::reached_object;
-use super::{CatalogPage, CatalogSink, MediaServices};
+use super::{CatalogSink, MediaServices};
 use crate::failures::failures;
 use crate::repos::Reader;
 
@@ -77,23 +77,9 @@ impl MediaServices {
     /// The path rule of reading through `c/{C}` holds (S must be a member of C, the caller
     /// needs `view` on C), and the listing itself is done with the caller's effective level
     /// on S, which must be `view` or more too: an explicit `none` on S hides it even from
-    /// viewers of C. The returned page carries that level on S. `page` as for
-    /// [`list_catalog`](Self::list_catalog).
-    pub fn list_sub_catalog(
-        &self,
-        caller: &Caller,
-        collection: ObjectId,
-        sub: ObjectId,
-        since: Option<Since>,
-        page: Option<PageRequest>,
-    ) -> Result<CatalogPage, SubCatalogFailed> {
-        let mut answer = CatalogPage::empty();
-        self.list_sub_catalog_into(caller, collection, sub, since, page, &mut answer)?;
-        Ok(answer)
-    }
-
-    /// [`list_sub_catalog`](Self::list_sub_catalog) into `sink`, each member as it is read.
-    /// Nothing reaches the sink when the listing is refused.
+    /// viewers of C. The page carries that level on S. `page` as for
+    /// [`list_catalog`](Self::list_catalog); each member reaches `sink` as it is read, and
+    /// nothing does when the listing is refused.
     pub fn list_sub_catalog_into(
         &self,
         caller: &Caller,

@@ -132,14 +132,20 @@ impl CatalogSink for CatalogPage {
 }
 
 impl CatalogPage {
-    /// An empty page, for [`CatalogSink`] to fill.
-    pub(super) fn empty() -> Self {
-        Self {
+    /// The page a listing written to a [`CatalogSink`] makes: `list` is a `…_into` listing
+    /// (e.g. [`MediaServices::list_sub_catalog_into`]) given the sink to write to.
+    ///
+    /// # Errors
+    /// Those of `list`.
+    pub fn collect<E>(list: impl FnOnce(&mut dyn CatalogSink) -> Result<(), E>) -> Result<Self, E> {
+        let mut answer = Self {
             ts: Timestamp::from_epoch_seconds(0),
             level: PermissionLevel::None,
             items: Vec::new(),
             next: None,
-        }
+        };
+        list(&mut answer)?;
+        Ok(answer)
     }
 }
 
@@ -366,9 +372,7 @@ impl MediaServices {
         since: Option<Since>,
         page: Option<PageRequest>,
     ) -> Result<CatalogPage, MembershipChangeFailed> {
-        let mut answer = CatalogPage::empty();
-        self.list_catalog_into(caller, collection, since, page, &mut answer)?;
-        Ok(answer)
+        CatalogPage::collect(|sink| self.list_catalog_into(caller, collection, since, page, sink))
     }
 
     /// [`list_catalog`](Self::list_catalog) into `sink`, each member as it is read. Nothing
