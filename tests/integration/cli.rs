@@ -456,12 +456,14 @@ fn medialib_with_stdin(dir: &Path, args: &[&str], env: &[(&str, &str)], input: &
 /// sign-in page does.
 fn sign_in(db_url: &str, username: &str, password: &str) -> Result<String, SignInError> {
     let settings = SettingsLoader::new()
+        .set("storage_url", crate::helpers::shared_media_url())
         .set("database_url", db_url)
         .load()
         .unwrap();
     let db = Database::connect(db_url, &PoolOptions::default()).unwrap();
     let base = BaseUrl::parse("http://127.0.0.1:8080").unwrap();
-    let services = medialib::startup::services(&settings, &base, db);
+    let services = medialib::startup::services(&settings, &base, db)
+        .expect("the use cases could not be wired");
     let password = Secret::new(password);
     services
         .sessions()

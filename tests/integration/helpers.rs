@@ -82,9 +82,11 @@ pub async fn spawn_app_on(
     configure: impl FnOnce(SettingsLoader) -> SettingsLoader,
 ) -> TestApp {
     LazyLock::force(&TRACING);
+    let media = media_dir();
     let loader = SettingsLoader::new()
         .set("database_url", db_url.clone())
-        .set("bind", "127.0.0.1:0");
+        .set("bind", "127.0.0.1:0")
+        .set("storage_url", format!("file://{}", media.path().display()));
     let settings = configure(loader).load().expect("test settings are invalid");
     let application = Application::build(settings)
         .await
@@ -100,8 +102,25 @@ pub async fn spawn_app_on(
         port,
         db_url,
         client,
-        _guard: guard,
+        _guard: Box::new((guard, media)),
     }
+}
+
+/// A media directory under the system's temporary directory for use cases wired in a test
+/// that stores no media (so that none lands in the working directory).
+pub fn shared_media_url() -> String {
+    format!(
+        "file://{}",
+        std::env::temp_dir().join("medialib-test-media").display()
+    )
+}
+
+/// A fresh directory for a test app's media (`storage_url`), removed when dropped.
+pub fn media_dir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("medialib-media-")
+        .tempdir()
+        .expect("cannot make a media directory")
 }
 
 /// `medialib serve` as a child process on `db_url`, bound to a free loopback port, with JSON
@@ -136,10 +155,24 @@ impl ServeProcess {
         // As a service starts: medialib chooses the malloc arenas (crates/medialib/src/malloc.rs).
         cmd.env_remove("MALLOC_ARENA_MAX")
             .env_remove("GLIBC_TUNABLES");
+        // Media next to a SQLite file (kept across restarts on it), else in the temporary
+        // directory of this process.
+        let media = match db_url
+            .strip_prefix("sqlite://")
+            .and_then(|p| std::path::Path::new(p).parent())
+        {
+            Some(dir) => format!("file://{}/media", dir.display()),
+            None => format!(
+                "file://{}/medialib-media-{}",
+                std::env::temp_dir().display(),
+                std::process::id()
+            ),
+        };
         cmd.envs([
             ("MEDIALIB_DATABASE_URL", db_url),
             ("MEDIALIB_LOG", "info"),
             ("MEDIALIB_LOG_FORMAT", "json"),
+            ("MEDIALIB_STORAGE_URL", &media),
         ]);
         cmd.envs(env.iter().copied());
         let child = cmd.spawn().expect("cannot start medialib serve");

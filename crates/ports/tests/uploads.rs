@@ -24,7 +24,7 @@ use medialib_ports::services::{
     AppendFailed, BeginUploadFailed, DeliverFailed, MediaFailed, PutFileFailed, Services,
     UploadSettings, UploadTarget,
 };
-use medialib_ports::{MediaRepository, UploadLock, UploadRepository};
+use medialib_ports::UploadLock;
 use sha2::{Digest, Sha256};
 
 /// The world with uploads into an in-memory media store that checkpoints every 4 bytes.
@@ -244,7 +244,10 @@ fn only_admins_with_a_writing_credential_may_upload() {
     );
     assert_eq!(
         u.s.uploads().begin(&carol, into_lib(&u), 10, d()).err(),
-        Some(BeginUploadFailed::Refused(Refusal::Hidden))
+        Some(BeginUploadFailed::Refused(forbidden(
+            PermissionLevel::Admin,
+            PermissionLevel::None
+        )))
     );
     let read_only = u.w.h.token_caller(&u.w.alice, "read");
     assert_eq!(

@@ -90,12 +90,14 @@ impl ApiApp {
     /// Wraps a running app with use cases on its database and a registered client.
     fn around(app: TestApp) -> Self {
         let settings = medialib::configuration::SettingsLoader::new()
+            .set("storage_url", crate::helpers::shared_media_url())
             .set("database_url", app.db_url.clone())
             .load()
             .unwrap();
         let db = Database::connect(&app.db_url, &PoolOptions::default()).unwrap();
         let base = medialib::configuration::BaseUrl::parse(&app.address).unwrap();
-        let services = startup::services(&settings, &base, db);
+        let services =
+            startup::services(&settings, &base, db).expect("the use cases could not be wired");
         let client = register_client(&services);
         Self {
             app,

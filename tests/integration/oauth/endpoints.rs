@@ -1294,12 +1294,16 @@ fn services_with(
     configure: impl FnOnce(SettingsLoader) -> SettingsLoader,
 ) -> Services {
     let db_url = app.api.app.db_url.clone();
-    let settings = configure(SettingsLoader::new().set("database_url", db_url.clone()))
-        .load()
-        .unwrap();
+    let settings = configure(
+        SettingsLoader::new()
+            .set("database_url", db_url.clone())
+            .set("storage_url", crate::helpers::shared_media_url()),
+    )
+    .load()
+    .unwrap();
     let db = Database::connect(&db_url, &PoolOptions::default()).unwrap();
     let base = BaseUrl::parse(app.base()).unwrap();
-    startup::services(&settings, &base, db)
+    startup::services(&settings, &base, db).expect("the use cases could not be wired")
 }
 
 medialib_adapters_diesel::backend_tests!(
