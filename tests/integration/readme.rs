@@ -381,6 +381,10 @@ async fn the_start_command_serves_the_demo_until_sigterm() {
         }
     }
     cmd.env("MEDIALIB_DATABASE_URL", &db_url)
+        .env(
+            "MEDIALIB_STORAGE_URL",
+            format!("file://{}/media", data.path().display()),
+        )
         .env("MEDIALIB_BIND", "127.0.0.1:0");
     let before = workspace_root().join("medialib-data").exists();
     let mut child = KillOnDrop(cmd.spawn().expect("cannot run the README's start command"));

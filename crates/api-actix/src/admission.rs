@@ -2,6 +2,7 @@
 //! at once, queued ones included. Past it a request gets a 503 with `Retry-After` at once,
 //! instead of joining a queue whose wait, threads and memory would grow without limit.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// The in-flight counter of one application (shared by all its workers).
@@ -94,5 +95,31 @@ mod tests {
         let slots: Vec<_> = (0..1000).filter_map(|_| a.try_enter()).collect();
         assert_eq!(slots.len(), 1000);
         assert_eq!(a.shed(), 0);
+    }
+}
+
+/// Media transfers (uploads, deliveries) that may run at once, each on a thread of its own
+/// (`transfer.rs`); past the limit, a 503 at once.
+#[derive(Debug, Clone)]
+pub struct Transfers(Arc<tokio::sync::Semaphore>);
+
+impl Transfers {
+    /// `n` transfers at once.
+    pub fn new(n: usize) -> Self {
+        Self(Arc::new(tokio::sync::Semaphore::new(n.max(1))))
+    }
+}
+
+impl Transfers {
+    /// A slot, held until dropped; `None` when every slot is taken.
+    pub(crate) fn try_enter(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        Arc::clone(&self.0).try_acquire_owned().ok()
+    }
+}
+
+impl Default for Transfers {
+    /// 64 at once: far more uploads than a 2-core server writes at full speed.
+    fn default() -> Self {
+        Self::new(64)
     }
 }

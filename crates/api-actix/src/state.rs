@@ -61,7 +61,7 @@ pub struct AppState {
     /// per CPU by the local directory): the others wait here, not on a blocking thread.
     pub(crate) hashing: Arc<tokio::sync::Semaphore>,
     /// Media transfers (uploads, deliveries) that may run at once, each on its own thread.
-    transfers: crate::transfer::Transfers,
+    transfers: crate::admission::Transfers,
 }
 
 struct Api {
@@ -86,12 +86,12 @@ impl AppState {
             metrics: Arc::new(Metrics::new(Arc::clone(&admission), None)),
             admission,
             hashing: Arc::new(tokio::sync::Semaphore::new(hashing_slots())),
-            transfers: crate::transfer::Transfers::default(),
+            transfers: crate::admission::Transfers::default(),
         }
     }
 
     /// The media transfer slots.
-    pub(crate) fn transfers(&self) -> &crate::transfer::Transfers {
+    pub(crate) fn transfers(&self) -> &crate::admission::Transfers {
         &self.transfers
     }
 

@@ -12,7 +12,7 @@ use std::task::{Context, Poll};
 use actix_web::web::Bytes;
 use futures_core::Stream;
 use medialib_ports::Services;
-use tokio::sync::{Semaphore, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 
 use crate::error::ApiError;
 use crate::metrics::{Direction, Metrics, TransferGauge};
@@ -23,24 +23,6 @@ use crate::state::AppState;
 const QUEUE: usize = 8;
 /// Bytes read from storage per chunk of a response.
 const CHUNK: usize = 256 * 1024;
-
-/// Transfers that may run at once.
-#[derive(Debug, Clone)]
-pub struct Transfers(Arc<Semaphore>);
-
-impl Transfers {
-    /// `n` transfers at once.
-    pub fn new(n: usize) -> Self {
-        Self(Arc::new(Semaphore::new(n.max(1))))
-    }
-}
-
-impl Default for Transfers {
-    /// 64 at once: far more uploads than a 2-core server writes at full speed.
-    fn default() -> Self {
-        Self::new(64)
-    }
-}
 
 /// The request body as a reader, fed chunk by chunk by the connection.
 struct BodyReader {
@@ -94,10 +76,8 @@ where
 {
     let _slot = state
         .transfers()
-        .0
-        .clone()
-        .try_acquire_owned()
-        .map_err(|_| ApiError::Overloaded)?;
+        .try_enter()
+        .ok_or(ApiError::Overloaded)?;
     let services = state.services().clone();
     let _counted = state.metrics.transfer(Direction::In);
     let (feed, chunks) = mpsc::channel(QUEUE);
@@ -151,10 +131,8 @@ where
 {
     let _slot = state
         .transfers()
-        .0
-        .clone()
-        .try_acquire_owned()
-        .map_err(|_| ApiError::Overloaded)?;
+        .try_enter()
+        .ok_or(ApiError::Overloaded)?;
     let services = state.services().clone();
     spawn("medialib-media", move || work(&services))?
         .await
@@ -167,10 +145,8 @@ where
 pub fn stream(state: &AppState, mut reader: Box<dyn Read + Send>) -> Result<ReadStream, ApiError> {
     let slot = state
         .transfers()
-        .0
-        .clone()
-        .try_acquire_owned()
-        .map_err(|_| ApiError::Overloaded)?;
+        .try_enter()
+        .ok_or(ApiError::Overloaded)?;
     let (feed, chunks) = mpsc::channel::<io::Result<Bytes>>(2);
     let metrics = Arc::clone(&state.metrics);
     let counted = metrics.transfer(Direction::Out);

@@ -20,11 +20,11 @@ use medialib_domain::media::{
     UrlRefused,
 };
 use medialib_domain::{IdOrZero, Lifetime, ObjectId, ObjectType, PermissionLevel, Refusal};
+use medialib_ports::UploadLock;
 use medialib_ports::services::{
     AppendFailed, BeginUploadFailed, DeliverFailed, MediaFailed, PutFileFailed, Services,
     UploadSettings, UploadTarget,
 };
-use medialib_ports::UploadLock;
 use sha2::{Digest, Sha256};
 
 /// The world with uploads into an in-memory media store that checkpoints every 4 bytes.

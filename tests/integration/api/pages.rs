@@ -369,7 +369,8 @@ async fn cors_headers_only_for_allowed_origins() {
     );
     assert_eq!(
         header(h, "access-control-allow-headers"),
-        "Authorization, Content-Type, X-HTTP-Method-Override"
+        "Authorization, Content-Type, X-HTTP-Method-Override, Range, Tus-Resumable, \
+         Upload-Length, Upload-Offset, Upload-Metadata, Upload-Checksum, Upload-Defer-Length"
     );
     assert_eq!(header(h, "access-control-max-age"), "600");
     assert!(!h.contains_key("access-control-allow-credentials"));

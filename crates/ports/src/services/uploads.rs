@@ -1021,8 +1021,8 @@ impl UploadServices {
         file: &str,
         redirect: bool,
     ) -> Result<Delivery, DeliverFailed> {
-        let object =
-            ObjectId::parse(object).map_err(|_| DeliverFailed::Url(UrlRefused::BadSignature))?;
+        // A path that names no object is no media file (404), as an unknown one is.
+        let object = ObjectId::parse(object).map_err(|_| DeliverFailed::Missing)?;
         self.signing_key()?
             .verify(object, expires, signature, self.world.clock.now())?;
         let record = self.uploads.media(object)?.ok_or(DeliverFailed::Missing)?;
