@@ -23,4 +23,5 @@ mod contract;
 mod hostile;
 mod oauth;
 mod reliability;
+mod uploads;
 mod uploads_contract;

@@ -74,10 +74,7 @@ where
     S: Stream<Item = Result<Bytes, E>> + Unpin,
     E: std::fmt::Display,
 {
-    let _slot = state
-        .transfers()
-        .try_enter()
-        .ok_or(ApiError::Overloaded)?;
+    let _slot = state.transfers().try_enter().ok_or(ApiError::Overloaded)?;
     let services = state.services().clone();
     let _counted = state.metrics.transfer(Direction::In);
     let (feed, chunks) = mpsc::channel(QUEUE);
@@ -129,10 +126,7 @@ where
     T: Send + 'static,
     F: FnOnce(&Services) -> T + Send + 'static,
 {
-    let _slot = state
-        .transfers()
-        .try_enter()
-        .ok_or(ApiError::Overloaded)?;
+    let _slot = state.transfers().try_enter().ok_or(ApiError::Overloaded)?;
     let services = state.services().clone();
     spawn("medialib-media", move || work(&services))?
         .await
@@ -143,10 +137,7 @@ where
 /// fast as the client takes them. A read error ends the stream early (the client sees a
 /// short body, which it can tell from `Content-Length`).
 pub fn stream(state: &AppState, mut reader: Box<dyn Read + Send>) -> Result<ReadStream, ApiError> {
-    let slot = state
-        .transfers()
-        .try_enter()
-        .ok_or(ApiError::Overloaded)?;
+    let slot = state.transfers().try_enter().ok_or(ApiError::Overloaded)?;
     let (feed, chunks) = mpsc::channel::<io::Result<Bytes>>(2);
     let metrics = Arc::clone(&state.metrics);
     let counted = metrics.transfer(Direction::Out);
