@@ -5,5 +5,6 @@
 //! `openapi.rs` assembles the document from the handlers; this module knows none of them,
 //! so that the handlers and the document can both name it.
 
+pub(crate) mod media;
 pub(crate) mod responses;
 pub(crate) mod schemas;

@@ -9,6 +9,7 @@ use medialib_domain::media::{ByteSpan, RangeAnswer, resolve_range};
 use medialib_ports::ObjectInfo;
 use medialib_ports::services::{DeliverFailed, Delivery};
 
+use crate::apidoc::media::{DeliveryAnswers, DeliveryPath, DeliveryRange};
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::transfer::{on_thread, stream};
@@ -90,8 +91,24 @@ fn http_date(t: medialib_domain::Timestamp) -> header::HttpDate {
     header::HttpDate::from(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs))
 }
 
-/// `GET`/`HEAD /m/{object}/{expires}/{signature}/{file}`.
-async fn deliver(
+/// A stored media file, by the signed URL a record gave.
+///
+/// Needs no token: the signature is the permission, minted for a reader of the object and
+/// valid until `expires`. Range requests (206), `ETag`/`If-None-Match` (304), `If-Range`,
+/// `Last-Modified`, the file's `Content-Type`.
+#[utoipa::path(
+    get,
+    path = "/m/{object}/{expires}/{signature}/{file}",
+    operation_id = "media_file",
+    tag = "delivery",
+    security(()),
+    params(DeliveryPath, DeliveryRange),
+    responses(
+        (status = 200, description = "The whole file.", content_type = "application/octet-stream", body = Vec<u8>),
+        DeliveryAnswers,
+    )
+)]
+pub(crate) async fn deliver(
     req: HttpRequest,
     path: web::Path<(String, String, String, String)>,
     state: web::Data<AppState>,
@@ -159,7 +176,8 @@ async fn deliver(
             return Ok(builder
                 .status(StatusCode::RANGE_NOT_SATISFIABLE)
                 .insert_header((header::CONTENT_RANGE, format!("bytes */{}", info.size)))
-                .finish());
+                .insert_header((header::CONTENT_TYPE, "application/json"))
+                .body(r#"{"message":"the range starts at or past the end of the file"}"#));
         }
         Plan::Whole => info.size,
         Plan::Part(span) => {

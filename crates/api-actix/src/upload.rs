@@ -16,6 +16,9 @@ use medialib_ports::services::{
 use serde::Serialize;
 
 use crate::api::{collection_id, path_id};
+use crate::apidoc::media::{
+    CreatedUpload, TusCreate, TusErrors, TusPatch, TusVersion, UploadInProgressPath, UploadPath,
+};
 use crate::auth::{optional_caller, presented_token, required_caller};
 use crate::blocking::run;
 use crate::error::ApiError;
@@ -228,14 +231,7 @@ async fn answer(
         Method::POST => create(req, target, payload, state, caller).await,
         Method::HEAD => head(target, state, caller).await,
         Method::PATCH => patch(req, target, payload, state, caller).await,
-        Method::DELETE => {
-            let object = existing(target)?;
-            run(state, move |s| {
-                s.uploads().terminate(&caller, target.collection, object)
-            })
-            .await?;
-            Ok(HttpResponse::NoContent().finish())
-        }
+        Method::DELETE => terminate(target, state, caller).await,
         _ => Err(ApiError::MethodNotImplemented { allow: ALLOW }),
     }
 }
@@ -288,9 +284,30 @@ struct Created {
     uuid: String,
 }
 
-/// tus creation (and creation-with-upload when a body of `application/offset+octet-stream`
-/// comes with it).
-async fn create(
+/// Start an upload (tus creation).
+///
+/// Needs `admin` on the collection and a token with `write`. On `…/o/0` it creates a new
+/// object in the collection (its type from `type`, else the file's name or `filetype`; its
+/// title from `title`, else the file's name); on `…/o/{object}` it starts an upload that will
+/// replace the object's media when it finishes. With a body of
+/// `application/offset+octet-stream` (creation-with-upload) the first bytes come along.
+#[utoipa::path(
+    post,
+    path = "/api/upload/c/{collection_uuid}/o/{object_uuid}",
+    operation_id = "upload_create",
+    tag = "upload",
+    params(UploadPath, TusCreate),
+    responses(
+        (status = 201, description = "Created; `Location` is the upload's URL.", body = CreatedUpload,
+            headers(
+                ("Location" = String, description = "The upload's URL (HEAD, PATCH, DELETE)."),
+                ("Upload-Offset" = String, description = "Bytes stored so far."),
+                ("Upload-Expires" = String, description = "When the unfinished upload expires."),
+            )),
+        TusErrors,
+    )
+)]
+pub(crate) async fn create(
     req: &HttpRequest,
     target: UploadTarget,
     payload: web::Payload,
@@ -349,6 +366,33 @@ async fn create(
         }))
 }
 
+/// End an upload (tus termination).
+///
+/// Deletes the upload and its bytes. An object the upload created stays, without media.
+#[utoipa::path(
+    delete,
+    path = "/api/upload/c/{collection_uuid}/o/{object_uuid}",
+    operation_id = "upload_terminate",
+    tag = "upload",
+    params(UploadInProgressPath, TusVersion),
+    responses(
+        (status = 204, description = "Ended; its bytes are deleted."),
+        TusErrors,
+    )
+)]
+pub(crate) async fn terminate(
+    target: UploadTarget,
+    state: &AppState,
+    caller: Caller,
+) -> Result<HttpResponse, ApiError> {
+    let object = existing(target)?;
+    run(state, move |s| {
+        s.uploads().terminate(&caller, target.collection, object)
+    })
+    .await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
 fn content_type(req: &HttpRequest) -> Option<&str> {
     req.headers()
         .get(header::CONTENT_TYPE)
@@ -362,8 +406,26 @@ fn checksum(req: &HttpRequest) -> Result<Option<PatchChecksum>, ApiError> {
         .transpose()?)
 }
 
-/// tus HEAD: the offset, length and expiry.
-async fn head(
+/// Where an upload stands (tus HEAD).
+///
+/// `Upload-Offset` is the number of bytes durably stored: a client resumes from there.
+#[utoipa::path(
+    head,
+    path = "/api/upload/c/{collection_uuid}/o/{object_uuid}",
+    operation_id = "upload_status",
+    tag = "upload",
+    params(UploadInProgressPath, TusVersion),
+    responses(
+        (status = 200, description = "The upload's offset, length and expiry (no body).",
+            headers(
+                ("Upload-Offset" = String, description = "Bytes stored."),
+                ("Upload-Length" = String, description = "The upload's size."),
+                ("Upload-Expires" = String, description = "When the unfinished upload expires."),
+            )),
+        TusErrors,
+    )
+)]
+pub(crate) async fn head(
     target: UploadTarget,
     state: &AppState,
     caller: Caller,
@@ -380,8 +442,30 @@ async fn head(
         .finish())
 }
 
-/// tus PATCH: the bytes at `Upload-Offset`.
-async fn patch(
+/// Send bytes of an upload (tus PATCH).
+///
+/// The body continues the upload at `Upload-Offset`. What arrives is stored as it comes; a
+/// connection that breaks keeps what arrived (HEAD tells how much). The last byte stores the
+/// object's source and queues its processing before the answer. One PATCH at a time per
+/// upload.
+#[utoipa::path(
+    patch,
+    path = "/api/upload/c/{collection_uuid}/o/{object_uuid}",
+    operation_id = "upload_patch",
+    tag = "upload",
+    params(UploadInProgressPath, TusPatch),
+    request_body(content = Vec<u8>, content_type = "application/offset+octet-stream",
+        description = "The bytes from `Upload-Offset` on."),
+    responses(
+        (status = 204, description = "Stored.",
+            headers(
+                ("Upload-Offset" = String, description = "The new offset."),
+                ("Upload-Expires" = String, description = "When the unfinished upload expires."),
+            )),
+        TusErrors,
+    )
+)]
+pub(crate) async fn patch(
     req: &HttpRequest,
     target: UploadTarget,
     payload: web::Payload,

@@ -13,6 +13,7 @@ use medialib_domain::{Caller, IdOrZero, ObjectPatch};
 use medialib_ports::services::UploadTarget;
 use serde::Serialize;
 
+use crate::apidoc::media::{CreatedUpload, TusErrors, UploadPath};
 use crate::blocking::run;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -74,7 +75,25 @@ async fn fields_until_file(
     Ok(None)
 }
 
-/// `PUT …/o/0/`.
+/// Upload a file in one request (for scripts).
+///
+/// `multipart/form-data` with a `file` part and the describe fields (`type`, `title`,
+/// `description`, `public`): fields before the file describe the new object, fields after
+/// it update it. Needs `admin` on the collection and a token with `write`; the object is
+/// always new (`…/o/0`). The file streams to storage: no size limit but `upload_max_size`.
+#[utoipa::path(
+    put,
+    path = "/api/upload/c/{collection_uuid}/o/{object_uuid}",
+    operation_id = "upload_put",
+    tag = "upload",
+    params(UploadPath),
+    request_body(content = String, content_type = "multipart/form-data",
+        description = "A `file` part and the describe fields."),
+    responses(
+        (status = 201, description = "Stored; the new object's UUID.", body = CreatedUpload),
+        TusErrors,
+    )
+)]
 pub(crate) async fn put(
     req: &HttpRequest,
     target: UploadTarget,

@@ -47,6 +47,15 @@ const OPERATIONS: &[(&str, &[&str])] = &[
     ),
     ("/api/catalog/o/{collection_uuid}", &["get", "options"]),
     ("/api/contribute/o/{object_id}", &["get", "options"]),
+    (
+        "/api/media/c/{collection_uuid}/o/{object_id}",
+        &["get", "post", "delete", "options"],
+    ),
+    (
+        "/api/upload/c/{collection_uuid}/o/{object_uuid}",
+        &["put", "post", "delete", "options", "head", "patch"],
+    ),
+    ("/m/{object}/{expires}/{signature}/{file}", &["get"]),
     ("/api/oembed", &["get", "options"]),
     ("/api/openapi.json", &["get"]),
     ("/healthz", &["get"]),

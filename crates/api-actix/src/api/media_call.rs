@@ -8,6 +8,9 @@ use medialib_ports::services::{MediaFailed, MediaView};
 use serde::Serialize;
 
 use super::{Answer, Call, MemberPath, Resource, is_read, not_implemented};
+use crate::apidoc::media::MediaRecordDoc;
+use crate::apidoc::responses::{ReadErrors, WriteErrors};
+use crate::apidoc::schemas::{CollectionObjectId, ErrorBody, MediaActionForm};
 use crate::blocking::run;
 use crate::error::ApiError;
 
@@ -112,16 +115,44 @@ impl MediaRecord {
     }
 }
 
-/// The media record of an object: state, progress, error, attempts, source, files.
-async fn read(call: &Call<'_>, MemberPath(c, o): MemberPath) -> Answer {
+/// Where an object's media stands.
+///
+/// Needs `view` on the collection. `state` goes `uploading` → `queued` → `processing` →
+/// `ready` | `failed`; `files` carry signed delivery URLs minted for this answer.
+#[utoipa::path(
+    get,
+    path = "/api/media/c/{collection_uuid}/o/{object_id}",
+    operation_id = "media_get",
+    tag = "upload",
+    params(CollectionObjectId),
+    responses(
+        (status = 200, description = "The media record.", body = MediaRecordDoc),
+        ReadErrors,
+    )
+)]
+pub(crate) async fn read(call: &Call<'_>, MemberPath(c, o): MemberPath) -> Answer {
     call.only(&[])?;
     let caller = call.caller()?;
     let view = run(call.state, move |s| s.uploads().media(Some(&caller), c, o)).await?;
     Ok(HttpResponse::Ok().json(MediaRecord::new(view, &call.state.config().base_url)))
 }
 
-/// `action=reprocess`: queue processing again (202).
-async fn reprocess(call: &Call<'_>, MemberPath(c, o): MemberPath) -> Answer {
+/// Process an object's media again.
+///
+/// Needs `admin` on the collection; `action=reprocess` is the only action.
+#[utoipa::path(
+    post,
+    path = "/api/media/c/{collection_uuid}/o/{object_id}",
+    operation_id = "media_post",
+    tag = "upload",
+    params(CollectionObjectId),
+    request_body(description = "The action.", content = MediaActionForm),
+    responses(
+        (status = 202, description = "Queued again (no body)."),
+        WriteErrors,
+    )
+)]
+pub(crate) async fn reprocess(call: &Call<'_>, MemberPath(c, o): MemberPath) -> Answer {
     call.only(&["action"])?;
     if call.field("action") != Some("reprocess") {
         return Err(ApiError::BadRequest(
@@ -133,8 +164,22 @@ async fn reprocess(call: &Call<'_>, MemberPath(c, o): MemberPath) -> Answer {
     Ok(HttpResponse::Accepted().finish())
 }
 
-/// Remove the media (source and derived files); the object stays.
-async fn remove(call: &Call<'_>, MemberPath(c, o): MemberPath) -> Answer {
+/// Remove an object's media.
+///
+/// Needs `admin` on the collection. Deletes the source, the derived files and any upload in
+/// progress; the object stays.
+#[utoipa::path(
+    delete,
+    path = "/api/media/c/{collection_uuid}/o/{object_id}",
+    operation_id = "media_delete",
+    tag = "upload",
+    params(CollectionObjectId),
+    responses(
+        (status = 200, description = "Removed.", body = ErrorBody),
+        WriteErrors,
+    )
+)]
+pub(crate) async fn remove(call: &Call<'_>, MemberPath(c, o): MemberPath) -> Answer {
     call.only(&[])?;
     let caller = call.caller()?;
     run(call.state, move |s| s.uploads().remove_media(&caller, c, o)).await?;

@@ -194,6 +194,14 @@ pub struct GranteeForm {
     unique_id: String,
 }
 
+/// Fields of media POST.
+#[derive(ToSchema)]
+pub struct MediaActionForm {
+    /// `reprocess`.
+    #[schema(pattern = "^reprocess$")]
+    action: String,
+}
+
 /// Fields of info POST.
 #[derive(ToSchema)]
 pub struct InfoForm {
