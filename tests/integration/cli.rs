@@ -1180,10 +1180,12 @@ fn demo_serves_and_reuses_its_data(db: &str) {
             "client_secret",
             "code_verifier",
             "library",
+            "media_command",
             "password",
             "redirect_uri",
             "state",
             "token_command",
+            "upload_command",
             "url",
             "username",
         ]

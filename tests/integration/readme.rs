@@ -113,6 +113,8 @@ struct Printed {
     authorization_url: String,
     token_command: String,
     api_command: String,
+    upload_command: String,
+    media_command: String,
 }
 
 impl Printed {
@@ -130,8 +132,12 @@ impl Printed {
                 p.authorization_url = t.to_owned();
             } else if t.starts_with("curl -s -X POST ") {
                 p.token_command = t.to_owned();
-            } else if t.starts_with("curl -s -H ") {
+            } else if t.starts_with("curl -s -X PUT ") {
+                p.upload_command = t.to_owned();
+            } else if t.starts_with("curl -s -H ") && p.api_command.is_empty() {
                 p.api_command = t.to_owned();
+            } else if t.starts_with("curl -s -H ") {
+                p.media_command = t.to_owned();
             }
         }
         p
@@ -341,6 +347,55 @@ async fn follow_the_printed_flow(printed: &Printed) {
     for title in ["Welcome to medialib", "Seminar materials", "Syllabus"] {
         assert!(text.contains(title), "{title} is not listed: {listed}");
     }
+
+    // 4. The printed upload, run by curl with a file, and the download its record offers.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("lecture notes.pdf");
+    let bytes: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+    std::fs::write(&file, &bytes).unwrap();
+    let upload = printed
+        .upload_command
+        .replace("PASTE_THE_ACCESS_TOKEN_HERE", access)
+        .replace("PATH_OF_A_FILE", "lecture_notes.pdf");
+    std::fs::copy(&file, dir.path().join("lecture_notes.pdf")).unwrap();
+    let out = tokio::process::Command::new("sh")
+        .arg("-c")
+        .arg(&upload)
+        .current_dir(dir.path())
+        .output()
+        .await
+        .unwrap();
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    let uuid = answer["uuid"].as_str().expect("the upload names its uuid");
+    let media_url = printed
+        .media_command
+        .split_whitespace()
+        .last()
+        .unwrap()
+        .replace("PASTE_THE_UUID_HERE", uuid);
+    let media: serde_json::Value = client
+        .get(&media_url)
+        .bearer_auth(access)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let download = media["files"][0]["url"].as_str().expect("a download URL");
+    let got = client
+        .get(download)
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    assert!(
+        got.as_ref() == bytes.as_slice(),
+        "the download differs from the upload"
+    );
 }
 
 /// Kills the process if the test ends (or panics) while it still runs.

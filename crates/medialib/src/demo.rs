@@ -449,6 +449,22 @@ impl Instructions {
         )
     }
 
+    /// The `curl` command that uploads a file into the demo library (the one-shot PUT).
+    pub fn upload_command(&self) -> String {
+        format!(
+            "curl -s -X PUT -H \"Authorization: Bearer PASTE_THE_ACCESS_TOKEN_HERE\" -F file=@PATH_OF_A_FILE {}/api/upload/c/{}/o/0/",
+            self.base_url, self.library
+        )
+    }
+
+    /// The `curl` command that reads an uploaded object's media record (its download URL).
+    pub fn media_command(&self) -> String {
+        format!(
+            "curl -s -H \"Authorization: Bearer PASTE_THE_ACCESS_TOKEN_HERE\" {}/api/media/c/{}/o/PASTE_THE_UUID_HERE/",
+            self.base_url, self.library
+        )
+    }
+
     /// Everything as one JSON object (`medialib demo --json`).
     pub fn to_json(&self) -> serde_json::Value {
         json!({
@@ -464,6 +480,8 @@ impl Instructions {
             "authorization_url": self.authorization_url(),
             "token_command": self.token_command(),
             "api_command": self.api_command(),
+            "upload_command": self.upload_command(),
+            "media_command": self.media_command(),
         })
     }
 
@@ -491,6 +509,11 @@ Try the OAuth 2.0 flow:
    {token}
 3. Call the API with the access_token of the answer (here: list the demo library):
    {api}
+4. Upload a file into the demo library (the answer names its uuid; tus clients resume large
+   uploads at the same address, see docs/api.md):
+   {upload}
+   and read its media record, whose files[0].url downloads it back:
+   {media}
 The API is described at {base}/api/openapi.json and in docs/api.md.
 ",
             base = self.base_url,
@@ -505,6 +528,8 @@ The API is described at {base}/api/openapi.json and in docs/api.md.
             ttl = self.code_ttl,
             token = self.token_command(),
             api = self.api_command(),
+            upload = self.upload_command(),
+            media = self.media_command(),
         )
     }
 }
