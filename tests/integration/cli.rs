@@ -1352,3 +1352,103 @@ fn demo_refuses_other_machines_and_other_sign_in_modes() {
         "refused before the database"
     );
 }
+
+#[test]
+fn storage_check_writes_reads_and_deletes_a_test_object() {
+    let dir = tempfile::tempdir().unwrap();
+    // The default store, ./medialib-data/media, in the working directory.
+    let output = medialib_in(dir.path(), &["storage", "check"], &[]);
+    assert_success(&output);
+    let text = stdout(&output);
+    assert!(text.starts_with("media storage: file://"), "{text}");
+    for step in [
+        "write a 256 KiB object",
+        "read it back whole",
+        "read a range of it",
+        "list it",
+        "delete it",
+        "see it gone",
+    ] {
+        assert!(text.contains(&format!("ok    {step}")), "{text}");
+    }
+    let media = dir.path().join("medialib-data/media");
+    assert!(media.is_dir(), "the store was not made");
+    // Nothing is left behind but the (empty) check directory.
+    let left: Vec<_> = walk(&media).into_iter().filter(|p| p.is_file()).collect();
+    assert!(left.is_empty(), "{left:?}");
+
+    // --json, on a store given by its URL.
+    let other = dir.path().join("elsewhere");
+    let url = format!("file://{}", other.display());
+    let output = medialib_in(
+        dir.path(),
+        &["storage", "check", "--json"],
+        &[("MEDIALIB_STORAGE_URL", &url)],
+    );
+    assert_success(&output);
+    let json: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    assert_eq!(json["location"], format!("file://{}", other.display()));
+    assert_eq!(json["steps"].as_array().unwrap().len(), 6);
+    assert!(
+        json["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["ok"] == true && s["error"].is_null())
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn storage_check_fails_with_the_step_and_exit_code_1_on_a_store_it_cannot_write() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    std::fs::create_dir(&store).unwrap();
+    std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o555)).unwrap();
+    // root writes anywhere: a read-only store cannot be made for it.
+    let probe = store.join("probe");
+    if std::fs::write(&probe, b"x").is_ok() {
+        std::fs::remove_file(&probe).unwrap();
+        // A file where the store's directory should be fails for root too.
+        std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::remove_dir(&store).unwrap();
+        std::fs::create_dir(&store).unwrap();
+        std::fs::write(store.join(".medialib-check"), b"not a directory").unwrap();
+    }
+    let url = format!("file://{}", store.display());
+    let output = medialib_in(
+        dir.path(),
+        &["storage", "check"],
+        &[("MEDIALIB_STORAGE_URL", &url)],
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
+    let text = stdout(&output);
+    assert!(text.contains("FAIL  write a 256 KiB object"), "{text}");
+    assert!(stderr(&output).contains("the media storage check failed"));
+    // A URL that names no store is a usage error (exit 2).
+    let output = medialib_in(
+        dir.path(),
+        &["storage", "check"],
+        &[("MEDIALIB_STORAGE_URL", "ftp://nope")],
+    );
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("storage_url"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+/// Every path under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        }
+        out.push(path);
+    }
+    out
+}
