@@ -19,6 +19,9 @@ use medialib_ports::{
 pub struct MemoryStorage {
     objects: Mutex<BTreeMap<StorageKey, (Vec<u8>, u64)>>,
     staged: Mutex<BTreeMap<String, Vec<u8>>>,
+    /// Stagings already finished: finishing one again answers what it stored (as the real
+    /// adapters do), so a caller that lost the first answer can finish again.
+    finished: Mutex<std::collections::BTreeSet<String>>,
     /// Bytes between checkpoints during an append.
     checkpoint_every: usize,
     /// Appends fail (as an unreachable store would) once this many bytes were appended in
@@ -26,6 +29,7 @@ pub struct MemoryStorage {
     fail_after: AtomicU64,
     appended: AtomicU64,
     down: AtomicBool,
+    fail_finish: AtomicBool,
     versions: AtomicU64,
 }
 
@@ -41,10 +45,12 @@ impl MemoryStorage {
         Self {
             objects: Mutex::default(),
             staged: Mutex::default(),
+            finished: Mutex::default(),
             checkpoint_every: checkpoint_every.max(1),
             fail_after: AtomicU64::new(u64::MAX),
             appended: AtomicU64::new(0),
             down: AtomicBool::new(false),
+            fail_finish: AtomicBool::new(false),
             versions: AtomicU64::new(0),
         }
     }
@@ -62,6 +68,12 @@ impl MemoryStorage {
         if !down {
             self.fail_after.store(u64::MAX, Ordering::SeqCst);
         }
+    }
+
+    /// The next [`MediaStorage::finish`] stores the bytes but answers that the store failed
+    /// (a connection that broke before the answer).
+    pub fn fail_next_finish(&self) {
+        self.fail_finish.store(true, Ordering::SeqCst);
     }
 
     /// The bytes stored under `key`.
@@ -268,18 +280,35 @@ impl MediaStorage for MemoryStorage {
 
     fn finish(&self, staging: &Staging) -> Result<ObjectInfo, StorageError> {
         self.up()?;
+        let done_before = self
+            .finished
+            .lock()
+            .map_err(|_| Self::poisoned())?
+            .contains(&staging.state);
+        if done_before {
+            return self.head(&staging.key);
+        }
         let bytes = self
             .staged
             .lock()
             .map_err(|_| Self::poisoned())?
             .remove(&staging.state)
             .ok_or_else(|| StorageError::Corrupt("no such staging".into()))?;
+        self.finished
+            .lock()
+            .map_err(|_| Self::poisoned())?
+            .insert(staging.state.clone());
         let version = self.versions.fetch_add(1, Ordering::SeqCst);
         let info = self.info(&staging.key, &bytes, version);
         self.objects
             .lock()
             .map_err(|_| Self::poisoned())?
             .insert(staging.key.clone(), (bytes, version));
+        if self.fail_finish.swap(false, Ordering::SeqCst) {
+            return Err(StorageError::Unavailable(
+                "the memory store broke off before answering".into(),
+            ));
+        }
         Ok(info)
     }
 

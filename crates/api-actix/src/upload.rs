@@ -340,8 +340,9 @@ pub(crate) async fn create(
     );
     let mut offset = 0;
     let mut expires = upload.progress.expires;
-    if has_body {
+    if has_body || length == 0 {
         // A failed first PATCH leaves the upload created: the client resumes it with HEAD.
+        // An empty upload is complete at once.
         let collection = target.collection;
         let done = with_body(state, payload, move |s, body| {
             s.uploads()

@@ -555,3 +555,72 @@ fn the_one_shot_upload_stores_the_file_and_describes_the_object() {
         Err(PutFileFailed::Description(_))
     ));
 }
+
+#[test]
+fn an_empty_upload_is_complete_with_its_first_empty_append() {
+    let u = uploads();
+    let alice = u.w.alice.as_caller();
+    let object = begin(&u, 0);
+    let done =
+        u.s.uploads()
+            .append(&alice, u.w.lib, object, 0, None, &mut &b""[..])
+            .unwrap();
+    assert!(done.finished);
+    let source =
+        u.s.uploads()
+            .media(Some(&alice), u.w.lib, object)
+            .unwrap()
+            .record
+            .source
+            .unwrap();
+    assert_eq!(source.size, 0);
+    assert_eq!(source.sha256, <[u8; 32]>::from(Sha256::digest(b"")));
+}
+
+#[test]
+fn a_finished_upload_whose_source_was_not_recorded_finishes_on_the_next_patch() {
+    let u = uploads();
+    let alice = u.w.alice.as_caller();
+    let bytes = data(20);
+    let object = begin(&u, bytes.len());
+    // The last bytes arrive while the store fails at the very end: the bytes are durable and
+    // the offset recorded, but the source was not stored.
+    u.s.uploads()
+        .append(&alice, u.w.lib, object, 0, None, &mut &bytes[..12])
+        .unwrap();
+    u.storage.fail_next_finish();
+    let r =
+        u.s.uploads()
+            .append(&alice, u.w.lib, object, 12, None, &mut &bytes[12..]);
+    assert!(matches!(r, Err(AppendFailed::Storage(_))), "{r:?}");
+    let offset =
+        u.s.uploads()
+            .status(&alice, u.w.lib, object)
+            .unwrap()
+            .progress
+            .offset;
+    assert_eq!(
+        offset, 20,
+        "every byte is durable, the source not yet recorded"
+    );
+    let done =
+        u.s.uploads()
+            .append(
+                &alice,
+                u.w.lib,
+                object,
+                offset,
+                None,
+                &mut &bytes[offset as usize..],
+            )
+            .unwrap();
+    assert!(done.finished);
+    let source =
+        u.s.uploads()
+            .media(Some(&alice), u.w.lib, object)
+            .unwrap()
+            .record
+            .source
+            .unwrap();
+    assert_eq!(u.storage.bytes(&source.key).unwrap(), bytes);
+}

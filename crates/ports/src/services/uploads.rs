@@ -651,6 +651,17 @@ impl UploadServices {
     ) -> Result<AppendDone, AppendFailed> {
         let now = self.world.clock.now();
         upload.progress.check_patch(offset, now)?;
+        if upload.progress.is_complete() {
+            // Every byte is durable, but storing the source did not finish (an empty upload, or
+            // a failure after the last byte): finish now. A finished staging finishes again.
+            let info = self.storage.finish(&upload.staging)?;
+            self.record_source(upload, info, upload.hash.finish())?;
+            return Ok(AppendDone {
+                offset: upload.progress.offset,
+                expires: upload.progress.expires,
+                finished: true,
+            });
+        }
         let hash = RefCell::new(upload.hash.clone());
         let mut metered = Metered {
             inner: body,
