@@ -365,6 +365,23 @@ impl UploadServices {
             .release_upload_locks(&format!("{}:", self.settings.instance))
     }
 
+    /// The lock holder of one request: `{instance}:{boot}:{random}`. Each PATCH holds the
+    /// lock under a name of its own, so that the repository's "the same holder may take its
+    /// lock again" lets no second request of this process in while the first writes (two
+    /// PATCHes at once on one process would otherwise both write at the same offset); a
+    /// restart still frees them all by the `{instance}:` prefix.
+    fn request_holder(&self) -> String {
+        let token: String = self
+            .world
+            .random
+            .bytes16()
+            .iter()
+            .take(6)
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        format!("{}:{token}", self.holder)
+    }
+
     fn signing_key(&self) -> Result<&MediaSigningKey, StoreError> {
         if let Some(k) = self.key.get() {
             return Ok(k);
@@ -621,19 +638,17 @@ impl UploadServices {
         let lease = |now: Timestamp| {
             Timestamp::from_epoch_seconds(now.epoch_seconds() + LOCK_LEASE_SECONDS)
         };
-        let upload = match self
-            .uploads
-            .lock_upload(object, &self.holder, lease(now), now)?
-        {
+        let holder = self.request_holder();
+        let upload = match self.uploads.lock_upload(object, &holder, lease(now), now)? {
             UploadLock::Locked(u) => u,
             UploadLock::Busy => return Err(AppendFailed::Busy),
             UploadLock::Missing => return Err(AppendFailed::NoUpload),
         };
-        let result = self.append_locked(&upload, offset, checksum, body, &lease);
+        let result = self.append_locked(&upload, &holder, offset, checksum, body, &lease);
         match &result {
             Ok(done) if done.finished => {}
             _ => {
-                if let Err(e) = self.uploads.unlock_upload(object, &self.holder) {
+                if let Err(e) = self.uploads.unlock_upload(object, &holder) {
                     tracing::warn!(%object, error = %e, "releasing an upload lock failed; its lease ends it");
                 }
             }
@@ -644,6 +659,7 @@ impl UploadServices {
     fn append_locked(
         &self,
         upload: &UploadRecord,
+        holder: &str,
         offset: u64,
         checksum: Option<PatchChecksum>,
         body: &mut dyn Read,
@@ -679,7 +695,7 @@ impl UploadServices {
             let hashed = hash.borrow();
             let saved = self.uploads.save_progress(
                 upload.object,
-                &self.holder,
+                holder,
                 Progress {
                     offset: at,
                     staging_state: &staging.state,
@@ -717,7 +733,7 @@ impl UploadServices {
             let hashed = hash.borrow();
             let saved = self.uploads.save_progress(
                 upload.object,
-                &self.holder,
+                holder,
                 Progress {
                     offset: appended.offset,
                     staging_state: &appended.staging.state,
@@ -733,7 +749,7 @@ impl UploadServices {
         if finished {
             let info = self.storage.finish(&appended.staging)?;
             let digest = hash.borrow().finish();
-            self.record_source(upload, info, digest)?;
+            self.record_source(upload, holder, info, digest)?;
         }
         Ok(AppendDone {
             offset: appended.offset,
@@ -748,6 +764,7 @@ impl UploadServices {
     fn record_source(
         &self,
         upload: &UploadRecord,
+        holder: &str,
         info: ObjectInfo,
         sha256: [u8; 32],
     ) -> Result<(), AppendFailed> {
@@ -777,10 +794,7 @@ impl UploadServices {
             }),
             modified: self.world.clock.now(),
         };
-        match self
-            .uploads
-            .finish_upload(upload.object, &self.holder, &media)?
-        {
+        match self.uploads.finish_upload(upload.object, holder, &media)? {
             Finish::Finished(previous) => {
                 if let Some(old) = previous.and_then(|p| p.source) {
                     if let Err(e) = self.storage.delete(&old.key) {
@@ -893,10 +907,8 @@ impl UploadServices {
                 })
             })?;
         let lock_until = Timestamp::from_epoch_seconds(now.epoch_seconds() + LOCK_LEASE_SECONDS);
-        match self
-            .uploads
-            .lock_upload(id, &self.holder, lock_until, now)?
-        {
+        let holder = self.request_holder();
+        match self.uploads.lock_upload(id, &holder, lock_until, now)? {
             UploadLock::Locked(_) => {}
             UploadLock::Busy | UploadLock::Missing => {
                 return Err(PutFileFailed::Store(StoreError::Unexpected(
@@ -905,7 +917,7 @@ impl UploadServices {
             }
         }
         let digest = hash.borrow().finish();
-        self.record_source(&upload, info, digest)
+        self.record_source(&upload, &holder, info, digest)
             .map_err(|e| match e {
                 AppendFailed::Store(s) => PutFileFailed::Store(s),
                 AppendFailed::Storage(s) => PutFileFailed::Storage(s),

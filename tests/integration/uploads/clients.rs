@@ -1,0 +1,351 @@
+//! Real tus clients against the running app, each run as its own process from `tests/e2e`:
+//!
+//! - tus-js-client (the tus project's JavaScript client, under Node): a whole upload in
+//!   chunks; and an upload whose process ends after the first chunks, resumed by a *new*
+//!   process that finds it through tus-js-client's file URL storage (fingerprint) and asks
+//!   the server where it stands.
+//! - tuspy (the tus project's Python client) with `Upload-Checksum: sha256` on every PATCH:
+//!   the same two, the resuming process given the upload URL (`Uploader(url=…)`, HEAD).
+//! - Chromium (playwright-core) reading a delivered file: `fetch` with `Range` from a page of
+//!   the app's origin, and a `<video src>` whose loader asks with a Range of its own.
+//!
+//! Every upload ends with the media call's SHA-256 equal to the file's and the delivered bytes
+//! identical. The tools come from `scripts/test` (`MEDIALIB_TEST_NODE`,
+//! `MEDIALIB_TEST_PYTHON`, `tests/e2e/node_modules`, Debian's Chromium);
+//! `MEDIALIB_TEST_SKIP_E2E=1` skips these tests, as it does the OAuth ones.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+
+use super::{UploadApp, data};
+use crate::api::{Backend, run};
+
+medialib_adapters_diesel::backend_tests!(async on [sqlite, postgres] with run:
+    tus_js_client_uploads_a_file_whole,
+    tus_js_client_resumes_an_interrupted_upload_from_a_new_process,
+    tuspy_uploads_a_file_whole_with_sha256_checksums,
+    tuspy_resumes_an_interrupted_upload_from_a_new_process,
+    chromium_reads_a_range_of_a_delivered_file,
+);
+
+const SKIP_ENV: &str = "MEDIALIB_TEST_SKIP_E2E";
+const HOW_TO_FIX: &str =
+    "run scripts/test (it installs the e2e tools) or set MEDIALIB_TEST_SKIP_E2E=1";
+/// Longest a client may run.
+const SCRIPT_TIMEOUT: Duration = Duration::from_secs(90);
+/// The test file: six and a bit chunks.
+const SIZE: usize = 800_000;
+const CHUNK: usize = 128 * 1024;
+/// Where the interrupted clients stop (two chunks acknowledged).
+const STOP_AFTER: usize = 2 * CHUNK;
+
+fn skipped(test: &str) -> bool {
+    let skip = std::env::var(SKIP_ENV).is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"));
+    if skip {
+        eprintln!("{SKIP_ENV}=1: skipping the end-to-end test {test}");
+    }
+    skip
+}
+
+/// `tests/e2e`.
+fn e2e_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("e2e")
+}
+
+fn node() -> OsString {
+    let modules = e2e_dir().join("node_modules");
+    for package in ["tus-js-client", "playwright-core"] {
+        let manifest = modules.join(package).join("package.json");
+        assert!(
+            manifest.is_file(),
+            "{} is missing (npm ci in tests/e2e): {HOW_TO_FIX}",
+            manifest.display()
+        );
+    }
+    std::env::var_os("MEDIALIB_TEST_NODE").unwrap_or_else(|| "node".into())
+}
+
+fn python() -> OsString {
+    let Some(python) = std::env::var_os("MEDIALIB_TEST_PYTHON").filter(|v| !v.is_empty()) else {
+        panic!(
+            "MEDIALIB_TEST_PYTHON is not set (a venv's python with tests/e2e/requirements.txt): {HOW_TO_FIX}"
+        );
+    };
+    python
+}
+
+fn chromium() -> PathBuf {
+    let chromium =
+        std::env::var_os("CHROMIUM").map_or_else(|| "/usr/bin/chromium".into(), PathBuf::from);
+    assert!(
+        chromium.is_file(),
+        "no Chromium at {} (apt-get install chromium, or point CHROMIUM at one): {HOW_TO_FIX}",
+        chromium.display()
+    );
+    chromium
+}
+
+/// Runs `program script args…` in `tests/e2e` (on the blocking pool: the app serves on this
+/// test's runtime) and returns the JSON of its last output line; panics, with its output,
+/// when it fails, prints no JSON or outlives [`SCRIPT_TIMEOUT`].
+async fn client(program: OsString, script: &'static str, args: Vec<String>) -> Value {
+    client_with_env(program, script, args, Vec::new()).await
+}
+
+/// [`client`] with extra environment variables.
+async fn client_with_env(
+    program: OsString,
+    script: &'static str,
+    args: Vec<String>,
+    env: Vec<(&'static str, String)>,
+) -> Value {
+    tokio::task::spawn_blocking(move || {
+        let what = format!("{} {script} {}", program.to_string_lossy(), args.join(" "));
+        let mut child = Command::new(&program)
+            .arg(script)
+            .args(&args)
+            .current_dir(e2e_dir())
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .env("PYTHONUNBUFFERED", "1")
+            .envs(env)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {what}: {e}: {HOW_TO_FIX}"));
+        let started = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if started.elapsed() > SCRIPT_TIMEOUT {
+                let _ = child.kill();
+                let out = child.wait_with_output().unwrap();
+                panic!(
+                    "{what} ran longer than {SCRIPT_TIMEOUT:?}\n--- stdout:\n{}--- stderr:\n{}",
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let out = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let last = stdout
+            .lines()
+            .rev()
+            .find_map(|l| serde_json::from_str::<Value>(l).ok());
+        match last {
+            Some(v) if out.status.success() && v.get("error").is_none() => v,
+            _ => panic!(
+                "{what} failed ({})\n--- stdout:\n{stdout}--- stderr:\n{stderr}",
+                out.status
+            ),
+        }
+    })
+    .await
+    .expect("the client runner panicked")
+}
+
+/// A test file of [`SIZE`] bytes in a new temporary directory.
+fn test_file() -> (tempfile::TempDir, PathBuf, Vec<u8>) {
+    let dir = tempfile::Builder::new()
+        .prefix("medialib-tus-")
+        .tempdir()
+        .unwrap();
+    let path = dir.path().join("upload.bin");
+    // Not `data()`'s period of 251: a resumed upload that skipped or repeated a chunk
+    // cannot come out equal by chance.
+    let bytes: Vec<u8> = data(SIZE)
+        .iter()
+        .enumerate()
+        .map(|(i, b)| b ^ (i / 1000) as u8)
+        .collect();
+    std::fs::write(&path, &bytes).unwrap();
+    (dir, path, bytes)
+}
+
+fn base_args(app: &UploadApp, file: &Path) -> Vec<String> {
+    vec![
+        "--endpoint".into(),
+        app.api.app.url(&app.upload_path("0")),
+        "--token".into(),
+        app.token.clone(),
+        "--file".into(),
+        file.display().to_string(),
+        "--chunk-size".into(),
+        CHUNK.to_string(),
+    ]
+}
+
+fn with(mut args: Vec<String>, more: &[&str]) -> Vec<String> {
+    args.extend(more.iter().map(|s| (*s).to_owned()));
+    args
+}
+
+/// tus HEAD's `Upload-Offset` of the upload at `url`.
+async fn head_offset(app: &UploadApp, url: &str) -> u64 {
+    let head = app.tus(Method::HEAD, url).send().await.unwrap();
+    assert_eq!(head.status(), StatusCode::OK);
+    head.headers()["upload-offset"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+async fn tus_js_client_uploads_a_file_whole(b: Backend) {
+    if skipped("tus_js_client_uploads_a_file_whole") {
+        return;
+    }
+    let node = node();
+    let app = UploadApp::start(b).await;
+    let (_dir, path, bytes) = test_file();
+    let done = client(node, "tus_upload.mjs", base_args(&app, &path)).await;
+    assert_eq!(done["stopped"], false, "{done}");
+    assert_eq!(done["offset"], SIZE, "{done}");
+    app.assert_stored(done["uuid"].as_str().unwrap(), &bytes)
+        .await;
+}
+
+async fn tus_js_client_resumes_an_interrupted_upload_from_a_new_process(b: Backend) {
+    if skipped("tus_js_client_resumes_an_interrupted_upload_from_a_new_process") {
+        return;
+    }
+    let node = node();
+    let app = UploadApp::start(b).await;
+    let (dir, path, bytes) = test_file();
+    let storage = dir.path().join("tus-urls.json").display().to_string();
+    let args = with(base_args(&app, &path), &["--url-storage", &storage]);
+
+    let first = client(
+        node.clone(),
+        "tus_upload.mjs",
+        with(args.clone(), &["--stop-after", &STOP_AFTER.to_string()]),
+    )
+    .await;
+    assert_eq!(first["stopped"], true, "{first}");
+    assert_eq!(first["resumed"], false, "{first}");
+    let url = first["url"].as_str().unwrap().to_owned();
+    // What the server acknowledged is what it holds, after the client process is gone.
+    assert_eq!(head_offset(&app, &url).await, STOP_AFTER as u64);
+
+    // A new process: tus-js-client finds the upload by the file's fingerprint and resumes.
+    let second = client(node, "tus_upload.mjs", args).await;
+    assert_eq!(second["resumed"], true, "{second}");
+    assert_eq!(second["url"], url.as_str(), "{second}");
+    assert_eq!(second["offset"], SIZE, "{second}");
+    app.assert_stored(first["uuid"].as_str().unwrap(), &bytes)
+        .await;
+}
+
+async fn tuspy_uploads_a_file_whole_with_sha256_checksums(b: Backend) {
+    if skipped("tuspy_uploads_a_file_whole_with_sha256_checksums") {
+        return;
+    }
+    let python = python();
+    let app = UploadApp::start(b).await;
+    let (_dir, path, bytes) = test_file();
+    let done = client(python, "tus_upload.py", base_args(&app, &path)).await;
+    assert_eq!(done["stopped"], false, "{done}");
+    assert_eq!(done["offset"], SIZE, "{done}");
+    app.assert_stored(done["uuid"].as_str().unwrap(), &bytes)
+        .await;
+}
+
+async fn tuspy_resumes_an_interrupted_upload_from_a_new_process(b: Backend) {
+    if skipped("tuspy_resumes_an_interrupted_upload_from_a_new_process") {
+        return;
+    }
+    let python = python();
+    let app = UploadApp::start(b).await;
+    let (_dir, path, bytes) = test_file();
+    let first = client(
+        python.clone(),
+        "tus_upload.py",
+        with(
+            base_args(&app, &path),
+            &["--stop-after", &STOP_AFTER.to_string()],
+        ),
+    )
+    .await;
+    assert_eq!(first["stopped"], true, "{first}");
+    assert_eq!(first["offset"], STOP_AFTER, "{first}");
+    let url = first["url"].as_str().unwrap().to_owned();
+    assert_eq!(head_offset(&app, &url).await, STOP_AFTER as u64);
+
+    let second = client(
+        python,
+        "tus_upload.py",
+        with(base_args(&app, &path), &["--upload-url", &url]),
+    )
+    .await;
+    assert_eq!(second["resumed_at"], STOP_AFTER, "{second}");
+    assert_eq!(second["offset"], SIZE, "{second}");
+    assert_eq!(second["url"], url.as_str(), "{second}");
+    app.assert_stored(first["uuid"].as_str().unwrap(), &bytes)
+        .await;
+}
+
+async fn chromium_reads_a_range_of_a_delivered_file(b: Backend) {
+    if skipped("chromium_reads_a_range_of_a_delivered_file") {
+        return;
+    }
+    let node = node();
+    let chromium = chromium();
+    let app = UploadApp::start(b).await;
+    let bytes = data(300_000);
+    let location = app.create(bytes.len(), "clip.mp4").await;
+    assert_eq!(
+        app.patch(&location, 0, &bytes).await.status(),
+        StatusCode::NO_CONTENT
+    );
+    let url = app.source_url(&super::object_of(&location)).await;
+    let (from, to) = (123_456_usize, 124_455_usize);
+    // Any page of the app's origin: the fetch is then same-origin, as a player's would be.
+    let page = app.api.app.url("/healthz");
+    let out = client_with_env(
+        node,
+        "range_fetch.mjs",
+        vec![
+            "--page".into(),
+            page,
+            "--url".into(),
+            url,
+            "--range".into(),
+            format!("{from}-{to}"),
+        ],
+        vec![("CHROMIUM", chromium.display().to_string())],
+    )
+    .await;
+    let fetched = &out["fetch"];
+    assert_eq!(fetched["status"], 206, "{out}");
+    assert_eq!(
+        fetched["contentRange"],
+        format!("bytes {from}-{to}/{}", bytes.len()),
+        "{out}"
+    );
+    assert_eq!(fetched["acceptRanges"], "bytes", "{out}");
+    let got = base64::engine::general_purpose::STANDARD
+        .decode(fetched["base64"].as_str().unwrap())
+        .unwrap();
+    assert!(
+        got == bytes[from..=to],
+        "the browser got other bytes ({} of them)",
+        got.len()
+    );
+    // The media element asked with a Range of its own and was answered with part of the file.
+    let video = &out["video"];
+    assert!(video.is_object(), "the <video> made no request: {out}");
+    assert!(
+        video["requestRange"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("bytes=")),
+        "{out}"
+    );
+    assert_eq!(video["status"], 206, "{out}");
+}
