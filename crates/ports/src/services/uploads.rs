@@ -286,31 +286,50 @@ struct Metered<'a> {
     whole: &'a RefCell<ResumableSha256>,
     patch: Option<sha2::Sha256>,
     left: u64,
-    overflow: bool,
+    /// Set when the body held more bytes than allowed; shared with the checkpoint, which then
+    /// records nothing more (the PATCH is refused whole from its last checkpoint on).
+    overflow: &'a std::cell::Cell<bool>,
+}
+
+impl Metered<'_> {
+    /// Whether the body goes on past the allowed bytes: reads one byte more (an end of body
+    /// answers 0 at once for a client that sent exactly what it announced).
+    fn overruns(&mut self) -> io::Result<bool> {
+        let mut probe = [0u8; 1];
+        loop {
+            match self.inner.read(&mut probe) {
+                Ok(n) => return Ok(n > 0),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
 }
 
 impl Read for Metered<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.left == 0 {
-            // One byte more than allowed tells "longer" from "exactly as long".
-            let mut probe = [0u8; 1];
-            return match self.inner.read(&mut probe)? {
-                0 => Ok(0),
-                _ => {
-                    self.overflow = true;
-                    Err(io::Error::other("the body is longer than the upload"))
-                }
-            };
+        if self.left == 0 || buf.is_empty() {
+            return Ok(0);
         }
         let want = buf
             .len()
             .min(usize::try_from(self.left).unwrap_or(usize::MAX));
         let n = self.inner.read(&mut buf[..want])?;
+        self.left -= n as u64;
+        // The read that completes the allowed bytes looks for one more before it hands its
+        // bytes on, so that a body longer than allowed is refused before the store makes the
+        // last of them durable (a store may checkpoint the end before reading on).
+        if n > 0 && self.left == 0 && self.overruns()? {
+            self.overflow.set(true);
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "the body is longer than the upload",
+            ));
+        }
         self.whole.borrow_mut().update(&buf[..n]);
         if let Some(p) = self.patch.as_mut() {
             p.update(&buf[..n]);
         }
-        self.left -= n as u64;
         Ok(n)
     }
 }
@@ -671,7 +690,7 @@ impl UploadServices {
             // Every byte is durable, but storing the source did not finish (an empty upload, or
             // a failure after the last byte): finish now. A finished staging finishes again.
             let info = self.storage.finish(&upload.staging)?;
-            self.record_source(upload, info, upload.hash.finish())?;
+            self.record_source(upload, holder, info, upload.hash.finish())?;
             return Ok(AppendDone {
                 offset: upload.progress.offset,
                 expires: upload.progress.expires,
@@ -679,15 +698,21 @@ impl UploadServices {
             });
         }
         let hash = RefCell::new(upload.hash.clone());
+        let overflow = std::cell::Cell::new(false);
         let mut metered = Metered {
             inner: body,
             whole: &hash,
             patch: checksum.map(|_| sha2::Sha256::new()),
             left: upload.progress.remaining(),
-            overflow: false,
+            overflow: &overflow,
         };
         let store_error = RefCell::new(None);
         let mut checkpoint = |staging: &crate::storage::Staging, at: u64| -> bool {
+            if overflow.get() {
+                // A body longer than the upload: what it sent since the last checkpoint is not
+                // recorded, so the upload does not look complete to a HEAD after the 413.
+                return false;
+            }
             if checksum.is_some() {
                 // Nothing is kept until the whole body matches its checksum.
                 return true;
@@ -714,13 +739,14 @@ impl UploadServices {
         let appended = self
             .storage
             .append(&upload.staging, offset, &mut metered, &mut checkpoint);
-        let overflow = metered.overflow;
+        let overflow = overflow.get();
         let patch_digest = metered.patch.take().map(|p| <[u8; 32]>::from(p.finalize()));
         if let Some(e) = store_error.into_inner() {
             return Err(AppendFailed::Store(e));
         }
         match appended.stopped {
             None => {}
+            Some(AppendStop::Checkpoint) if overflow => return Err(AppendFailed::TooLong),
             Some(AppendStop::Checkpoint) => return Err(AppendFailed::LockLost),
             Some(AppendStop::Storage(e)) => return Err(AppendFailed::Storage(e)),
             Some(AppendStop::Body(_)) if overflow => return Err(AppendFailed::TooLong),
@@ -841,12 +867,13 @@ impl UploadServices {
             .transpose()
             .map_err(|e| PutFileFailed::Description(e.into()))?;
         let hash = RefCell::new(ResumableSha256::new());
+        let overflow = std::cell::Cell::new(false);
         let mut metered = Metered {
             inner: body,
             whole: &hash,
             patch: None,
             left: self.settings.limits.max_size,
-            overflow: false,
+            overflow: &overflow,
         };
         let now = self.world.clock.now();
         let id = self.new_id()?;
@@ -854,7 +881,7 @@ impl UploadServices {
         let info = match self.storage.put(&key, &mut metered) {
             Ok(info) => info,
             Err(e) => {
-                return Err(if metered.overflow {
+                return Err(if overflow.get() {
                     PutFileFailed::NotAdmitted(UploadNotAdmitted::TooLarge {
                         max: self.settings.limits.max_size,
                     })
