@@ -17,7 +17,7 @@ pub use error::StoreError;
 pub use repos::{
     AddMemberError, AddOutcome, Applied, BearerRecord, CatalogItem, ClientRepository, CodeContest,
     Contest, CreateClientError, CreateObjectError, CreateUserError, CredentialRepository,
-    GrantRepository, GrantUnit, Housekeeping, MediaRepository, OrgRepository,
+    GrantRepository, GrantUnit, Housekeeping, MediaRepository, Members, OrgRepository,
     PendingSignInRepository, PermissionChangeError, PermissionEntry, PurgeReport, ReadFacts,
     Reader, RefreshContest, RemoveMemberError, RevokeOutcome, RevokeUnit, SessionRepository, Store,
     StoredPendingSignIn, UpdateObjectError, UserRepository, decide_and_write,

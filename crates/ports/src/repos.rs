@@ -264,27 +264,20 @@ pub trait MediaRepository: Send + Sync {
         member: ObjectId,
         now: Timestamp,
     ) -> Result<AfterRemoval, RemoveMemberError>;
-    /// Live members of `collection`, changed (modified or added) at or after `since`
-    /// when given; most recently modified first, ties by id. With `page`, only the members
+    /// Live members of the listing's `collection`, changed (modified or added) at or
+    /// after its `since` when given; most recently modified first, ties by id. With `page`, only the members
     /// after its cursor, at most one more than its size (the extra one tells the caller
     /// that another page follows).
-    fn list_members(
-        &self,
-        collection: ObjectId,
-        since: Option<Since>,
-        page: Option<PageRequest>,
-    ) -> Result<Vec<CatalogItem>, StoreError> {
+    fn list_members(&self, members: Members) -> Result<Vec<CatalogItem>, StoreError> {
         let mut items = Vec::new();
-        self.each_member(collection, since, page, &mut |item| items.push(item))?;
+        self.each_member(members, &mut |item| items.push(item))?;
         Ok(items)
     }
     /// The members [`list_members`](Self::list_members) lists, in the same order, handed to
     /// `visit` one at a time as they are read: a large collection is never held whole.
     fn each_member(
         &self,
-        collection: ObjectId,
-        since: Option<Since>,
-        page: Option<PageRequest>,
+        members: Members,
         visit: &mut dyn FnMut(CatalogItem),
     ) -> Result<(), StoreError>;
     /// `user`'s explicit entries on each of `objects` and their ancestors, with the edges
@@ -447,6 +440,28 @@ impl From<RevokeDecision> for RevokeOutcome {
             RevokeDecision::RevokeAccessToken => Self::AccessTokenRevoked,
             RevokeDecision::OtherClient => Self::OtherClient,
             RevokeDecision::Unknown => Self::Unknown,
+        }
+    }
+}
+
+/// Which members of a collection a listing asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Members {
+    /// The collection.
+    pub collection: ObjectId,
+    /// Only members changed (modified or added) at or after this; `None`: all.
+    pub since: Option<Since>,
+    /// One page; `None`: every member.
+    pub page: Option<PageRequest>,
+}
+
+impl Members {
+    /// Every live member of `collection`.
+    pub fn all(collection: ObjectId) -> Self {
+        Self {
+            collection,
+            since: None,
+            page: None,
         }
     }
 }
