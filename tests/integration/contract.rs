@@ -32,8 +32,8 @@ use medialib_ports::services::{
     TokenResponse, UpdateObjectFailed,
 };
 use medialib_ports::{
-    AddOutcome, CatalogItem, Clock, CreateClientError, CreateUserError, PasswordHash, PurgeReport,
-    RevokeOutcome, Store,
+    AddOutcome, CatalogItem, Clock, CreateClientError, CreateUserError, Members, PasswordHash,
+    PurgeReport, RevokeOutcome, Store,
 };
 use medialib_ports::{
     Credentials, PendingSignIn, RedirectCallback, RedirectStart, SignInMethod, SsoError,
@@ -347,7 +347,7 @@ mod cases {
             h.services.media().remove_member(&c, b, v).is_err(),
             "no longer a member"
         );
-        assert!(h.store.list_members(b, None, None).unwrap().is_empty());
+        assert!(h.store.list_members(Members::all(b)).unwrap().is_empty());
     }
 
     pub fn catalog_lists_changes_since_ts(h: &Harness) {
@@ -434,11 +434,23 @@ mod cases {
         let mut after = None;
         // A cursor that does not advance (the membership copy of `modified_at` out of step
         // with the object) would walk forever: more pages than members is a failure.
-        let members = h.store.list_members(collection, since, None).unwrap().len();
+        let members = h
+            .store
+            .list_members(Members {
+                collection,
+                since,
+                page: None,
+            })
+            .unwrap()
+            .len();
         for _ in 0..=members {
             let mut page = h
                 .store
-                .list_members(collection, since, Some(PageRequest::new(size, after)))
+                .list_members(Members {
+                    collection,
+                    since,
+                    page: Some(PageRequest::new(size, after)),
+                })
                 .unwrap();
             assert!(
                 page.len() <= size.get() + 1,
@@ -501,11 +513,14 @@ mod cases {
             let size = PageSize::parse("1").unwrap();
             let page = h
                 .store
-                .list_members(collection, None, Some(PageRequest::new(size, None)))
+                .list_members(Members {
+                    page: Some(PageRequest::new(size, None)),
+                    ..Members::all(collection)
+                })
                 .unwrap();
             page[0].object.id()
         };
-        let all = h.store.list_members(lib, None, None).unwrap();
+        let all = h.store.list_members(Members::all(lib)).unwrap();
         assert_eq!(all.len(), 10);
         assert_eq!(all.last().unwrap().object.id(), old, "modified at 900");
         assert_listing_order(&all);
@@ -546,7 +561,7 @@ mod cases {
             h.services.media().remove_member(&c, other, old).unwrap(),
             AfterRemoval::StillListed
         );
-        let without = h.store.list_members(lib, None, None).unwrap();
+        let without = h.store.list_members(Members::all(lib)).unwrap();
         assert!(!ids(&without).contains(&members[7]));
         assert_eq!(ids(&without)[0], members[4]);
         assert_eq!(walk_pages(h, lib, None, "2"), without);
@@ -566,7 +581,7 @@ mod cases {
         assert_eq!(first(other), members[1]);
 
         // Every page size walks exactly the unpaged listing, in its order.
-        let all = h.store.list_members(lib, None, None).unwrap();
+        let all = h.store.list_members(Members::all(lib)).unwrap();
         assert_eq!(all.len(), 9);
         assert_listing_order(&all);
         assert_eq!(ids(&all)[..3], [members[7], members[4], old]);
@@ -575,7 +590,13 @@ mod cases {
         }
         // With `ts`: modified or added since, still in the listing's order.
         let since = Since::parse("1500").unwrap();
-        let changed = h.store.list_members(lib, Some(since), None).unwrap();
+        let changed = h
+            .store
+            .list_members(Members {
+                since: Some(since),
+                ..Members::all(lib)
+            })
+            .unwrap();
         assert_eq!(ids(&changed), [members[7], members[4], old]);
         for size in ["1", "2", "1000"] {
             assert_eq!(
@@ -584,7 +605,7 @@ mod cases {
                 "size {size}"
             );
         }
-        let other_all = h.store.list_members(other, None, None).unwrap();
+        let other_all = h.store.list_members(Members::all(other)).unwrap();
         assert_eq!(ids(&other_all), [members[1]]);
         assert_eq!(walk_pages(h, other, None, "1"), other_all);
     }
@@ -619,7 +640,7 @@ mod cases {
                     h.services.media().add_member(&c, other, member).unwrap();
                 }),
             ]);
-            let all = h.store.list_members(other, None, None).unwrap();
+            let all = h.store.list_members(Members::all(other)).unwrap();
             let ids: Vec<ObjectId> = all.iter().map(|i| i.object.id()).collect();
             assert_eq!(ids, [member, marker], "round {round}");
             assert_eq!(walk_pages(h, other, None, "1"), all, "round {round}");
@@ -1701,7 +1722,7 @@ mod cases {
         assert_eq!(restored.object.modified(), h.clock.now());
         assert_eq!(h.store.object(v).unwrap(), Some(restored.object.clone()));
         assert!(h.store.is_member(a, v).unwrap());
-        let listed = h.store.list_members(a, None, None).unwrap();
+        let listed = h.store.list_members(Members::all(a)).unwrap();
         assert_eq!(listed.len(), 1);
         assert_eq!(listed[0].object.id(), v);
         assert_eq!(listed[0].added_at, h.clock.now());

@@ -15,12 +15,27 @@ use medialib_domain::oauth::{
 };
 use medialib_domain::{Timestamp, TokenDigest, UserId};
 use medialib_ports::{
-    Applied, BearerRecord, CodeUnit, GrantRepository, GrantUnit, RefreshUnit, RevokeUnit,
-    StoreError,
+    Applied, BearerRecord, CodeContest, Contest, GrantRepository, GrantUnit, RefreshContest,
+    RevokeUnit, StoreError,
 };
 
 use crate::MemoryStore;
 use crate::state::{CodeRecord, GrantRecord, State, constraint};
+
+impl MemoryStore {
+    /// Runs a contested grant's work over its unit under the store's mutex.
+    fn contest<F, D>(&self, c: Contest<'_, F, D>) -> Result<D, StoreError>
+    where
+        for<'s> Unit<'s>: GrantUnit<F, D>,
+    {
+        let mut state = self.lock();
+        (c.work)(&mut Unit {
+            state: &mut state,
+            digest: *c.digest,
+            client: Some(c.client),
+        })
+    }
+}
 
 impl GrantRepository for MemoryStore {
     fn store_code(&self, code: &IssuedCode, _now: Timestamp) -> Result<(), StoreError> {
@@ -45,32 +60,12 @@ impl GrantRepository for MemoryStore {
         Ok(())
     }
 
-    fn code_grant(
-        &self,
-        digest: &TokenDigest,
-        client: &ClientId,
-        work: &mut dyn FnMut(&mut CodeUnit<'_>) -> Result<CodeDecision, StoreError>,
-    ) -> Result<CodeDecision, StoreError> {
-        let mut state = self.lock();
-        work(&mut Unit {
-            state: &mut state,
-            digest: *digest,
-            client: Some(client),
-        })
+    fn code_grant(&self, contest: CodeContest<'_>) -> Result<CodeDecision, StoreError> {
+        self.contest(contest)
     }
 
-    fn refresh_grant(
-        &self,
-        digest: &TokenDigest,
-        client: &ClientId,
-        work: &mut dyn FnMut(&mut RefreshUnit<'_>) -> Result<RefreshDecision, StoreError>,
-    ) -> Result<RefreshDecision, StoreError> {
-        let mut state = self.lock();
-        work(&mut Unit {
-            state: &mut state,
-            digest: *digest,
-            client: Some(client),
-        })
+    fn refresh_grant(&self, contest: RefreshContest<'_>) -> Result<RefreshDecision, StoreError> {
+        self.contest(contest)
     }
 
     fn access_token(&self, digest: &TokenDigest) -> Result<Option<AccessTokenRecord>, StoreError> {

@@ -7,12 +7,11 @@ use medialib_domain::object::{after_membership_removed, purge_due};
 use medialib_domain::permission::check_admin_change;
 use medialib_domain::{
     AccessView, AfterRemoval, Lifecycle, MediaObject, MembershipError, ObjectId, ObjectPatch,
-    ObjectType, PageRequest, PermissionLevel, ShortCode, Since, Timestamp, UserId,
-    check_add_member,
+    ObjectType, PermissionLevel, ShortCode, Since, Timestamp, UserId, check_add_member,
 };
 use medialib_ports::repos::{RestoreObjectError, RestoredObject};
 use medialib_ports::{
-    AddMemberError, AddOutcome, CatalogItem, CreateObjectError, MediaRepository,
+    AddMemberError, AddOutcome, CatalogItem, CreateObjectError, MediaRepository, Members,
     PermissionChangeError, PermissionEntry, ReadFacts, Reader, RemoveMemberError, StoreError,
     UpdateObjectError,
 };
@@ -79,12 +78,12 @@ impl State {
     /// The members `list_members` lists: live, changed at or after `since` when given, in
     /// the listing's order, and for a page only those after its cursor, at most one more
     /// than its size.
-    fn listed_members(
-        &self,
-        collection: ObjectId,
-        since: Option<Since>,
-        page: Option<PageRequest>,
-    ) -> Vec<CatalogItem> {
+    fn listed_members(&self, members: Members) -> Vec<CatalogItem> {
+        let Members {
+            collection,
+            since,
+            page,
+        } = members;
         let since = since.map(Since::timestamp);
         let mut listed: Vec<(&MediaObject, Timestamp)> = self
             .members
@@ -340,14 +339,12 @@ impl MediaRepository for MemoryStore {
 
     fn each_member(
         &self,
-        collection: ObjectId,
-        since: Option<Since>,
-        page: Option<PageRequest>,
+        members: Members,
         visit: &mut dyn FnMut(CatalogItem),
     ) -> Result<(), StoreError> {
         // Read in one step; `visit` runs after the lock is released, so that it may call the
         // store itself.
-        let items = self.lock().listed_members(collection, since, page);
+        let items = self.lock().listed_members(members);
         items.into_iter().for_each(visit);
         Ok(())
     }

@@ -177,37 +177,43 @@ impl Metrics {
         let media_bytes = Family::<DirectionLabel, Counter>::default();
         let transfers = Family::<DirectionLabel, Gauge>::default();
         let mut registry = Registry::default();
-        registry.register_collector(Box::new(Declared {
-            name: "medialib_media_bytes",
-            help: "Media bytes received from clients (in: uploads) and sent to them (out: delivery).",
-            metric: media_bytes.clone(),
-        }));
-        registry.register_collector(Box::new(Declared {
-            name: "medialib_media_transfers_in_progress",
-            help: "Uploads (in) and deliveries (out) moving bytes right now.",
-            metric: transfers.clone(),
-        }));
-        registry.register_collector(Box::new(Declared {
-            name: "medialib_http_requests",
-            help: "HTTP requests answered, by route pattern, method and status.",
-            metric: requests.clone(),
-        }));
-        registry.register_collector(Box::new(Declared {
-            name: "medialib_http_request_duration_seconds",
-            help: "Time from receiving a request to its response head, by route pattern and method.",
-            metric: durations.clone(),
-        }));
+        declare(
+            &mut registry,
+            "medialib_media_bytes",
+            "Media bytes received from clients (in: uploads) and sent to them (out: delivery).",
+            &media_bytes,
+        );
+        declare(
+            &mut registry,
+            "medialib_media_transfers_in_progress",
+            "Uploads (in) and deliveries (out) moving bytes right now.",
+            &transfers,
+        );
+        declare(
+            &mut registry,
+            "medialib_http_requests",
+            "HTTP requests answered, by route pattern, method and status.",
+            &requests,
+        );
+        declare(
+            &mut registry,
+            "medialib_http_request_duration_seconds",
+            "Time from receiving a request to its response head, by route pattern and method.",
+            &durations,
+        );
         registry.register_collector(Box::new(PoolCollector(pool)));
-        registry.register_collector(Box::new(Declared {
-            name: "medialib_oauth_token_requests",
-            help: "Token endpoint requests, by grant type and outcome (issued, or the RFC 6749 error code).",
-            metric: tokens.clone(),
-        }));
-        registry.register_collector(Box::new(Declared {
-            name: "medialib_sign_ins",
-            help: "Browser sign-in attempts that reached the sign-in provider, by outcome.",
-            metric: sign_ins.clone(),
-        }));
+        declare(
+            &mut registry,
+            "medialib_oauth_token_requests",
+            "Token endpoint requests, by grant type and outcome (issued, or the RFC 6749 error code).",
+            &tokens,
+        );
+        declare(
+            &mut registry,
+            "medialib_sign_ins",
+            "Browser sign-in attempts that reached the sign-in provider, by outcome.",
+            &sign_ins,
+        );
         registry.register_collector(Box::new(AdmissionCollector(admission)));
         Self {
             registry,
@@ -284,6 +290,15 @@ impl<M: EncodeMetric + fmt::Debug + Send + Sync + 'static> Collector for Declare
             encoder.encode_descriptor(self.name, self.help, None, self.metric.metric_type())?;
         self.metric.encode(family)
     }
+}
+
+/// Registers `metric` as the family `name`, declared from the first scrape on.
+fn declare<M>(registry: &mut Registry, name: &'static str, help: &'static str, metric: &M)
+where
+    M: EncodeMetric + Clone + fmt::Debug + Send + Sync + 'static,
+{
+    let metric = metric.clone();
+    registry.register_collector(Box::new(Declared { name, help, metric }));
 }
 
 /// The database pool's gauges, read on each scrape.

@@ -15,12 +15,12 @@ pub mod world;
 
 pub use error::StoreError;
 pub use repos::{
-    AddMemberError, AddOutcome, Applied, BearerRecord, CatalogItem, ClientRepository, CodeUnit,
-    CreateClientError, CreateObjectError, CreateUserError, CredentialRepository, GrantRepository,
-    GrantUnit, Housekeeping, MediaRepository, OrgRepository, PendingSignInRepository,
-    PermissionChangeError, PermissionEntry, PurgeReport, ReadFacts, Reader, RefreshUnit,
-    RemoveMemberError, RevokeOutcome, RevokeUnit, SessionRepository, Store, StoredPendingSignIn,
-    UpdateObjectError, UserRepository, decide_and_write,
+    AddMemberError, AddOutcome, Applied, BearerRecord, CatalogItem, ClientRepository, CodeContest,
+    Contest, CreateClientError, CreateObjectError, CreateUserError, CredentialRepository,
+    GrantRepository, GrantUnit, Housekeeping, MediaRepository, Members, OrgRepository,
+    PendingSignInRepository, PermissionChangeError, PermissionEntry, PurgeReport, ReadFacts,
+    Reader, RefreshContest, RemoveMemberError, RevokeOutcome, RevokeUnit, SessionRepository, Store,
+    StoredPendingSignIn, UpdateObjectError, UserRepository, decide_and_write,
 };
 pub use services::{
     MediaServices, OAuthServices, PeopleServices, ServiceSettings, Services, SessionServices, World,

@@ -264,27 +264,20 @@ pub trait MediaRepository: Send + Sync {
         member: ObjectId,
         now: Timestamp,
     ) -> Result<AfterRemoval, RemoveMemberError>;
-    /// Live members of `collection`, changed (modified or added) at or after `since`
-    /// when given; most recently modified first, ties by id. With `page`, only the members
+    /// Live members of the listing's `collection`, changed (modified or added) at or
+    /// after its `since` when given; most recently modified first, ties by id. With `page`, only the members
     /// after its cursor, at most one more than its size (the extra one tells the caller
     /// that another page follows).
-    fn list_members(
-        &self,
-        collection: ObjectId,
-        since: Option<Since>,
-        page: Option<PageRequest>,
-    ) -> Result<Vec<CatalogItem>, StoreError> {
+    fn list_members(&self, members: Members) -> Result<Vec<CatalogItem>, StoreError> {
         let mut items = Vec::new();
-        self.each_member(collection, since, page, &mut |item| items.push(item))?;
+        self.each_member(members, &mut |item| items.push(item))?;
         Ok(items)
     }
     /// The members [`list_members`](Self::list_members) lists, in the same order, handed to
     /// `visit` one at a time as they are read: a large collection is never held whole.
     fn each_member(
         &self,
-        collection: ObjectId,
-        since: Option<Since>,
-        page: Option<PageRequest>,
+        members: Members,
         visit: &mut dyn FnMut(CatalogItem),
     ) -> Result<(), StoreError>;
     /// `user`'s explicit entries on each of `objects` and their ancestors, with the edges
@@ -396,12 +389,36 @@ pub fn decide_and_write<F, D>(
     }
 }
 
-/// The unit of a code exchange.
-pub type CodeUnit<'a> = dyn GrantUnit<CodeFacts, CodeDecision> + 'a;
-/// The unit of a refresh.
-pub type RefreshUnit<'a> = dyn GrantUnit<RefreshFacts, RefreshDecision> + 'a;
 /// The unit of a revocation.
 pub type RevokeUnit<'a> = dyn GrantUnit<RevocationFacts, RevokeDecision> + 'a;
+
+/// One contested grant for a store to run: the code or refresh token with `digest`
+/// presented by `client`, and the `work` to run in its unit, in one transaction.
+pub struct Contest<'a, F, D> {
+    /// The digest of the code or refresh token presented.
+    pub digest: &'a TokenDigest,
+    /// The client that presents it.
+    pub client: &'a ClientId,
+    /// Reads, decides and writes in the unit (usually through [`decide_and_write`]).
+    pub work: &'a mut GrantWork<'a, F, D>,
+}
+
+/// What a contested grant runs in its unit: reads, decides, writes.
+pub type GrantWork<'a, F, D> =
+    dyn FnMut(&mut (dyn GrantUnit<F, D> + '_)) -> Result<D, StoreError> + 'a;
+
+impl<F, D> std::fmt::Debug for Contest<'_, F, D> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Contest")
+            .field("digest", self.digest)
+            .field("client", self.client)
+            .finish_non_exhaustive()
+    }
+}
+/// The contest of a code exchange.
+pub type CodeContest<'a> = Contest<'a, CodeFacts, CodeDecision>;
+/// The contest of a refresh.
+pub type RefreshContest<'a> = Contest<'a, RefreshFacts, RefreshDecision>;
 
 /// What a revocation request did (RFC 7009).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -427,27 +444,40 @@ impl From<RevokeDecision> for RevokeOutcome {
     }
 }
 
+/// Which members of a collection a listing asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Members {
+    /// The collection.
+    pub collection: ObjectId,
+    /// Only members changed (modified or added) at or after this; `None`: all.
+    pub since: Option<Since>,
+    /// One page; `None`: every member.
+    pub page: Option<PageRequest>,
+}
+
+impl Members {
+    /// Every live member of `collection`.
+    pub fn all(collection: ObjectId) -> Self {
+        Self {
+            collection,
+            since: None,
+            page: None,
+        }
+    }
+}
+
 /// Codes, grants, access and refresh tokens: stored by digest only.
 pub trait GrantRepository: Send + Sync {
     /// Stores an issued code.
     fn store_code(&self, code: &IssuedCode, now: Timestamp) -> Result<(), StoreError>;
-    /// Runs `work` in one transaction over the code with `digest` presented by `client`:
-    /// an `Err` from `work` rolls back, an `Ok` commits. Of concurrent units that decide to
+    /// Runs the contest's `work` in one transaction over the code with its `digest`
+    /// presented by its `client`: an `Err` from `work` rolls back, an `Ok` commits. Of
+    /// concurrent units that decide to
     /// redeem the same code exactly one writes; the others' writes are [`Applied::Lost`].
-    fn code_grant(
-        &self,
-        digest: &TokenDigest,
-        client: &ClientId,
-        work: &mut dyn FnMut(&mut CodeUnit<'_>) -> Result<CodeDecision, StoreError>,
-    ) -> Result<CodeDecision, StoreError>;
-    /// Runs `work` in one transaction over the refresh token with `digest` presented by
-    /// `client`, as [`code_grant`](Self::code_grant) does for a code.
-    fn refresh_grant(
-        &self,
-        digest: &TokenDigest,
-        client: &ClientId,
-        work: &mut dyn FnMut(&mut RefreshUnit<'_>) -> Result<RefreshDecision, StoreError>,
-    ) -> Result<RefreshDecision, StoreError>;
+    fn code_grant(&self, contest: CodeContest<'_>) -> Result<CodeDecision, StoreError>;
+    /// Runs the work over the refresh token presented, as [`code_grant`](Self::code_grant)
+    /// does for a code.
+    fn refresh_grant(&self, contest: RefreshContest<'_>) -> Result<RefreshDecision, StoreError>;
     /// An access token by digest (revocation of its grant included).
     fn access_token(&self, digest: &TokenDigest) -> Result<Option<AccessTokenRecord>, StoreError>;
     /// An access token by digest with the user it acts for, in one step.

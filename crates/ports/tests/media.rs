@@ -17,13 +17,13 @@ use medialib_domain::{
     MembershipError, ObjectId, ObjectPatch, ObjectType, OrgNamespace, PermissionLevel, Properties,
     Refusal, Subject, Title, UpdateError, User,
 };
-use medialib_ports::AddOutcome;
 use medialib_ports::repos::{RestoreObjectError, RestoredObject};
 use medialib_ports::services::people::Grantee;
 use medialib_ports::services::{
     AddMemberFailed, BearerError, CreateObjectFailed, DescribeFailed, DescribeWithTokenFailed,
     MembershipChangeFailed, Placement, UpdateObjectFailed,
 };
+use medialib_ports::{AddOutcome, Members};
 
 use PermissionLevel::{Admin, None as NoLevel, View};
 
@@ -39,7 +39,7 @@ fn linked(actual: PermissionLevel) -> Refusal {
 /// The live members of `collection`, as the store holds them.
 fn members(h: &Harness, collection: ObjectId) -> Vec<ObjectId> {
     h.store
-        .list_members(collection, None, None)
+        .list_members(Members::all(collection))
         .unwrap()
         .into_iter()
         .map(|i| i.object.id())
@@ -184,7 +184,7 @@ fn creating_in_a_collection_needs_admin_on_it() {
         .create_object(&w.olga.as_caller(), into, new())
         .unwrap();
     assert_eq!(by_olga.owner(), w.olga.id);
-    let listed = w.h.store.list_members(w.lib, None, None).unwrap();
+    let listed = w.h.store.list_members(Members::all(w.lib)).unwrap();
     let item = listed.iter().find(|i| i.object.id() == song.id()).unwrap();
     assert_eq!(item.added_at, song.created());
     assert_eq!(item.object, song);
@@ -686,7 +686,7 @@ fn linking_needs_admin_on_the_collection_and_on_what_is_linked() {
         link(&w.alice, alices, w.video),
         Ok(AddOutcome::AlreadyMember)
     );
-    let listed = w.h.store.list_members(alices, None, None).unwrap();
+    let listed = w.h.store.list_members(Members::all(alices)).unwrap();
     assert_eq!(listed.len(), 1);
     assert_eq!(
         (listed[0].object.id(), listed[0].added_at),

@@ -21,7 +21,9 @@ use medialib_ports::services::{
     BearerError, ClientAuthFailed, ClientCredentials, CodeGrantFailed, Introspection, OAuthFailure,
     RefreshGrantFailed,
 };
-use medialib_ports::{Applied, GrantUnit, RandomExt, RevokeOutcome, StoreError, decide_and_write};
+use medialib_ports::{
+    Applied, Contest, GrantUnit, RandomExt, RevokeOutcome, StoreError, decide_and_write,
+};
 
 fn refused(r: CodeRefusal) -> Result<(), CodeGrantFailed> {
     Err(CodeGrantFailed::Refused(r))
@@ -175,12 +177,11 @@ fn a_replayed_code_revokes_every_token_of_the_grant_it_produced() {
     );
 }
 
-/// The inputs of one code exchange, with a chosen grant id.
+/// The inputs of one code exchange.
 fn code_exchange<'a>(
     h: &Harness,
     client: &'a ClientId,
     secret: Option<&'a Secret>,
-    grant: GrantId,
 ) -> CodeExchange<'a> {
     CodeExchange {
         presentation: CodePresentation {
@@ -190,7 +191,6 @@ fn code_exchange<'a>(
         },
         client_secret: secret,
         now: h.now(),
-        grant,
         random: TokenRandomness {
             access: h.random.bytes32(),
             refresh: h.random.bytes32(),
@@ -237,26 +237,35 @@ fn a_redemption_that_loses_the_race_is_a_replay_and_revokes_the_winner() {
     let secret = creds.client_secret.as_ref();
     let code = h.code(&creds, &alice, true);
     let digest = TokenKind::Code.digest_presented(&code).unwrap();
-    let winner = code_exchange(&h, &client, secret, new_grant(&h));
-    let loser = code_exchange(&h, &client, secret, new_grant(&h));
+    let winner = code_exchange(&h, &client, secret);
+    let loser = code_exchange(&h, &client, secret);
+    let (winner_grant, loser_grant) = (new_grant(&h), new_grant(&h));
     let mut won = None;
     let decision = h
         .store
-        .code_grant(&digest, &client, &mut |unit| {
-            let mut racing = Racing {
-                inner: unit,
-                rival: Some(Box::new(|facts: CodeFacts| decide_code(facts, &winner))),
-                rival_won: None,
-            };
-            let d = decide_and_write(&mut racing, h.now(), |facts| decide_code(facts, &loser));
-            won = racing.rival_won;
-            d
+        .code_grant(Contest {
+            digest: &digest,
+            client: &client,
+            work: &mut |unit| {
+                let mut racing = Racing {
+                    inner: unit,
+                    rival: Some(Box::new(|facts: CodeFacts| {
+                        decide_code(facts, &winner, winner_grant)
+                    })),
+                    rival_won: None,
+                };
+                let d = decide_and_write(&mut racing, h.now(), |facts| {
+                    decide_code(facts, &loser, loser_grant)
+                });
+                won = racing.rival_won;
+                d
+            },
         })
         .unwrap();
     let Some(CodeDecision::Redeem(redemption)) = won else {
         panic!("the rival redeemed the code: {won:?}");
     };
-    assert_ne!(redemption.grant(), loser.grant);
+    assert_ne!(redemption.grant(), loser_grant);
     // The loser decided again on the facts the winner left: a replay, which revokes the
     // winner's grant.
     assert_eq!(decision, CodeDecision::RevokeGrant(redemption.grant()));
@@ -271,11 +280,15 @@ fn a_redemption_that_loses_the_race_is_a_replay_and_revokes_the_winner() {
     // Positive control: without a rival the same unit redeems.
     let code = h.code(&creds, &alice, true);
     let digest = TokenKind::Code.digest_presented(&code).unwrap();
-    let alone = code_exchange(&h, &client, secret, new_grant(&h));
+    let (alone, grant) = (code_exchange(&h, &client, secret), new_grant(&h));
     let decision = h
         .store
-        .code_grant(&digest, &client, &mut |unit| {
-            decide_and_write(unit, h.now(), |facts| decide_code(facts, &alone))
+        .code_grant(Contest {
+            digest: &digest,
+            client: &client,
+            work: &mut |unit| {
+                decide_and_write(unit, h.now(), |facts| decide_code(facts, &alone, grant))
+            },
         })
         .unwrap();
     assert!(matches!(decision, CodeDecision::Redeem(_)), "{decision:?}");
@@ -306,17 +319,21 @@ fn a_rotation_that_loses_the_race_is_a_reuse_and_revokes_the_family() {
     let mut won = None;
     let decision = h
         .store
-        .refresh_grant(&digest, &client, &mut |unit| {
-            let mut racing = Racing {
-                inner: unit,
-                rival: Some(Box::new(|facts: RefreshFacts| {
-                    decide_refresh(facts, &winner)
-                })),
-                rival_won: None,
-            };
-            let d = decide_and_write(&mut racing, h.now(), |f| decide_refresh(f, &loser));
-            won = racing.rival_won;
-            d
+        .refresh_grant(Contest {
+            digest: &digest,
+            client: &client,
+            work: &mut |unit| {
+                let mut racing = Racing {
+                    inner: unit,
+                    rival: Some(Box::new(|facts: RefreshFacts| {
+                        decide_refresh(facts, &winner)
+                    })),
+                    rival_won: None,
+                };
+                let d = decide_and_write(&mut racing, h.now(), |f| decide_refresh(f, &loser));
+                won = racing.rival_won;
+                d
+            },
         })
         .unwrap();
     let Some(RefreshDecision::Rotate(rotation)) = won else {
@@ -497,9 +514,13 @@ fn a_write_the_database_would_refuse_writes_nothing() {
     let taken = h.tokens(&creds, &alice, false).grant;
     let code = h.code(&creds, &alice, false);
     let digest = TokenKind::Code.digest_presented(&code).unwrap();
-    let collide = code_exchange(&h, &client, creds.client_secret.as_ref(), taken);
-    let r = h.store.code_grant(&digest, &client, &mut |unit| {
-        decide_and_write(unit, h.now(), |facts| decide_code(facts, &collide))
+    let collide = code_exchange(&h, &client, creds.client_secret.as_ref());
+    let r = h.store.code_grant(Contest {
+        digest: &digest,
+        client: &client,
+        work: &mut |unit| {
+            decide_and_write(unit, h.now(), |facts| decide_code(facts, &collide, taken))
+        },
     });
     assert!(matches!(r, Err(StoreError::Unexpected(_))), "{r:?}");
     // The code is still unspent.

@@ -17,6 +17,7 @@
 //! [`RotatePg`]), `COMMIT`. SQLite, in process, writes with plain statements.
 
 use diesel::prelude::*;
+use diesel::query_dsl::LoadQuery;
 use diesel::sql_types::{BigInt, Bool, Nullable, Text};
 use diesel::{PgConnection, SqliteConnection};
 use medialib_domain::oauth::{
@@ -35,73 +36,55 @@ use crate::schema::{
     oauth_refresh_tokens as refresh,
 };
 
-/// The presented client's secret digest (`NULL` for a public client) and the code, if any:
-/// no row when no client has the id.
-pub(crate) struct CodeFactsSql;
-impl FixedSql for CodeFactsSql {
-    const SQL: &'static str = "SELECT c.secret_digest, k.client_id, k.user_id, k.redirect_uri, \
+/// The Rust type of a column of SQL type `Text`, `Bool` or `BigInt`.
+macro_rules! rust_of {
+    (Text) => {
+        String
+    };
+    (Bool) => {
+        bool
+    };
+    (BigInt) => {
+        i64
+    };
+}
+
+/// Declares a statement whose columns may all be `NULL` (the left-joined facts): its SQL, its
+/// `Nullable` column types and the Rust tuple `$values` of one row, from one list of types.
+macro_rules! nullable_facts {
+    ($(#[$doc:meta])* $name:ident -> $values:ident ($($col:ident),+ $(,)?) = $sql:expr) => {
+        $(#[$doc])*
+        pub(crate) struct $name;
+        impl FixedSql for $name {
+            const SQL: &'static str = $sql;
+            type Row = ($(Nullable<$col>,)+);
+        }
+        type $values = ($(Option<rust_of!($col)>,)+);
+    };
+}
+
+nullable_facts! {
+    /// The presented client's secret digest (`NULL` for a public client) and the code, if
+    /// any: no row when no client has the id.
+    CodeFactsSql -> CodeFactsRow (Text, Text, Text, Text, Text, Bool, Text, BigInt, BigInt, Text) =
+        "SELECT c.secret_digest, k.client_id, k.user_id, k.redirect_uri, \
             k.scope, k.offline, k.code_challenge, k.expires_at, k.redeemed_at, k.grant_id \
         FROM oauth_clients c LEFT JOIN oauth_codes k ON k.digest = ? \
-        WHERE c.id = ?";
-    type Row = (
-        Nullable<Text>,
-        Nullable<Text>,
-        Nullable<Text>,
-        Nullable<Text>,
-        Nullable<Text>,
-        Nullable<Bool>,
-        Nullable<Text>,
-        Nullable<BigInt>,
-        Nullable<BigInt>,
-        Nullable<Text>,
-    );
+        WHERE c.id = ?"
 }
-type CodeFactsRow = (
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<bool>,
-    Option<String>,
-    Option<i64>,
-    Option<i64>,
-    Option<String>,
-);
 
-/// The presented client's secret digest and the refresh token with its grant, if any: no
-/// row when no client has the id.
-pub(crate) struct RefreshFactsSql;
-impl FixedSql for RefreshFactsSql {
-    const SQL: &'static str = "SELECT c.secret_digest, r.grant_id, r.expires_at, r.used_at, \
+nullable_facts! {
+    /// The presented client's secret digest and the refresh token with its grant, if any: no
+    /// row when no client has the id.
+    RefreshFactsSql -> RefreshFactsRow
+        (Text, Text, BigInt, BigInt, BigInt, Text, Text, Text, BigInt) =
+        "SELECT c.secret_digest, r.grant_id, r.expires_at, r.used_at, \
             r.revoked_at, g.client_id, g.user_id, g.scope, g.revoked_at \
         FROM oauth_clients c \
         LEFT JOIN oauth_refresh_tokens r ON r.digest = ? \
         LEFT JOIN oauth_grants g ON g.id = r.grant_id \
-        WHERE c.id = ?";
-    type Row = (
-        Nullable<Text>,
-        Nullable<Text>,
-        Nullable<BigInt>,
-        Nullable<BigInt>,
-        Nullable<BigInt>,
-        Nullable<Text>,
-        Nullable<Text>,
-        Nullable<Text>,
-        Nullable<BigInt>,
-    );
+        WHERE c.id = ?"
 }
-type RefreshFactsRow = (
-    Option<String>,
-    Option<String>,
-    Option<i64>,
-    Option<i64>,
-    Option<i64>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<i64>,
-);
 
 /// A refresh token with its grant: grant, expiry, used, revoked, client, user, scope, grant
 /// revoked.
@@ -137,50 +120,69 @@ pub(crate) fn refresh_record(
     })
 }
 
+/// A PostgreSQL statement that makes one conditional change (`$head`, the common table
+/// expression `$changed`) and, only if it matched, inserts the access token and, when there
+/// is one, the refresh token of the grant `$grant` of the rows `$source`; returns how many
+/// rows `$changed` changed (0 or 1). The pair's parameters are those of [`TokenRows::pair_params`].
+macro_rules! with_token_pair {
+    ($head:literal, $changed:literal, $source:literal, $grant:literal) => {
+        concat!(
+            "WITH ",
+            $head,
+            ", a AS (INSERT INTO oauth_access_tokens \
+                (digest, grant_id, user_id, client_id, scope, created_at, expires_at) \
+            SELECT ?, ",
+            $grant,
+            ", ?, ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT) FROM ",
+            $source,
+            "), r AS (INSERT INTO oauth_refresh_tokens (digest, grant_id, created_at, expires_at) \
+            SELECT ?, ",
+            $grant,
+            ", CAST(? AS BIGINT), CAST(? AS BIGINT) FROM ",
+            $source,
+            " WHERE CAST(? AS BOOLEAN)) SELECT count(*) FROM ",
+            $changed
+        )
+    };
+}
+
 /// PostgreSQL: claims the code (only if unredeemed) and, only then, inserts the grant, its
-/// access token and its refresh token (when `offline`) and links the code to the grant;
-/// returns how many codes it claimed (0 or 1). Parameters: now, grant, code digest; grant,
-/// client, user, scope, offline, now; then those of [`pair_params`].
+/// tokens and links the code to the grant. Parameters: now, grant, code digest; grant,
+/// client, user, scope, offline, now; then the pair's.
 struct RedeemPg;
 impl FixedSql for RedeemPg {
-    const SQL: &'static str = "WITH claim AS (\
+    const SQL: &'static str = with_token_pair!(
+        "claim AS (\
             UPDATE oauth_codes SET redeemed_at = CAST(? AS BIGINT), grant_id = ? \
             WHERE digest = ? AND redeemed_at IS NULL RETURNING digest\
         ), g AS (\
             INSERT INTO oauth_grants (id, client_id, user_id, scope, offline, created_at) \
             SELECT ?, ?, ?, ?, CAST(? AS BOOLEAN), CAST(? AS BIGINT) FROM claim RETURNING id\
-        ), a AS (\
-            INSERT INTO oauth_access_tokens \
-                (digest, grant_id, user_id, client_id, scope, created_at, expires_at) \
-            SELECT ?, id, ?, ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT) FROM g\
-        ), r AS (\
-            INSERT INTO oauth_refresh_tokens (digest, grant_id, created_at, expires_at) \
-            SELECT ?, id, CAST(? AS BIGINT), CAST(? AS BIGINT) FROM g WHERE CAST(? AS BOOLEAN)\
-        ) SELECT count(*) FROM claim";
+        )",
+        "claim",
+        "g",
+        "id"
+    );
     type Row = BigInt;
 }
 
 /// PostgreSQL: spends the refresh token (only if unused and unrevoked) and, only then,
-/// inserts the new access and refresh tokens of its grant; returns how many tokens it spent
-/// (0 or 1). Parameters: now, spent digest; then those of [`pair_params`].
+/// inserts the new tokens of its grant. Parameters: now, spent digest; then the pair's.
 struct RotatePg;
 impl FixedSql for RotatePg {
-    const SQL: &'static str = "WITH spent AS (\
+    const SQL: &'static str = with_token_pair!(
+        "spent AS (\
             UPDATE oauth_refresh_tokens SET used_at = CAST(? AS BIGINT) \
             WHERE digest = ? AND used_at IS NULL AND revoked_at IS NULL RETURNING grant_id\
-        ), a AS (\
-            INSERT INTO oauth_access_tokens \
-                (digest, grant_id, user_id, client_id, scope, created_at, expires_at) \
-            SELECT ?, grant_id, ?, ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT) FROM spent\
-        ), r AS (\
-            INSERT INTO oauth_refresh_tokens (digest, grant_id, created_at, expires_at) \
-            SELECT ?, grant_id, CAST(? AS BIGINT), CAST(? AS BIGINT) FROM spent \
-            WHERE CAST(? AS BOOLEAN)\
-        ) SELECT count(*) FROM spent";
+        )",
+        "spent",
+        "spent",
+        "grant_id"
+    );
     type Row = BigInt;
 }
 
-/// The token rows of a decision, as column values.
+/// The token rows of a decision, as column values, written at `now`.
 pub(crate) struct TokenRows {
     grant: String,
     user: String,
@@ -188,10 +190,11 @@ pub(crate) struct TokenRows {
     scope: String,
     access: (String, i64),
     refresh: Option<(String, i64)>,
+    now: i64,
 }
 
 impl TokenRows {
-    fn of(t: &NewTokens<'_>) -> Self {
+    fn of(t: &NewTokens<'_>, now: i64) -> Self {
         Self {
             grant: t.grant.to_string(),
             user: t.user.to_string(),
@@ -204,57 +207,56 @@ impl TokenRows {
             refresh: t
                 .refresh
                 .map(|r| (r.digest.to_hex(), r.expires_at.epoch_seconds())),
+            now,
         }
     }
 
-    /// The text parameters of the pair in [`RedeemPg`] and [`RotatePg`]: access digest,
-    /// user, client, scope, now, access expiry, refresh digest (empty when none), now,
-    /// refresh expiry (0 when none), whether there is a refresh token.
-    fn pair_params(&self, now: i64) -> [String; 10] {
+    /// The text parameters of the pair in [`with_token_pair`]: access digest, user, client,
+    /// scope, now, access expiry, refresh digest (empty when none), now, refresh expiry (0
+    /// when none), whether there is a refresh token.
+    fn pair_params(&self) -> [String; 10] {
         let (r_digest, r_expiry) = self.refresh.clone().unwrap_or_default();
         [
             self.access.0.clone(),
             self.user.clone(),
             self.client.clone(),
             self.scope.clone(),
-            now.to_string(),
+            self.now.to_string(),
             self.access.1.to_string(),
             r_digest,
-            now.to_string(),
+            self.now.to_string(),
             r_expiry.to_string(),
             self.refresh.is_some().to_string(),
         ]
+    }
+
+    /// Executes the PostgreSQL statement `S` with `head` then the pair's parameters; whether
+    /// its conditional change matched.
+    fn write_pg<S: FixedSql<Row = BigInt>>(
+        &self,
+        conn: &mut PgConnection,
+        head: &[&str],
+    ) -> QueryResult<bool> {
+        let pair = self.pair_params();
+        let mut params = head.to_vec();
+        params.extend(pair.iter().map(String::as_str));
+        let changed: i64 = Fixed::<S>::new(&params).get_result(conn)?;
+        Ok(changed == 1)
     }
 }
 
 /// The conditional writes of the two grants, per backend; `false`: another caller claimed
 /// the code or spent the token first, and nothing was written.
-trait GrantWrites {
+pub(crate) trait GrantWrites {
     /// Claims `code` and creates the grant of `rows` (`offline`: with a refresh token).
-    fn claim_code(
-        &mut self,
-        code: &str,
-        offline: bool,
-        rows: &TokenRows,
-        now: i64,
-    ) -> QueryResult<bool>;
+    fn claim_code(&mut self, code: &str, offline: bool, rows: &TokenRows) -> QueryResult<bool>;
     /// Spends the refresh token `spent` and adds the pair of `rows`.
-    fn spend_refresh(&mut self, spent: &str, rows: &TokenRows, now: i64) -> QueryResult<bool>;
+    fn spend_refresh(&mut self, spent: &str, rows: &TokenRows) -> QueryResult<bool>;
 }
 
 impl GrantWrites for SqliteConnection {
-    fn claim_code(
-        &mut self,
-        code: &str,
-        offline: bool,
-        rows: &TokenRows,
-        now: i64,
-    ) -> QueryResult<bool> {
-        let claimed = diesel::update(codes::table.find(code))
-            .filter(codes::redeemed_at.is_null())
-            .set(codes::redeemed_at.eq(Some(now)))
-            .execute(self)?;
-        if claimed != 1 {
+    fn claim_code(&mut self, code: &str, offline: bool, rows: &TokenRows) -> QueryResult<bool> {
+        if !self.redeem_code(code, rows.now)? {
             return Ok(false);
         }
         diesel::insert_into(grants::table)
@@ -264,43 +266,36 @@ impl GrantWrites for SqliteConnection {
                 grants::user_id.eq(&rows.user),
                 grants::scope.eq(&rows.scope),
                 grants::offline.eq(offline),
-                grants::created_at.eq(now),
+                grants::created_at.eq(rows.now),
             ))
             .execute(self)?;
-        GrantReads::insert_tokens(self, rows, now)?;
+        self.insert_tokens(rows)?;
         diesel::update(codes::table.find(code))
             .set(codes::grant_id.eq(Some(&rows.grant)))
             .execute(self)?;
         Ok(true)
     }
 
-    fn spend_refresh(&mut self, spent: &str, rows: &TokenRows, now: i64) -> QueryResult<bool> {
+    fn spend_refresh(&mut self, spent: &str, rows: &TokenRows) -> QueryResult<bool> {
         let n = diesel::update(refresh::table.find(spent))
             .filter(refresh::used_at.is_null())
             .filter(refresh::revoked_at.is_null())
-            .set(refresh::used_at.eq(Some(now)))
+            .set(refresh::used_at.eq(Some(rows.now)))
             .execute(self)?;
         if n != 1 {
             return Ok(false);
         }
-        GrantReads::insert_tokens(self, rows, now)?;
+        self.insert_tokens(rows)?;
         Ok(true)
     }
 }
 
 impl GrantWrites for PgConnection {
-    fn claim_code(
-        &mut self,
-        code: &str,
-        offline: bool,
-        rows: &TokenRows,
-        now: i64,
-    ) -> QueryResult<bool> {
-        let now_text = now.to_string();
-        let pair = rows.pair_params(now);
+    fn claim_code(&mut self, code: &str, offline: bool, rows: &TokenRows) -> QueryResult<bool> {
+        let now = rows.now.to_string();
         let offline = offline.to_string();
-        let mut params: Vec<&str> = vec![
-            &now_text,
+        let head = [
+            &now,
             &rows.grant,
             code,
             &rows.grant,
@@ -308,21 +303,25 @@ impl GrantWrites for PgConnection {
             &rows.user,
             &rows.scope,
             &offline,
-            &now_text,
+            &now,
         ];
-        params.extend(pair.iter().map(String::as_str));
-        let claimed: i64 = Fixed::<RedeemPg>::new(&params).get_result(self)?;
-        Ok(claimed == 1)
+        rows.write_pg::<RedeemPg>(self, &head)
     }
 
-    fn spend_refresh(&mut self, spent: &str, rows: &TokenRows, now: i64) -> QueryResult<bool> {
-        let now_text = now.to_string();
-        let pair = rows.pair_params(now);
-        let mut params: Vec<&str> = vec![&now_text, spent];
-        params.extend(pair.iter().map(String::as_str));
-        let n: i64 = Fixed::<RotatePg>::new(&params).get_result(self)?;
-        Ok(n == 1)
+    fn spend_refresh(&mut self, spent: &str, rows: &TokenRows) -> QueryResult<bool> {
+        rows.write_pg::<RotatePg>(self, &[&rows.now.to_string(), spent])
     }
+}
+
+/// Sets the timestamp `$column` of the row `$key` of `$table` to `$now` if it is still
+/// `NULL`: how many rows it set (0 or 1).
+macro_rules! stamp_if_null {
+    ($conn:expr, $table:ident, $key:expr, $column:ident, $now:expr) => {
+        diesel::update($table::table.find($key))
+            .filter($table::$column.is_null())
+            .set($table::$column.eq(Some($now)))
+            .execute($conn)
+    };
 }
 
 /// A refresh token's grant and the grant's client, or else an access token's client.
@@ -330,20 +329,16 @@ pub(crate) type RevocationRow = (Option<(String, String)>, Option<String>);
 
 /// The reads and unconditional writes of the grants, the same on both backends.
 pub(crate) trait GrantReads {
-    /// The facts of a code exchange: no row when no client has the id.
-    fn code_facts(&mut self, digest: &str, client: &str) -> QueryResult<Option<CodeFactsRow>>;
-    /// The facts of a refresh: no row when no client has the id.
-    fn refresh_facts(&mut self, digest: &str, client: &str)
-    -> QueryResult<Option<RefreshFactsRow>>;
     /// A refresh token with its grant.
     fn refresh_token(&mut self, digest: &str) -> QueryResult<Option<RefreshRow>>;
-    /// Marks a code redeemed without a grant (burnt), if it is not already.
-    fn burn_code(&mut self, digest: &str, now: i64) -> QueryResult<()>;
+    /// Marks a code redeemed (without a grant: burnt) if it is not already; whether this
+    /// call did.
+    fn redeem_code(&mut self, digest: &str, now: i64) -> QueryResult<bool>;
     /// Marks a grant revoked (if it is not already): every access and refresh token
     /// descended from it stops working.
     fn revoke_grant(&mut self, grant: &str, now: i64) -> QueryResult<()>;
     /// Inserts the access token and, when there is one, the refresh token of `rows`.
-    fn insert_tokens(&mut self, rows: &TokenRows, now: i64) -> QueryResult<()>;
+    fn insert_tokens(&mut self, rows: &TokenRows) -> QueryResult<()>;
     /// What a digest presented for revocation names: a refresh token's grant and the
     /// grant's client, else an access token's client.
     fn revocation_facts(&mut self, digest: &str) -> QueryResult<RevocationRow>;
@@ -355,26 +350,6 @@ pub(crate) trait GrantReads {
 macro_rules! grant_reads {
     ($conn:ty) => {
         impl GrantReads for $conn {
-            fn code_facts(
-                &mut self,
-                digest: &str,
-                client: &str,
-            ) -> QueryResult<Option<CodeFactsRow>> {
-                Fixed::<CodeFactsSql>::new(&[digest, client])
-                    .get_result(self)
-                    .optional()
-            }
-
-            fn refresh_facts(
-                &mut self,
-                digest: &str,
-                client: &str,
-            ) -> QueryResult<Option<RefreshFactsRow>> {
-                Fixed::<RefreshFactsSql>::new(&[digest, client])
-                    .get_result(self)
-                    .optional()
-            }
-
             fn refresh_token(&mut self, digest: &str) -> QueryResult<Option<RefreshRow>> {
                 refresh::table
                     .inner_join(grants::table)
@@ -393,20 +368,12 @@ macro_rules! grant_reads {
                     .optional()
             }
 
-            fn burn_code(&mut self, digest: &str, now: i64) -> QueryResult<()> {
-                diesel::update(codes::table.find(digest))
-                    .filter(codes::redeemed_at.is_null())
-                    .set(codes::redeemed_at.eq(Some(now)))
-                    .execute(self)
-                    .map(drop)
+            fn redeem_code(&mut self, digest: &str, now: i64) -> QueryResult<bool> {
+                stamp_if_null!(self, codes, digest, redeemed_at, now).map(|n| n == 1)
             }
 
             fn revoke_grant(&mut self, grant: &str, now: i64) -> QueryResult<()> {
-                diesel::update(grants::table.find(grant))
-                    .filter(grants::revoked_at.is_null())
-                    .set(grants::revoked_at.eq(Some(now)))
-                    .execute(self)
-                    .map(drop)
+                stamp_if_null!(self, grants, grant, revoked_at, now).map(drop)
             }
 
             fn revocation_facts(&mut self, digest: &str) -> QueryResult<RevocationRow> {
@@ -428,14 +395,10 @@ macro_rules! grant_reads {
             }
 
             fn revoke_access_token(&mut self, digest: &str, now: i64) -> QueryResult<()> {
-                diesel::update(access::table.find(digest))
-                    .filter(access::revoked_at.is_null())
-                    .set(access::revoked_at.eq(Some(now)))
-                    .execute(self)
-                    .map(drop)
+                stamp_if_null!(self, access, digest, revoked_at, now).map(drop)
             }
 
-            fn insert_tokens(&mut self, rows: &TokenRows, now: i64) -> QueryResult<()> {
+            fn insert_tokens(&mut self, rows: &TokenRows) -> QueryResult<()> {
                 diesel::insert_into(access::table)
                     .values((
                         access::digest.eq(&rows.access.0),
@@ -443,7 +406,7 @@ macro_rules! grant_reads {
                         access::user_id.eq(&rows.user),
                         access::client_id.eq(&rows.client),
                         access::scope.eq(&rows.scope),
-                        access::created_at.eq(now),
+                        access::created_at.eq(rows.now),
                         access::expires_at.eq(rows.access.1),
                     ))
                     .execute(self)?;
@@ -452,7 +415,7 @@ macro_rules! grant_reads {
                         .values((
                             refresh::digest.eq(digest),
                             refresh::grant_id.eq(&rows.grant),
-                            refresh::created_at.eq(now),
+                            refresh::created_at.eq(rows.now),
                             refresh::expires_at.eq(*expires),
                         ))
                         .execute(self)?;
@@ -577,57 +540,102 @@ fn db(e: diesel::result::Error) -> StoreError {
     DbError::Query(e).into()
 }
 
-fn applied(written: bool) -> Applied {
-    if written {
-        Applied::Written
-    } else {
-        Applied::Lost
-    }
+/// One of the two contested grants as its unit sees it: the statement that reads its facts,
+/// how they parse, and how a decision of the domain is written.
+pub(crate) trait Step: Sized {
+    /// The statement of the facts, with the parameters digest, client.
+    type Sql: FixedSql;
+    /// One row of [`Step::Sql`].
+    type Values;
+    /// What the domain decides on these facts.
+    type Decision;
+    /// Parses the row (`None`: no such client).
+    fn parse(digest: TokenDigest, row: Option<Self::Values>) -> Result<Self, StoreError>;
+    /// Writes `decision` about the code or token `hex` at `now`; `false`: it lost the race.
+    fn write<C: GrantReads + GrantWrites>(
+        conn: &mut C,
+        hex: &str,
+        decision: &Self::Decision,
+        now: i64,
+    ) -> QueryResult<bool>;
 }
 
-impl<C: GrantReads + GrantWrites> GrantUnit<CodeFacts, CodeDecision> for Unit<'_, C> {
-    fn facts(&mut self) -> Result<CodeFacts, StoreError> {
-        let row = self.conn.code_facts(self.hex, self.client).map_err(db)?;
-        code_facts(self.digest, row)
+impl Step for CodeFacts {
+    type Sql = CodeFactsSql;
+    type Values = CodeFactsRow;
+    type Decision = CodeDecision;
+
+    fn parse(digest: TokenDigest, row: Option<CodeFactsRow>) -> Result<Self, StoreError> {
+        code_facts(digest, row)
     }
 
-    fn apply(&mut self, decision: &CodeDecision, now: Timestamp) -> Result<Applied, StoreError> {
-        let now = now.epoch_seconds();
-        let written = match decision {
-            CodeDecision::Redeem(r) => {
-                let rows = TokenRows::of(&r.new_tokens());
-                self.conn
-                    .claim_code(self.hex, r.spec().offline(), &rows, now)
-            }
-            CodeDecision::BurnCode(_) => self.conn.burn_code(self.hex, now).map(|()| true),
-            CodeDecision::RevokeGrant(g) => {
-                self.conn.revoke_grant(&g.to_string(), now).map(|()| true)
-            }
+    fn write<C: GrantReads + GrantWrites>(
+        conn: &mut C,
+        hex: &str,
+        decision: &CodeDecision,
+        now: i64,
+    ) -> QueryResult<bool> {
+        match decision {
+            CodeDecision::Redeem(r) => conn.claim_code(
+                hex,
+                r.spec().offline(),
+                &TokenRows::of(&r.new_tokens(), now),
+            ),
+            CodeDecision::BurnCode(_) => conn.redeem_code(hex, now).map(|_| true),
+            CodeDecision::RevokeGrant(g) => conn.revoke_grant(&g.to_string(), now).map(|()| true),
             CodeDecision::Refuse(_) => Ok(true),
-        };
-        written.map(applied).map_err(db)
+        }
     }
 }
 
-impl<C: GrantReads + GrantWrites> GrantUnit<RefreshFacts, RefreshDecision> for Unit<'_, C> {
-    fn facts(&mut self) -> Result<RefreshFacts, StoreError> {
-        let row = self.conn.refresh_facts(self.hex, self.client).map_err(db)?;
-        refresh_facts(self.digest, row)
+impl Step for RefreshFacts {
+    type Sql = RefreshFactsSql;
+    type Values = RefreshFactsRow;
+    type Decision = RefreshDecision;
+
+    fn parse(digest: TokenDigest, row: Option<RefreshFactsRow>) -> Result<Self, StoreError> {
+        refresh_facts(digest, row)
     }
 
-    fn apply(&mut self, decision: &RefreshDecision, now: Timestamp) -> Result<Applied, StoreError> {
-        let now = now.epoch_seconds();
-        let written = match decision {
+    fn write<C: GrantReads + GrantWrites>(
+        conn: &mut C,
+        hex: &str,
+        decision: &RefreshDecision,
+        now: i64,
+    ) -> QueryResult<bool> {
+        match decision {
             RefreshDecision::Rotate(r) => {
-                let rows = TokenRows::of(&r.new_tokens());
-                self.conn.spend_refresh(self.hex, &rows, now)
+                conn.spend_refresh(hex, &TokenRows::of(&r.new_tokens(), now))
             }
             RefreshDecision::RevokeGrant(g) => {
-                self.conn.revoke_grant(&g.to_string(), now).map(|()| true)
+                conn.revoke_grant(&g.to_string(), now).map(|()| true)
             }
             RefreshDecision::Refuse(_) => Ok(true),
-        };
-        written.map(applied).map_err(db)
+        }
+    }
+}
+
+impl<C, F> GrantUnit<F, F::Decision> for Unit<'_, C>
+where
+    C: GrantReads + GrantWrites,
+    F: Step,
+    for<'p> Fixed<'p, F::Sql>: LoadQuery<'p, C, F::Values>,
+{
+    fn facts(&mut self) -> Result<F, StoreError> {
+        let row = Fixed::<F::Sql>::new(&[self.hex, self.client])
+            .get_result(self.conn)
+            .optional()
+            .map_err(db)?;
+        F::parse(self.digest, row)
+    }
+
+    fn apply(&mut self, decision: &F::Decision, now: Timestamp) -> Result<Applied, StoreError> {
+        let written = F::write(self.conn, self.hex, decision, now.epoch_seconds()).map_err(db)?;
+        Ok(if written {
+            Applied::Written
+        } else {
+            Applied::Lost
+        })
     }
 }
 

@@ -5,13 +5,15 @@
 //! this adapter writes the decision. The rest are plain reads and writes.
 
 use diesel::prelude::*;
+use diesel::{PgConnection, SqliteConnection};
 use medialib_domain::oauth::{
-    AccessTokenRecord, ClientId, CodeDecision, IssuedCode, RefreshDecision, RefreshTokenRecord,
-    Revocation, RevokeDecision,
+    AccessTokenRecord, CodeDecision, IssuedCode, RefreshDecision, RefreshTokenRecord, Revocation,
+    RevokeDecision,
 };
 use medialib_domain::{Timestamp, TokenDigest, UserId};
 use medialib_ports::{
-    BearerRecord, CodeUnit, GrantRepository, RefreshUnit, RevokeUnit, StoreError,
+    BearerRecord, CodeContest, Contest, GrantRepository, GrantUnit, RefreshContest, RevokeUnit,
+    StoreError,
 };
 
 use super::DieselStore;
@@ -21,6 +23,21 @@ use super::rows::{client_id, grant_id, scope, ts, user_id};
 use crate::error::DbError;
 use crate::macros::{with_conn, with_tx};
 use crate::schema::{oauth_access_tokens as access, oauth_codes as codes, oauth_grants as grants};
+
+impl DieselStore {
+    /// Runs a contested grant's work over its unit in one transaction.
+    fn contest<F, D>(&self, c: Contest<'_, F, D>) -> Result<D, StoreError>
+    where
+        for<'c> Unit<'c, SqliteConnection>: GrantUnit<F, D>,
+        for<'c> Unit<'c, PgConnection>: GrantUnit<F, D>,
+    {
+        let (hex, presented) = (c.digest.to_hex(), c.client.as_str());
+        let r: Result<D, DbError> = with_tx!(self.db, conn => {
+            (c.work)(&mut Unit::new(conn, *c.digest, &hex, presented)).map_err(DbError::Store)
+        });
+        Ok(r?)
+    }
+}
 
 impl GrantRepository for DieselStore {
     fn store_code(&self, code: &IssuedCode, now: Timestamp) -> Result<(), StoreError> {
@@ -45,30 +62,12 @@ impl GrantRepository for DieselStore {
         .map_err(StoreError::from)
     }
 
-    fn code_grant(
-        &self,
-        digest: &TokenDigest,
-        client: &ClientId,
-        work: &mut dyn FnMut(&mut CodeUnit<'_>) -> Result<CodeDecision, StoreError>,
-    ) -> Result<CodeDecision, StoreError> {
-        let (hex, presented) = (digest.to_hex(), client.as_str());
-        let r: Result<CodeDecision, DbError> = with_tx!(self.db, conn => {
-            work(&mut Unit::new(conn, *digest, &hex, presented)).map_err(DbError::Store)
-        });
-        Ok(r?)
+    fn code_grant(&self, contest: CodeContest<'_>) -> Result<CodeDecision, StoreError> {
+        self.contest(contest)
     }
 
-    fn refresh_grant(
-        &self,
-        digest: &TokenDigest,
-        client: &ClientId,
-        work: &mut dyn FnMut(&mut RefreshUnit<'_>) -> Result<RefreshDecision, StoreError>,
-    ) -> Result<RefreshDecision, StoreError> {
-        let (hex, presented) = (digest.to_hex(), client.as_str());
-        let r: Result<RefreshDecision, DbError> = with_tx!(self.db, conn => {
-            work(&mut Unit::new(conn, *digest, &hex, presented)).map_err(DbError::Store)
-        });
-        Ok(r?)
+    fn refresh_grant(&self, contest: RefreshContest<'_>) -> Result<RefreshDecision, StoreError> {
+        self.contest(contest)
     }
 
     fn access_token(&self, digest: &TokenDigest) -> Result<Option<AccessTokenRecord>, StoreError> {

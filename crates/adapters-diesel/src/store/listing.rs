@@ -4,8 +4,7 @@
 
 use diesel::connection::DefaultLoadingMode;
 use diesel::prelude::*;
-use medialib_domain::{ObjectId, PageRequest, Since};
-use medialib_ports::{CatalogItem, StoreError};
+use medialib_ports::{CatalogItem, Members, StoreError};
 
 use super::DieselStore;
 use super::rows::{ObjectRow, ts};
@@ -13,15 +12,18 @@ use crate::error::DbError;
 use crate::macros::with_conn;
 use crate::schema::{memberships, object_properties, objects};
 
-/// Reads the live members of `collection` (modified or added since `since`, one page when
-/// `page` says so), most recently modified first, and hands each to `visit`.
+/// Reads the live members a listing asks for (of its collection, modified or added since
+/// its `since`, one page when its `page` says so), most recently modified first, and hands each to `visit`.
 pub(super) fn each_member(
     store: &DieselStore,
-    collection: ObjectId,
-    since: Option<Since>,
-    page: Option<PageRequest>,
+    members: Members,
     visit: &mut dyn FnMut(CatalogItem),
 ) -> Result<(), StoreError> {
+    let Members {
+        collection,
+        since,
+        page,
+    } = members;
     let c = collection.to_string();
     let since = since.map(|s| s.timestamp().epoch_seconds());
     // A page is one member more than its size (the caller learns that more follow).

@@ -6,12 +6,12 @@ use diesel::prelude::*;
 use medialib_domain::permission::check_admin_change;
 use medialib_domain::{
     AccessView, AfterRemoval, Lifecycle, MediaObject, MembershipError, ObjectId, ObjectPatch,
-    ObjectType, PageRequest, PermissionLevel, ShortCode, Since, Timestamp, UserId,
-    check_add_member, object::after_membership_removed, object::purge_due,
+    ObjectType, PermissionLevel, ShortCode, Timestamp, UserId, check_add_member,
+    object::after_membership_removed, object::purge_due,
 };
 use medialib_ports::repos::{RestoreObjectError, RestoredObject};
 use medialib_ports::{
-    AddMemberError, AddOutcome, CatalogItem, CreateObjectError, MediaRepository,
+    AddMemberError, AddOutcome, CatalogItem, CreateObjectError, MediaRepository, Members,
     PermissionChangeError, PermissionEntry, ReadFacts, Reader, RemoveMemberError, StoreError,
     UpdateObjectError,
 };
@@ -64,6 +64,25 @@ macro_rules! ancestors {
             }
         }
         (seen, edges)
+    }};
+}
+
+/// Whether `member` may join `collection`, whose stored type is `ctype`: the domain's rule
+/// (`check_add_member`) on the collection's ancestors, read in `$conn`'s transaction. The
+/// error is the caller's: `$rule` wraps the rule's refusal; a row that does not parse is a
+/// `StoreError::Corrupt`, converted.
+macro_rules! may_join {
+    ($conn:ident, $collection:expr, $ctype:expr, $member:expr, $rule:path) => {{
+        let (ancestor_ids, _) = ancestors!($conn, vec![$collection.to_string()]);
+        let ancestors: Result<BTreeSet<ObjectId>, StoreError> =
+            ancestor_ids.iter().map(|a| object_id(a)).collect();
+        ObjectType::parse($ctype)
+            .map_err(|e| StoreError::Corrupt(format!("type: {e}")))
+            .and_then(|ctype| Ok((ctype, ancestors?)))
+            .map_err(Into::into)
+            .and_then(|(ctype, ancestors)| {
+                check_add_member($collection, ctype, $member, &ancestors).map_err($rule)
+            })
     }};
 }
 
@@ -344,10 +363,6 @@ impl MediaRepository for DieselStore {
             let Some(member_modified) = member_modified else {
                 return Ok(Err(AddMemberError::MemberNotFound));
             };
-            let ctype = match ObjectType::parse(&ctype) {
-                Ok(t) => t,
-                Err(e) => return Ok(Err(StoreError::Corrupt(format!("type: {e}")).into())),
-            };
             let exists: i64 = memberships::table
                 .filter(memberships::collection_id.eq(&c))
                 .filter(memberships::member_id.eq(&m))
@@ -356,16 +371,8 @@ impl MediaRepository for DieselStore {
             if exists > 0 {
                 return Ok(Ok(AddOutcome::AlreadyMember));
             }
-            let (ancestor_ids, _) = ancestors!(conn, vec![c.clone()]);
-            let mut ancestors = BTreeSet::new();
-            for a in &ancestor_ids {
-                match object_id(a) {
-                    Ok(id) => ancestors.insert(id),
-                    Err(e) => return Ok(Err(e.into())),
-                };
-            }
-            if let Err(e) = check_add_member(collection, ctype, member, &ancestors) {
-                return Ok(Err(AddMemberError::Rule(e)));
+            if let Err(e) = may_join!(conn, collection, &ctype, member, AddMemberError::Rule) {
+                return Ok(Err(e));
             }
             diesel::insert_into(memberships::table)
                 .values((
@@ -420,12 +427,10 @@ impl MediaRepository for DieselStore {
 
     fn each_member(
         &self,
-        collection: ObjectId,
-        since: Option<Since>,
-        page: Option<PageRequest>,
+        members: Members,
         visit: &mut dyn FnMut(CatalogItem),
     ) -> Result<(), StoreError> {
-        listing::each_member(self, collection, since, page, visit)
+        listing::each_member(self, members, visit)
     }
 
     fn access_view(&self, user: UserId, objects: &[ObjectId]) -> Result<AccessView, StoreError> {
@@ -609,20 +614,8 @@ impl MediaRepository for DieselStore {
             let Some(ctype) = live_type!(conn, &c) else {
                 return Ok(Err(RestoreObjectError::CollectionGone(target)));
             };
-            let ctype = match ObjectType::parse(&ctype) {
-                Ok(t) => t,
-                Err(e) => return Ok(Err(StoreError::Corrupt(format!("type: {e}")).into())),
-            };
-            let (ancestor_ids, _) = ancestors!(conn, vec![c.clone()]);
-            let mut ancestors = BTreeSet::new();
-            for a in &ancestor_ids {
-                match object_id(a) {
-                    Ok(a) => ancestors.insert(a),
-                    Err(e) => return Ok(Err(e.into())),
-                };
-            }
-            if let Err(e) = check_add_member(target, ctype, id, &ancestors) {
-                return Ok(Err(RestoreObjectError::Rule(e)));
+            if let Err(e) = may_join!(conn, target, &ctype, id, RestoreObjectError::Rule) {
+                return Ok(Err(e));
             }
             let restored = object.restored(now);
             diesel::insert_into(memberships::table)

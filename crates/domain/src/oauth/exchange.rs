@@ -41,37 +41,28 @@ pub struct RefreshFacts {
     pub token: Option<RefreshTokenRecord>,
 }
 
-/// Everything a code exchange brings besides the facts.
+/// Everything a grant brings besides the facts: what the client presented with the code
+/// ([`CodeExchange`]) or the refresh token ([`RefreshExchange`]), and what the new tokens
+/// are made of.
 #[derive(Debug, Clone, Copy)]
-pub struct CodeExchange<'a> {
-    /// What the client presented with the code.
-    pub presentation: CodePresentation<'a>,
+pub struct Exchange<'a, P> {
+    /// What the client presented with the code or token.
+    pub presentation: P,
     /// The client secret it presented (`None` for a public client).
     pub client_secret: Option<&'a Secret>,
     /// Now.
     pub now: Timestamp,
-    /// The id the new grant gets.
-    pub grant: GrantId,
     /// Random bytes for the new tokens.
     pub random: TokenRandomness,
     /// Token lifetimes.
     pub lifetimes: TokenLifetimes,
 }
 
+/// Everything a code exchange brings besides the facts (and the new grant's id).
+pub type CodeExchange<'a> = Exchange<'a, CodePresentation<'a>>;
+
 /// Everything a refresh brings besides the facts.
-#[derive(Debug, Clone, Copy)]
-pub struct RefreshExchange<'a> {
-    /// What the client presented with the token.
-    pub presentation: RefreshPresentation<'a>,
-    /// The client secret it presented (`None` for a public client).
-    pub client_secret: Option<&'a Secret>,
-    /// Now.
-    pub now: Timestamp,
-    /// Random bytes for the new pair.
-    pub random: TokenRandomness,
-    /// Token lifetimes.
-    pub lifetimes: TokenLifetimes,
-}
+pub type RefreshExchange<'a> = Exchange<'a, RefreshPresentation<'a>>;
 
 /// Why a code exchange yields no tokens.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -227,8 +218,8 @@ fn authenticate_client(
     client.ok_or(None)?.authenticate(secret).map_err(Some)
 }
 
-/// Decides a code exchange from what the store read.
-pub fn decide_code(facts: CodeFacts, x: &CodeExchange<'_>) -> CodeDecision {
+/// Decides a code exchange from what the store read; a redemption creates the grant `grant`.
+pub fn decide_code(facts: CodeFacts, x: &CodeExchange<'_>, grant: GrantId) -> CodeDecision {
     // The client authenticates before the code is looked at: a client that fails leaves
     // the code unspent.
     if let Err(e) = authenticate_client(facts.client.as_ref(), x.client_secret) {
@@ -241,7 +232,7 @@ pub fn decide_code(facts: CodeFacts, x: &CodeExchange<'_>) -> CodeDecision {
         Ok(spec) => {
             let tokens = mint_tokens(&spec, x.random, x.now, x.lifetimes);
             CodeDecision::Redeem(Redemption {
-                grant: x.grant,
+                grant,
                 spec,
                 tokens,
             })
@@ -369,7 +360,6 @@ mod tests {
             },
             client_secret: None,
             now: Timestamp::from_epoch_seconds(100),
-            grant: GrantId::generate(&OrgNamespace::from_random([1; 16]), [3; 16]),
             random: TokenRandomness {
                 access: [4; 32],
                 refresh: [5; 32],
@@ -379,34 +369,33 @@ mod tests {
                 refresh: crate::time::Lifetime::from_seconds(600).unwrap(),
             },
         };
-        let replayed = StoredCode::Redeemed {
-            grant: Some(x.grant),
-        };
+        let grant = GrantId::generate(&OrgNamespace::from_random([1; 16]), [3; 16]);
+        let replayed = StoredCode::Redeemed { grant: Some(grant) };
         // Unknown client, then a failed client authentication: the code is not even read.
         let facts = |client, code| CodeFacts { client, code };
         assert_eq!(
-            decide_code(facts(None, Some(replayed.clone())), &x),
+            decide_code(facts(None, Some(replayed.clone())), &x, grant),
             CodeDecision::Refuse(CodeRefusal::UnknownClient)
         );
         let confidential = ClientKind::Confidential {
             secret_digest: crate::secret::TokenDigest::of(&Secret::new("mls_s")),
         };
         assert_eq!(
-            decide_code(facts(Some(confidential), Some(replayed.clone())), &x),
+            decide_code(facts(Some(confidential), Some(replayed.clone())), &x, grant),
             CodeDecision::Refuse(CodeRefusal::Client(ClientAuthError::MissingSecret))
         );
         // Then the code: unknown, replayed (revoke what it produced), burnt (nothing to revoke).
         assert_eq!(
-            decide_code(facts(Some(ClientKind::Public), None), &x),
+            decide_code(facts(Some(ClientKind::Public), None), &x, grant),
             CodeDecision::Refuse(CodeRefusal::UnknownCode)
         );
         assert_eq!(
-            decide_code(facts(Some(ClientKind::Public), Some(replayed)), &x),
-            CodeDecision::RevokeGrant(x.grant)
+            decide_code(facts(Some(ClientKind::Public), Some(replayed)), &x, grant),
+            CodeDecision::RevokeGrant(grant)
         );
         let burnt = StoredCode::Redeemed { grant: None };
         assert_eq!(
-            decide_code(facts(Some(ClientKind::Public), Some(burnt)), &x).outcome(),
+            decide_code(facts(Some(ClientKind::Public), Some(burnt)), &x, grant).outcome(),
             Err(CodeRefusal::Code(RedeemError::Replayed { grant: None }))
         );
     }

@@ -20,7 +20,7 @@ pub use client::{Client, ClientAuthError, ClientId, ClientKind, ClientName, Inva
 pub use credentials::{Credentials, InvalidCredentials, is_b64token, parse_authorization};
 pub use error::OAuthErrorCode;
 pub use exchange::{
-    CodeDecision, CodeExchange, CodeFacts, CodeRefusal, Redemption, RefreshDecision,
+    CodeDecision, CodeExchange, CodeFacts, CodeRefusal, Exchange, Redemption, RefreshDecision,
     RefreshExchange, RefreshFacts, RefreshRefusal, RevocationFacts, RevokeDecision, decide_code,
     decide_refresh, decide_revocation,
 };

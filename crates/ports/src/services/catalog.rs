@@ -10,7 +10,7 @@ use medialib_domain::{
 use super::media::reached_object;
 use super::{CatalogSink, MediaServices};
 use crate::failures::failures;
-use crate::repos::Reader;
+use crate::repos::{Members, Reader};
 
 failures! {
     /// Listing a sub-catalog `S` through its parent `C` (`catalog/c/{C}/o/{S}`) failed.
@@ -102,7 +102,12 @@ impl MediaServices {
             .gate(caller, Action::Read { collection: sub })??
             .level();
         sink.start(ts, level);
-        self.members_into(sub, since, page, sink)?;
+        let members = Members {
+            collection: sub,
+            since,
+            page,
+        };
+        self.members_into(members, sink)?;
         Ok(())
     }
 

@@ -12,7 +12,7 @@ use super::{BearerError, MediaServices};
 use crate::error::StoreError;
 use crate::failures::failures;
 use crate::repos::{
-    AddMemberError, AddOutcome, CatalogItem, CreateObjectError, ReadFacts, Reader,
+    AddMemberError, AddOutcome, CatalogItem, CreateObjectError, Members, ReadFacts, Reader,
     RemoveMemberError, RestoreObjectError, RestoredObject, UpdateObjectError,
 };
 use crate::world::RandomExt as _;
@@ -396,7 +396,12 @@ impl MediaServices {
             return Err(MembershipChangeFailed::NotACollection);
         }
         sink.start(ts, level);
-        self.members_into(collection, since, page, sink)?;
+        let members = Members {
+            collection,
+            since,
+            page,
+        };
+        self.members_into(members, sink)?;
         Ok(())
     }
 
@@ -404,25 +409,22 @@ impl MediaServices {
     /// one member more than the page holds, which only tells whether a next page exists.
     pub(super) fn members_into(
         &self,
-        collection: ObjectId,
-        since: Option<Since>,
-        page: Option<PageRequest>,
+        members: Members,
         sink: &mut dyn CatalogSink,
     ) -> Result<(), StoreError> {
-        let limit = page.map_or(usize::MAX, |p| p.size().get());
+        let limit = members.page.map_or(usize::MAX, |p| p.size().get());
         let mut given = 0_usize;
         let mut last = None;
         let mut more = false;
-        self.media
-            .each_member(collection, since, page, &mut |item| {
-                if given < limit {
-                    given += 1;
-                    last = Some(PageCursor::at(item.object.modified(), item.object.id()));
-                    sink.member(item);
-                } else {
-                    more = true;
-                }
-            })?;
+        self.media.each_member(members, &mut |item| {
+            if given < limit {
+                given += 1;
+                last = Some(PageCursor::at(item.object.modified(), item.object.id()));
+                sink.member(item);
+            } else {
+                more = true;
+            }
+        })?;
         if let (true, Some(cursor)) = (more, last) {
             sink.next(cursor);
         }

@@ -12,7 +12,7 @@ use medialib_domain::{GrantId, Secret, Timestamp, TokenKind, User, UserId};
 use super::OAuthServices;
 use crate::error::StoreError;
 use crate::failures::failures;
-use crate::repos::{BearerRecord, RevokeOutcome, decide_and_write};
+use crate::repos::{BearerRecord, Contest, RevokeOutcome, decide_and_write};
 use crate::world::RandomExt as _;
 
 /// How a client authenticated at the token endpoint (body fields or HTTP Basic).
@@ -315,6 +315,7 @@ impl OAuthServices {
             return Err(CodeRefusal::UnknownCode.into());
         };
         let now = self.world.clock.now();
+        let grant = GrantId::generate(&self.world.namespace()?, self.world.random.bytes16());
         let exchange = CodeExchange {
             presentation: CodePresentation {
                 client: &client,
@@ -323,12 +324,15 @@ impl OAuthServices {
             },
             client_secret: creds.client_secret.as_ref(),
             now,
-            grant: GrantId::generate(&self.world.namespace()?, self.world.random.bytes16()),
             random: self.token_randomness(),
             lifetimes: self.world.settings.lifetimes,
         };
-        let decision = self.grants.code_grant(&digest, &client, &mut |unit| {
-            decide_and_write(unit, now, |facts| decide_code(facts, &exchange))
+        let decision = self.grants.code_grant(Contest {
+            digest: &digest,
+            client: &client,
+            work: &mut |unit| {
+                decide_and_write(unit, now, |facts| decide_code(facts, &exchange, grant))
+            },
         })?;
         match decision.outcome() {
             Ok((grant, tokens)) => Ok(TokenResponse::new(grant, tokens, now)),
@@ -373,8 +377,10 @@ impl OAuthServices {
             random: self.token_randomness(),
             lifetimes: self.world.settings.lifetimes,
         };
-        let decision = self.grants.refresh_grant(&digest, &client, &mut |unit| {
-            decide_and_write(unit, now, |facts| decide_refresh(facts, &exchange))
+        let decision = self.grants.refresh_grant(Contest {
+            digest: &digest,
+            client: &client,
+            work: &mut |unit| decide_and_write(unit, now, |facts| decide_refresh(facts, &exchange)),
         })?;
         match decision.outcome() {
             Ok(rotation) => Ok(TokenResponse::new(
