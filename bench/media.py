@@ -16,6 +16,9 @@ Usage:
       the end) while they run. Writes OUT (JSON): bytes, seconds (from before the first POST
       to the last answer), MiB/s of all bytes together, each upload's uuid and seconds, and
       the RSS figures.
+  media.py s3put ENDPOINT KEY SECRET BUCKET FILE OUT [--chunk N]
+      Garage's own rate, for the report only: the same bytes as a multipart upload in parts of
+      --chunk bytes, one after the other, straight to the S3 API (boto3, when importable).
   media.py url BASE TOKEN LIBRARY UUID
       Prints the path of the object's delivery URL (`files[0].url` of the media call).
   media.py report RESULTS_DIR OUT_JSON OUT_MD [--command C] [--smoke 0|1]
@@ -259,6 +262,41 @@ def upload(argv):
     print(line)
 
 
+def s3put(argv):
+    """Garage's own ingest rate: a multipart upload of the same bytes in parts of `chunk`,
+    one after the other (as the tus client sends its PATCHes), straight to the S3 API with
+    boto3. Not a target's ceiling; it tells Garage's share from medialib's."""
+    endpoint, key, secret, bucket, path, out_path = argv[:6]
+    opts = dict(zip(argv[6::2], argv[7::2]))
+    chunk = int(opts.get("--chunk", 8 * MIB))
+    import boto3  # noqa: PLC0415 - optional: only this mode needs it
+    from botocore.config import Config  # noqa: PLC0415
+
+    s3 = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=key,
+                      aws_secret_access_key=secret, region_name="garage",
+                      config=Config(s3={"addressing_style": "path"}))
+    length = os.path.getsize(path)
+    buf = bytearray(chunk)
+    started = time.monotonic()
+    upload = s3.create_multipart_upload(Bucket=bucket, Key="direct.bin")["UploadId"]
+    parts = []
+    with open(path, "rb") as f:
+        for number, offset in enumerate(range(0, length, chunk), start=1):
+            n = os.preadv(f.fileno(), [memoryview(buf)[: min(chunk, length - offset)]], offset)
+            tag = s3.upload_part(Bucket=bucket, Key="direct.bin", UploadId=upload,
+                                 PartNumber=number, Body=bytes(buf[:n]))["ETag"]
+            parts.append({"ETag": tag, "PartNumber": number})
+    s3.complete_multipart_upload(Bucket=bucket, Key="direct.bin", UploadId=upload,
+                                 MultipartUpload={"Parts": parts})
+    seconds = time.monotonic() - started
+    doc = {"bytes": length, "length": length, "chunk": chunk, "parallel": 1,
+           "seconds": seconds, "mib_per_second": length / MIB / seconds}
+    with open(out_path, "w") as f:
+        json.dump(doc, f, indent=1)
+    print(f"Garage direct (boto3, {chunk / MIB:.0f} MiB parts): {seconds:.2f} s, "
+          f"{doc['mib_per_second']:.1f} MiB/s")
+
+
 def url(base, token, library, uuid):
     c = connection(base)
     c.request("GET", f"/api/media/c/{library}/o/{uuid}/", headers={"Authorization": f"Bearer {token}"})
@@ -378,7 +416,7 @@ def report(argv):
         "ceilings": {"dd": dd, "sink": sink_runs, "dd_mib_per_second": dd_mibs,
                      "sink_mib_per_second": sink_mibs, "upload_ceiling_mib_per_second": ceiling,
                      "nginx": nginx},
-        "raw": {name: j(name) for name in ("upload_fs", "upload_s3", "rss_fs_small",
+        "raw": {name: j(name) for name in ("upload_fs", "upload_s3", "garage_direct", "rss_fs_small",
                                            "rss_fs_large", "rss_s3_small", "rss_s3_large")},
         "range_medialib": med,
     }
@@ -426,6 +464,14 @@ def report(argv):
         if d:
             md.append(f"- {name}: {d['mib_per_second']:.1f} MiB/s ({d['bytes'] / MIB:.0f} MiB in "
                       f"{d['seconds']:.2f} s)")
+    direct = j("garage_direct")
+    if direct:
+        s3 = j("upload_s3")
+        md.append(f"- Garage alone (informational, no target): the same bytes in "
+                  f"{direct['chunk'] / MIB:.0f} MiB parts straight to its S3 API with boto3, one "
+                  f"after the other: {direct['mib_per_second']:.1f} MiB/s"
+                  + (f"; medialib's S3 upload is {s3['mib_per_second'] / direct['mib_per_second']:.2f} of that"
+                     if s3 else ""))
     for name in ("upload_fs", "upload_s3", "rss_fs_small", "rss_fs_large", "rss_s3_small",
                  "rss_s3_large"):
         d = j(name)
@@ -476,6 +522,8 @@ if __name__ == "__main__":
         sink(int(args[0]))
     elif mode == "upload":
         upload(args)
+    elif mode == "s3put":
+        s3put(args)
     elif mode == "url":
         url(*args)
     elif mode == "report":

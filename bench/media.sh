@@ -19,7 +19,8 @@
 #   this script starts. Ceiling: the slower of `dd if=FILE of=DIR/out bs=8M conv=fsync` into
 #   the directory medialib stores into and the same client against a bare HTTP sink
 #   (bench/media.py sink); each measured before and after the medialib uploads, their mean.
-#   Target ≥ 0.7.
+#   Target ≥ 0.7. For the report only, Garage's own rate: the same bytes in the same part
+#   size straight to its S3 API (boto3, when installed).
 # - RSS: BENCH_MEDIA_PARALLEL (8) such uploads at once, of BENCH_MEDIA_RSS_SMALL_MIB (256) MiB
 #   and then of BENCH_MEDIA_RSS_LARGE_MIB (1024) MiB, each set on a fresh server, file system
 #   and Garage; VmRSS sampled every 20 ms, VmHWM at the end. Target: < 96 MiB, and VmHWM not
@@ -352,6 +353,14 @@ if [ -n "$garage" ]; then
     start_medialib s3 "s3://media/bench" "${garage_env[@]}"
     upload_to upload_s3 --rss-pid "$server_pid"
     stop_medialib
+    # Garage's share, for the report (no target): the same bytes straight to its S3 API.
+    if "$python" -c 'import boto3' 2>/dev/null; then
+        "$python" "$bench/media.py" s3put "${garage_env[0]#*=}" "${garage_env[2]#*=}" \
+            "${garage_env[3]#*=}" media "$source_file" "$results/garage_direct.json" \
+            --chunk $((chunk_mib * MIB))
+    else
+        echo "boto3 is not installed: Garage's own rate is not measured"
+    fi
     reset_garage
 fi
 
