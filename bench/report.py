@@ -6,7 +6,8 @@ RESULTS_DIR holds NAME.jsonl (one wrk run a line, run 0 is the warm-up) and
 ceiling_NAME.json. For each scenario the measured runs' median (by req/s) gives req/s, p50
 and p99; the ratio is medialib's figure divided by the scenario's ceiling measured in the
 same run. The analysis section of docs/performance.md is kept between the markers
-<!-- analysis --> and <!-- /analysis --> (written by hand, preserved on every run).
+<!-- analysis --> and <!-- /analysis --> (written by hand, preserved on every run), and so
+is the "Media" section between <!-- media --> and <!-- /media --> (bench/media.sh writes it).
 """
 
 import argparse
@@ -175,11 +176,16 @@ def main():
         f.write("\n")
 
     analysis = "<!-- analysis -->\n_No analysis written yet._\n<!-- /analysis -->\n"
+    # bench/media.sh's section (its own run, its own markers): kept as it is.
+    media = ""
     if os.path.exists(a.out_md):
         old = open(a.out_md).read()
         start, end = old.find("<!-- analysis -->"), old.find("<!-- /analysis -->")
         if start >= 0 and end > start:
             analysis = old[start : end + len("<!-- /analysis -->")] + "\n"
+        start, end = old.find("<!-- media -->"), old.find("<!-- /media -->")
+        if start >= 0 and end > start:
+            media = old[start : end + len("<!-- /media -->")] + "\n"
 
     md = []
     md.append("# Performance\n")
@@ -244,6 +250,8 @@ def main():
                 md.append(f"- {backend}, {rel}: {c['idx_scan']} index scans, {c['seq_scan']} "
                           f"sequential scans reading {c['seq_tup_read']} rows")
     md.append("")
+    if media:
+        md.append(media)
     md.append("## Analysis\n")
     md.append(analysis)
     with open(a.out_md, "w") as f:
