@@ -144,25 +144,17 @@ pub fn stream(state: &AppState, mut reader: Box<dyn Read + Send>) -> Result<Read
     drop(spawn("medialib-delivery", move || {
         let _slot = slot;
         loop {
-            let mut buf = vec![0u8; CHUNK];
-            let mut filled = 0;
-            // Fill the chunk (a reader may return less than asked).
-            while filled < CHUNK {
-                match reader.read(&mut buf[filled..]) {
-                    Ok(0) => break,
-                    Ok(n) => filled += n,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => {
-                        tracing::warn!(error = %e, "reading a delivered file failed");
-                        let _ = feed.blocking_send(Err(e));
-                        return;
-                    }
+            // `read_to_end` fills without zeroing the buffer first.
+            let mut buf = Vec::with_capacity(CHUNK);
+            match (&mut reader).take(CHUNK as u64).read_to_end(&mut buf) {
+                Ok(0) => return,
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::warn!(error = %e, "reading a delivered file failed");
+                    let _ = feed.blocking_send(Err(e));
+                    return;
                 }
             }
-            if filled == 0 {
-                return;
-            }
-            buf.truncate(filled);
             if feed.blocking_send(Ok(Bytes::from(buf))).is_err() {
                 // The client went away.
                 return;

@@ -14,6 +14,11 @@ const INITIAL: [u32; 8] = [
     0x5be0_cd19,
 ];
 
+/// Compresses one 64-byte block into `state`.
+fn compress(state: &mut [u32; 8], block: &[u8]) {
+    sha2::compress256(state, std::slice::from_ref(GenericArray::from_slice(block)));
+}
+
 /// A SHA-256 computation in progress, which [`ResumableSha256::to_text`] turns into text and
 /// [`ResumableSha256::from_text`] back.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,7 +56,7 @@ impl ResumableSha256 {
         self.length
     }
 
-    /// Hashes more bytes.
+    /// Hashes more bytes. Whole blocks are compressed where they lie, without a copy.
     pub fn update(&mut self, mut data: &[u8]) {
         self.length = self.length.wrapping_add(data.len() as u64);
         if !self.pending.is_empty() {
@@ -61,19 +66,14 @@ impl ResumableSha256 {
             if self.pending.len() < 64 {
                 return;
             }
-            let block = GenericArray::clone_from_slice(&self.pending);
-            sha2::compress256(&mut self.state, &[block]);
+            compress(&mut self.state, &self.pending);
             self.pending.clear();
         }
-        let whole = data.len() - data.len() % 64;
-        if whole > 0 {
-            let blocks: Vec<_> = data[..whole]
-                .chunks_exact(64)
-                .map(GenericArray::clone_from_slice)
-                .collect();
-            sha2::compress256(&mut self.state, &blocks);
+        let mut blocks = data.chunks_exact(64);
+        for block in &mut blocks {
+            compress(&mut self.state, block);
         }
-        self.pending.extend_from_slice(&data[whole..]);
+        self.pending.extend_from_slice(blocks.remainder());
     }
 
     /// The digest of everything hashed (FIPS 180-4 padding).
@@ -85,11 +85,9 @@ impl ResumableSha256 {
             tail.push(0);
         }
         tail.extend_from_slice(&self.length.wrapping_mul(8).to_be_bytes());
-        let blocks: Vec<_> = tail
-            .chunks_exact(64)
-            .map(GenericArray::clone_from_slice)
-            .collect();
-        sha2::compress256(&mut state, &blocks);
+        for block in tail.chunks_exact(64) {
+            compress(&mut state, block);
+        }
         let mut out = [0u8; 32];
         for (chunk, word) in out.chunks_exact_mut(4).zip(state) {
             chunk.copy_from_slice(&word.to_be_bytes());
