@@ -16,8 +16,8 @@ use medialib_domain::{
     Properties, ShortCode, Timestamp, Title, UniqueId, User, UserId,
 };
 use medialib_ports::{
-    CreateObjectError, Finish, MediaRecord, Progress, SourceFile, Staging, Store, UploadLock,
-    UploadRecord,
+    CreateObjectError, Finish, MediaRecord, NewMedia, Progress, SourceFile, Staging, Store,
+    UploadLock, UploadRecord,
 };
 
 /// When every case starts.
@@ -102,7 +102,7 @@ impl Bench {
         let object = self.object(ObjectType::Video);
         let upload = self.record(object.id(), length, expires);
         self.store
-            .create_with_upload(&object, self.library, &upload)
+            .create_with_media(&object, self.library, NewMedia::Upload(&upload))
             .unwrap();
         upload
     }
@@ -134,7 +134,7 @@ fn new_object(store: &dyn Store, owner: UserId, object_type: ObjectType) -> Medi
     )
 }
 
-/// The media record `create_with_upload` starts an object with.
+/// The media record `create_with_media` starts an awaited upload with.
 fn uploading(object: ObjectId) -> MediaRecord {
     MediaRecord {
         object,
@@ -189,9 +189,11 @@ mod cases {
             (b.object(ObjectType::Catalog).id(), "CollectionNotFound"),
         ] {
             let object = b.object(ObjectType::Video);
-            let r =
-                b.store
-                    .create_with_upload(&object, collection, &b.record(object.id(), 5, T0 + 60));
+            let r = b.store.create_with_media(
+                &object,
+                collection,
+                NewMedia::Upload(&b.record(object.id(), 5, T0 + 60)),
+            );
             match (&r, expected) {
                 (Err(CreateObjectError::NotACollection), "NotACollection")
                 | (Err(CreateObjectError::CollectionNotFound), "CollectionNotFound") => {}
@@ -202,6 +204,34 @@ mod cases {
             assert_eq!(b.store.object_any_state(object.id()).unwrap(), None);
         }
         assert_eq!(b.store.stored_bytes().unwrap(), 1000);
+    }
+
+    pub fn an_object_created_with_a_stored_source_has_its_media_and_no_upload(b: &Bench) {
+        let object = b.object(ObjectType::Video);
+        let id = object.id();
+        let media = ready(id, 4096, T0);
+        b.store
+            .create_with_media(&object, b.library, NewMedia::Stored(&media))
+            .unwrap();
+        assert_eq!(b.store.media(id).unwrap(), Some(media));
+        assert_eq!(b.store.upload(id).unwrap(), None);
+        assert!(b.store.is_member(b.library, id).unwrap());
+        assert_eq!(b.store.stored_bytes().unwrap(), 4096);
+        // Media for another object than the one created: refused, and nothing stored.
+        let other = b.object(ObjectType::Video);
+        let r = b
+            .store
+            .create_with_media(&other, b.library, NewMedia::Stored(&ready(id, 1, T0)));
+        assert!(matches!(r, Err(CreateObjectError::Store(_))), "{r:?}");
+        assert_eq!(b.store.object_any_state(other.id()).unwrap(), None);
+        // Not into a video: nothing of it, its media record included.
+        let third = b.object(ObjectType::Video);
+        let r = b
+            .store
+            .create_with_media(&third, id, NewMedia::Stored(&ready(third.id(), 1, T0)));
+        assert!(matches!(r, Err(CreateObjectError::NotACollection)), "{r:?}");
+        assert_eq!(b.store.media(third.id()).unwrap(), None);
+        assert_eq!(b.store.object_any_state(third.id()).unwrap(), None);
     }
 
     pub fn replacing_an_upload_returns_the_old_one(b: &Bench) {
@@ -502,6 +532,7 @@ use cases::*;
 medialib_adapters_diesel::backend_tests!(
     on [sqlite, memory, postgres] with Bench::run:
     an_upload_created_with_its_object_reads_back,
+    an_object_created_with_a_stored_source_has_its_media_and_no_upload,
     replacing_an_upload_returns_the_old_one,
     the_lock_is_held_by_one_holder_until_its_lease_ends,
     of_racing_lockers_exactly_one_wins,

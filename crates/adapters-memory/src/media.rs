@@ -45,7 +45,7 @@ impl State {
     }
 
     /// Stores `object` as a new member of `collection`, or finds why not (and changes
-    /// nothing): the one body of `create_in_collection` and `create_with_upload`.
+    /// nothing): the one body of `create_in_collection` and `create_with_media`.
     pub(crate) fn create_member(
         &mut self,
         object: &MediaObject,

@@ -5,8 +5,8 @@
 use medialib_domain::media::MediaState;
 use medialib_domain::{MediaObject, ObjectId, Timestamp};
 use medialib_ports::{
-    CreateObjectError, Finish, MediaRecord, Progress, StoreError, UploadLock, UploadRecord,
-    UploadRepository,
+    CreateObjectError, Finish, MediaRecord, NewMedia, Progress, StoreError, UploadLock,
+    UploadRecord, UploadRepository,
 };
 
 use crate::MemoryStore;
@@ -25,39 +25,44 @@ impl State {
 }
 
 impl UploadRepository for MemoryStore {
-    fn create_with_upload(
+    fn create_with_media(
         &self,
         object: &MediaObject,
         collection: ObjectId,
-        upload: &UploadRecord,
+        media: NewMedia<'_>,
     ) -> Result<(), CreateObjectError> {
-        if upload.object != object.id() {
-            return Err(StoreError::Unexpected("an upload for another object".into()).into());
+        if media.object() != object.id() {
+            return Err(StoreError::Unexpected("media for another object".into()).into());
         }
         let mut state = self.lock();
-        state.check_upload_owner(upload)?;
+        if let NewMedia::Upload(upload) = media {
+            state.check_upload_owner(upload)?;
+        }
         state.create_member(object, collection)?;
-        state.uploads.insert(
-            object.id(),
-            UploadEntry {
-                record: upload.clone(),
-                lock: None,
-            },
-        );
-        // Mirrors adapters-diesel uploads.rs: the media record starts uploading, with no
-        // source, changed when the upload began.
-        state.media.insert(
-            object.id(),
-            MediaRecord {
-                object: object.id(),
-                state: MediaState::Uploading,
-                progress: 0,
-                error: None,
-                attempts: 0,
-                source: None,
-                modified: upload.created,
-            },
-        );
+        let record = match media {
+            NewMedia::Upload(upload) => {
+                state.uploads.insert(
+                    object.id(),
+                    UploadEntry {
+                        record: upload.clone(),
+                        lock: None,
+                    },
+                );
+                // Mirrors adapters-diesel uploads.rs: the media record starts uploading, with
+                // no source, changed when the upload began.
+                MediaRecord {
+                    object: object.id(),
+                    state: MediaState::Uploading,
+                    progress: 0,
+                    error: None,
+                    attempts: 0,
+                    source: None,
+                    modified: upload.created,
+                }
+            }
+            NewMedia::Stored(record) => record.clone(),
+        };
+        state.media.insert(object.id(), record);
         Ok(())
     }
 

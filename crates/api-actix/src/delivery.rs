@@ -86,6 +86,34 @@ fn plan(info: &ObjectInfo, c: &Conditions) -> Plan {
     }
 }
 
+/// Answers of at most this many bytes are read whole on the thread that opened the file and
+/// sent from memory: no second thread and no chunk queue for a player's typical range (an
+/// HLS segment, a 1 MiB slice). At most [`crate::admission::Transfers`]' slots of them exist
+/// at once, so this bounds the memory they take.
+const SMALL_ANSWER: u64 = 1024 * 1024;
+
+/// The body of a GET: read already, or to stream.
+enum Body {
+    Read(Vec<u8>),
+    Stream(Box<dyn std::io::Read + Send>),
+}
+
+/// Reads `reading` whole when it is small; a short read is an error (the file changed under it).
+fn small_or_stream(reading: medialib_ports::Reading, length: u64) -> std::io::Result<Body> {
+    if length > SMALL_ANSWER {
+        return Ok(Body::Stream(reading.body));
+    }
+    let mut all = Vec::with_capacity(usize::try_from(length).unwrap_or(0));
+    let n = std::io::Read::read_to_end(&mut std::io::Read::take(reading.body, length), &mut all)?;
+    if n as u64 != length {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "the stored file is shorter than it was",
+        ));
+    }
+    Ok(Body::Read(all))
+}
+
 fn http_date(t: medialib_domain::Timestamp) -> header::HttpDate {
     let secs = u64::try_from(t.epoch_seconds()).unwrap_or(0);
     header::HttpDate::from(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs))
@@ -133,12 +161,19 @@ pub(crate) async fn deliver(
             return Ok((delivery, Plan::Whole, None));
         };
         let plan = plan(&info, &conditions);
-        let reading = match (&plan, head) {
-            (Plan::Whole, false) => Some(uploads.read_delivery(&delivery, None)?),
-            (Plan::Part(span), false) => Some(uploads.read_delivery(&delivery, Some(*span))?),
-            _ => None,
+        let span = match (&plan, head) {
+            (Plan::Whole, false) => None,
+            (Plan::Part(span), false) => Some(*span),
+            _ => return Ok((delivery, plan, None)),
         };
-        Ok::<_, DeliverFailed>((delivery, plan, reading))
+        let length = span.map_or(info.size, |s| s.len());
+        let reading = uploads.read_delivery(&delivery, span)?;
+        let body = small_or_stream(reading, length).map_err(|e| {
+            DeliverFailed::Storage(medialib_ports::StorageError::Unexpected(format!(
+                "reading a delivered file: {e}"
+            )))
+        })?;
+        Ok::<_, DeliverFailed>((delivery, plan, Some(body)))
     })
     .await??;
     let (delivery, plan, reading) = opened;
@@ -191,8 +226,18 @@ pub(crate) async fn deliver(
         // HEAD: the headers of the GET, no body.
         return Ok(builder.no_chunking(length).finish());
     };
-    let body = stream(&state, reading.body)?;
-    Ok(builder.body(actix_web::body::SizedStream::new(length, body)))
+    match reading {
+        Body::Read(bytes) => {
+            state
+                .metrics
+                .media_bytes(crate::metrics::Direction::Out, bytes.len() as u64);
+            Ok(builder.body(bytes))
+        }
+        Body::Stream(reader) => {
+            let body = stream(&state, reader)?;
+            Ok(builder.body(actix_web::body::SizedStream::new(length, body)))
+        }
+    }
 }
 
 #[cfg(test)]

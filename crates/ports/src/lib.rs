@@ -34,6 +34,6 @@ pub use storage::{
     StorageError,
 };
 pub use uploads::{
-    Finish, MediaRecord, Progress, SourceFile, UploadLock, UploadRecord, UploadRepository,
+    Finish, MediaRecord, NewMedia, Progress, SourceFile, UploadLock, UploadRecord, UploadRepository,
 };
 pub use world::{Clock, ManualClock, RandomExt, RandomSource};

@@ -91,15 +91,36 @@ pub struct Progress<'a> {
     pub lock_until: Timestamp,
 }
 
+/// What a new object's media starts as ([`UploadRepository::create_with_media`]).
+#[derive(Debug, Clone, Copy)]
+pub enum NewMedia<'a> {
+    /// An upload to come: the media record is `uploading`, with no source.
+    Upload(&'a UploadRecord),
+    /// A source already stored (the one-shot upload): the media record as it is.
+    Stored(&'a MediaRecord),
+}
+
+impl NewMedia<'_> {
+    /// The object the media belongs to.
+    pub fn object(&self) -> ObjectId {
+        match self {
+            Self::Upload(u) => u.object,
+            Self::Stored(m) => m.object,
+        }
+    }
+}
+
 /// Uploads and media in the database.
 pub trait UploadRepository: Send + Sync {
-    /// Stores a new object as a member of `collection`, its upload and its media record in
-    /// state `uploading`, in one step (tus creation on `…/o/0/`).
-    fn create_with_upload(
+    /// Stores a new object as a member of `collection` with the start of its media, in one
+    /// step: for tus creation on `…/o/0/` its upload and a media record in state `uploading`;
+    /// for the one-shot upload the media record of its stored source. A crash leaves either
+    /// the whole object or nothing.
+    fn create_with_media(
         &self,
         object: &MediaObject,
         collection: ObjectId,
-        upload: &UploadRecord,
+        media: NewMedia<'_>,
     ) -> Result<(), CreateObjectError>;
 
     /// Starts `upload` for an existing object, replacing its unfinished upload (returned, so

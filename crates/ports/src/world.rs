@@ -50,6 +50,9 @@ pub trait RandomExt {
     fn bytes16(&self) -> [u8; 16];
     /// 32 random bytes (tokens, codes, secrets).
     fn bytes32(&self) -> [u8; 32];
+    /// `n` random bytes (at most 16) as lower-case hex: names that must not collide, not
+    /// secrets.
+    fn hex(&self, n: usize) -> String;
 }
 
 impl<R: RandomSource + ?Sized> RandomExt for R {
@@ -62,5 +65,12 @@ impl<R: RandomSource + ?Sized> RandomExt for R {
         let mut b = [0u8; 32];
         self.fill(&mut b);
         b
+    }
+    fn hex(&self, n: usize) -> String {
+        self.bytes16()
+            .iter()
+            .take(n)
+            .map(|b| format!("{b:02x}"))
+            .collect()
     }
 }

@@ -528,6 +528,11 @@ fn the_one_shot_upload_stores_the_file_and_describes_the_object() {
         "a file needs no processing"
     );
     assert_eq!(view.record.source.unwrap().size, 77);
+    assert_eq!(
+        u.w.h.store.upload(id).unwrap(),
+        None,
+        "the one-shot upload leaves no upload behind"
+    );
 
     let too_big = data(1_001);
     assert_eq!(

@@ -133,7 +133,7 @@ macro_rules! live_type {
 /// Inside a transaction, stores `$object` as a new member of the collection `$collection`
 /// (its id as text), or finds why not: evaluates to the business outcome,
 /// `Result<(), CreateObjectError>` (database errors leave by `?`). The one body of
-/// `create_in_collection` and of `UploadRepository::create_with_upload`.
+/// `create_in_collection` and of `UploadRepository::create_with_media`.
 macro_rules! create_member {
     ($conn:ident, $object:expr, $collection:expr) => {{
         use medialib_domain::ObjectType;

@@ -10,8 +10,8 @@ use diesel::sql_types::{BigInt, Bool, Integer, Text};
 use medialib_domain::media::{FileName, MediaState, ResumableSha256, StorageKey, UploadProgress};
 use medialib_domain::{MediaObject, ObjectId, Timestamp};
 use medialib_ports::{
-    CreateObjectError, Finish, MediaRecord, Progress, SourceFile, Staging, StoreError, UploadLock,
-    UploadRecord, UploadRepository,
+    CreateObjectError, Finish, MediaRecord, NewMedia, Progress, SourceFile, Staging, StoreError,
+    UploadLock, UploadRecord, UploadRepository,
 };
 
 use super::media::create_member;
@@ -119,7 +119,7 @@ impl MediaRow {
         })
     }
 
-    /// The record `create_with_upload` starts an object with: uploading, no source.
+    /// The record an object that awaits its upload starts with: uploading, no source.
     fn uploading(object: ObjectId, at: Timestamp) -> Self {
         Self {
             object_id: object.to_string(),
@@ -228,22 +228,29 @@ fn parsed<T, R>(
 }
 
 impl UploadRepository for DieselStore {
-    fn create_with_upload(
+    fn create_with_media(
         &self,
         object: &MediaObject,
         collection: ObjectId,
-        upload: &UploadRecord,
+        media: NewMedia<'_>,
     ) -> Result<(), CreateObjectError> {
-        if upload.object != object.id() {
-            return Err(StoreError::Unexpected("an upload for another object".into()).into());
+        if media.object() != object.id() {
+            return Err(StoreError::Unexpected("media for another object".into()).into());
         }
         let c = collection.to_string();
-        let upload_row = UploadRow::from_domain(upload)?;
-        let media_row = MediaRow::uploading(object.id(), upload.created);
+        let (upload_row, media_row) = match media {
+            NewMedia::Upload(upload) => (
+                Some(UploadRow::from_domain(upload)?),
+                MediaRow::uploading(object.id(), upload.created),
+            ),
+            NewMedia::Stored(record) => (None, MediaRow::from_domain(record)?),
+        };
         let r: Result<Result<(), CreateObjectError>, DbError> = with_tx!(self.db, conn => {
             let outcome = create_member!(conn, object, &c);
             if outcome.is_ok() {
-                diesel::insert_into(uploads::table).values(&upload_row).execute(conn)?;
+                if let Some(row) = &upload_row {
+                    diesel::insert_into(uploads::table).values(row).execute(conn)?;
+                }
                 diesel::insert_into(media::table).values(&media_row).execute(conn)?;
             }
             Ok(outcome)

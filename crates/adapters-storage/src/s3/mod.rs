@@ -9,6 +9,7 @@
 //! A staged upload is an S3 multipart upload; see [`staging`] for how appends of any size
 //! become parts of at least 5 MiB.
 
+mod budget;
 mod errors;
 mod staging;
 
@@ -39,6 +40,11 @@ use errors::s3_error;
 
 /// The part size of a whole-object `put` that does not fit in one request.
 const PUT_PART: usize = 8 * 1024 * 1024;
+/// The bytes all uploads to one store may hold in memory at once ([`budget`]): six uploads
+/// with 5 MiB parts, or four one-shot puts.
+const BUFFER_MEMORY: u64 = 32 * 1024 * 1024;
+/// How long an upload waits for its share of [`BUFFER_MEMORY`] before it is told to retry.
+const BUFFER_WAIT: Duration = Duration::from_secs(30);
 
 /// Where an S3 store is and how to sign in to it.
 #[derive(Clone, PartialEq, Eq)]
@@ -114,6 +120,8 @@ impl Drop for Runtime {
 pub struct S3Storage {
     store: AmazonS3,
     runtime: Arc<Runtime>,
+    /// The memory uploads may hold before their bytes are sent.
+    buffers: budget::Budget,
     /// The prefix without slashes at either end (`""`: none).
     prefix: String,
     location: String,
@@ -160,6 +168,7 @@ impl S3Storage {
         Ok(Self {
             store,
             runtime: Arc::new(Runtime::new()?),
+            buffers: budget::Budget::new(BUFFER_MEMORY, BUFFER_WAIT),
             prefix,
             location,
         })
@@ -326,6 +335,7 @@ impl MediaStorage for S3Storage {
 
     fn put(&self, key: &StorageKey, body: &mut dyn Read) -> Result<ObjectInfo, StorageError> {
         let path = self.key_path(key)?;
+        let _share = self.buffers.take(PUT_PART as u64)?;
         let mut first = vec![0u8; PUT_PART];
         let (n, failed) = read_full(body, &mut first);
         if let Some(e) = failed {

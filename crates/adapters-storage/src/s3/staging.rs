@@ -158,13 +158,13 @@ impl S3Storage {
         &self,
         key: &StorageKey,
         state: &S3Staging,
-        fresh: Bytes,
+        fresh: Vec<Bytes>,
     ) -> Result<String, StorageError> {
-        let mut pieces = Vec::with_capacity(state.tails.len() + 1);
+        let mut pieces = Vec::with_capacity(state.tails.len() + fresh.len());
         for &tail in &state.tails {
             pieces.push(self.read_tail(state, tail)?);
         }
-        pieces.push(fresh);
+        pieces.extend(fresh);
         let path = self.key_path(key)?;
         let payload: PutPayload = pieces.into_iter().collect();
         let part = self
@@ -181,25 +181,26 @@ impl S3Storage {
     fn put_tail(
         &self,
         state: &mut S3Staging,
-        fresh: Bytes,
+        fresh: Vec<Bytes>,
     ) -> Result<Vec<(u64, u64)>, StorageError> {
         let mut start = state.end();
-        let mut len = fresh.len() as u64;
-        let mut pieces = vec![fresh];
+        let mut len: u64 = fresh.iter().map(|b| b.len() as u64).sum();
+        let mut older = Vec::new();
         let mut absorbed = Vec::new();
         while let Some(&last) = state.tails.last() {
             if last.1 > len {
                 break;
             }
-            pieces.push(self.read_tail(state, last)?);
+            older.push(self.read_tail(state, last)?);
             state.tails.pop();
             absorbed.push(last);
             start = last.0;
             len += last.1;
         }
-        pieces.reverse();
+        older.reverse();
+        let pieces = older.into_iter().chain(fresh);
         let path = self.path(&state.tail((start, len)))?;
-        let payload: PutPayload = pieces.into_iter().collect();
+        let payload: PutPayload = pieces.collect();
         if let Err(e) = self.run(self.store.put(&path, payload)).map_err(s3_error) {
             state.tails.extend(absorbed.into_iter().rev());
             return Err(e);
@@ -288,48 +289,49 @@ fn try_append(
             state.end()
         )));
     }
+    // Memory for the bytes of (at most) the part being filled: waits while other uploads
+    // hold the store's budget.
+    let _share = store.buffers.take(state.part.min(state.length - offset))?;
     // The caller appends from this state: older ones, and the tails only they name, are gone.
     let stale = std::mem::take(&mut state.stale);
     store.delete_tails(&state, &stale);
-    // The bytes read and not yet durable: at most what completes the current part.
-    let mut fresh: Vec<u8> = Vec::new();
+    // The bytes read and not yet durable, at most what completes the current part, in
+    // chunks of at most `COPY_BUFFER` as they arrived: a slow client holds only what it
+    // sent, and no part-sized block is allocated (and zeroed) up front.
+    let mut fresh: Vec<Bytes> = Vec::new();
+    let mut fresh_len: u64 = 0;
     let mut checkpointed = false;
     loop {
-        let end = state.end() + fresh.len() as u64;
-        let room = state.part - state.tails_len() - fresh.len() as u64;
+        let end = state.end() + fresh_len;
+        let room = state.part - state.tails_len() - fresh_len;
         let want = room.min(state.length - end).min(COPY_BUFFER as u64);
         let want = usize::try_from(want).unwrap_or(COPY_BUFFER);
         let (n, failed) = if want == 0 {
             (0, None)
         } else {
-            if fresh.capacity() == 0 {
-                // Exactly what completes this part (or the upload): no doubling past a part.
-                let part = room.min(state.length - end);
-                fresh.reserve_exact(usize::try_from(part).unwrap_or(want));
+            let mut chunk = vec![0u8; want];
+            let (n, failed) = read_full(body, &mut chunk);
+            chunk.truncate(n);
+            if n > 0 {
+                fresh.push(Bytes::from(chunk));
+                fresh_len += n as u64;
             }
-            let old = fresh.len();
-            fresh.resize(old + want, 0);
-            let (n, failed) = read_full(body, &mut fresh[old..]);
-            fresh.truncate(old + n);
             (n, failed)
         };
         let ended = failed.is_some() || n < want || want == 0;
 
-        if state.tails_len() + fresh.len() as u64 == state.part {
-            let bytes = Bytes::from(std::mem::take(&mut fresh));
-            let tag = store.put_part(key, &state, bytes)?;
-            let absorbed = std::mem::take(&mut state.tails);
+        // A whole part is put; what a body leaves of a part is stored as a tail.
+        let stored = if state.tails_len() + fresh_len == state.part {
+            let tag = store.put_part(key, &state, std::mem::take(&mut fresh))?;
             state.parts.push(tag);
-            state.stale.extend(absorbed);
-            progress.staging = state.to_staging(key)?;
-            progress.offset = state.end();
-            if !checkpoint(&progress.staging, progress.offset) {
-                return Ok(Some(AppendStop::Checkpoint));
-            }
-            checkpointed = true;
-        } else if ended && !fresh.is_empty() {
-            let bytes = Bytes::from(std::mem::take(&mut fresh));
-            let absorbed = store.put_tail(&mut state, bytes)?;
+            Some(std::mem::take(&mut state.tails))
+        } else if ended && fresh_len > 0 {
+            Some(store.put_tail(&mut state, std::mem::take(&mut fresh))?)
+        } else {
+            None
+        };
+        if let Some(absorbed) = stored {
+            fresh_len = 0;
             state.stale.extend(absorbed);
             progress.staging = state.to_staging(key)?;
             progress.offset = state.end();
@@ -394,7 +396,7 @@ pub(super) fn finish(store: &S3Storage, staging: &Staging) -> Result<ObjectInfo,
             .collect();
         let last = match state.tails.is_empty() {
             true => Ok(None),
-            false => store.put_part(key, &state, Bytes::new()).map(Some),
+            false => store.put_part(key, &state, Vec::new()).map(Some),
         };
         last.and_then(|last| {
             parts.extend(last.map(|content_id| PartId { content_id }));

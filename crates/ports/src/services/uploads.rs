@@ -27,7 +27,7 @@ use crate::failures::failures;
 use crate::repos::CreateObjectError;
 use crate::storage::{AppendStop, MediaStorage, ObjectInfo, Reading, StorageError};
 use crate::uploads::{
-    Finish, MediaRecord, Progress, SourceFile, UploadLock, UploadRecord, UploadRepository,
+    Finish, MediaRecord, NewMedia, Progress, SourceFile, UploadLock, UploadRecord, UploadRepository,
 };
 use crate::world::RandomExt;
 
@@ -343,13 +343,7 @@ impl UploadServices {
         settings: UploadSettings,
     ) -> Self {
         let world = objects.world.clone();
-        let boot: String = world
-            .random
-            .bytes16()
-            .iter()
-            .take(6)
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let boot = world.random.hex(6);
         let holder: Arc<str> = format!("{}:{boot}", settings.instance).into();
         let key = Arc::new(OnceLock::new());
         if let Some(k) = settings.signing_key.clone() {
@@ -390,14 +384,7 @@ impl UploadServices {
     /// PATCHes at once on one process would otherwise both write at the same offset); a
     /// restart still frees them all by the `{instance}:` prefix.
     fn request_holder(&self) -> String {
-        let token: String = self
-            .world
-            .random
-            .bytes16()
-            .iter()
-            .take(6)
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let token = self.world.random.hex(6);
         format!("{}:{token}", self.holder)
     }
 
@@ -466,14 +453,7 @@ impl UploadServices {
         object: ObjectId,
         filename: Option<&FileName>,
     ) -> Result<StorageKey, StoreError> {
-        let token: String = self
-            .world
-            .random
-            .bytes16()
-            .iter()
-            .take(8)
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let token = self.world.random.hex(8);
         let file = match filename.and_then(FileName::extension) {
             Some(ext) => format!("source.{ext}"),
             None => "source".to_owned(),
@@ -558,7 +538,7 @@ impl UploadServices {
         let stored = match &created {
             Some(new) => self
                 .uploads
-                .create_with_upload(new, target.collection, &upload)
+                .create_with_media(new, target.collection, NewMedia::Upload(&upload))
                 .map_err(|e| match e {
                     CreateObjectError::CollectionNotFound => BeginUploadFailed::CollectionNotFound,
                     CreateObjectError::NotACollection => BeginUploadFailed::NotACollection,
@@ -784,6 +764,38 @@ impl UploadServices {
         })
     }
 
+    /// The media record of a source stored as `info`: ready for processing (or ready, for a
+    /// type that has none), its content type from the file name.
+    fn stored_media(
+        &self,
+        object: ObjectId,
+        object_type: ObjectType,
+        filename: Option<FileName>,
+        info: ObjectInfo,
+        sha256: [u8; 32],
+    ) -> MediaRecord {
+        let content_type = filename
+            .as_ref()
+            .and_then(FileName::extension)
+            .map_or("application/octet-stream", |e| content_type_of(&e))
+            .to_owned();
+        MediaRecord {
+            object,
+            state: MediaState::after_upload(object_type),
+            progress: 0,
+            error: None,
+            attempts: 0,
+            source: Some(SourceFile {
+                key: info.key,
+                filename,
+                size: info.size,
+                sha256,
+                content_type,
+            }),
+            modified: self.world.clock.now(),
+        }
+    }
+
     /// The last byte arrived and the source is stored under its key: the media record
     /// points at it (the upload row goes in the same step) and the replaced source's bytes
     /// are deleted.
@@ -799,27 +811,13 @@ impl UploadServices {
             .media
             .object_any_state(upload.object)?
             .ok_or(AppendFailed::NotFound)?;
-        let content_type = upload
-            .filename
-            .as_ref()
-            .and_then(FileName::extension)
-            .map_or("application/octet-stream", |e| content_type_of(&e))
-            .to_owned();
-        let media = MediaRecord {
-            object: upload.object,
-            state: MediaState::after_upload(object.object_type()),
-            progress: 0,
-            error: None,
-            attempts: 0,
-            source: Some(SourceFile {
-                key: info.key,
-                filename: upload.filename.clone(),
-                size: info.size,
-                sha256,
-                content_type,
-            }),
-            modified: self.world.clock.now(),
-        };
+        let media = self.stored_media(
+            upload.object,
+            object.object_type(),
+            upload.filename.clone(),
+            info,
+            sha256,
+        );
         match self.uploads.finish_upload(upload.object, holder, &media)? {
             Finish::Finished(previous) => {
                 if let Some(old) = previous.and_then(|p| p.source) {
@@ -907,25 +905,15 @@ impl UploadServices {
         let object = self
             .new_object(caller, &description, id, now)
             .map_err(|e| cleanup(e.into()))?;
-        let upload = UploadRecord {
-            object: id,
-            owner: caller.user(),
-            progress: UploadProgress {
-                length: info.size,
-                offset: info.size,
-                expires: now.plus(self.settings.expiry),
-            },
-            staging: crate::storage::Staging {
-                key: key.clone(),
-                state: String::new(),
-            },
-            hash: hash.borrow().clone(),
-            filename: description.filename.clone(),
-            content_type: description.content_type.clone(),
-            created: now,
-        };
+        let media = self.stored_media(
+            id,
+            object.object_type(),
+            description.filename.clone(),
+            info,
+            hash.borrow().finish(),
+        );
         self.uploads
-            .create_with_upload(&object, collection, &upload)
+            .create_with_media(&object, collection, NewMedia::Stored(&media))
             .map_err(|e| {
                 cleanup(match e {
                     CreateObjectError::CollectionNotFound => PutFileFailed::CollectionNotFound,
@@ -933,23 +921,7 @@ impl UploadServices {
                     CreateObjectError::Store(s) => PutFileFailed::Store(s),
                 })
             })?;
-        let lock_until = Timestamp::from_epoch_seconds(now.epoch_seconds() + LOCK_LEASE_SECONDS);
-        let holder = self.request_holder();
-        match self.uploads.lock_upload(id, &holder, lock_until, now)? {
-            UploadLock::Locked(_) => {}
-            UploadLock::Busy | UploadLock::Missing => {
-                return Err(PutFileFailed::Store(StoreError::Unexpected(
-                    "a new upload was taken by another request".into(),
-                )));
-            }
-        }
-        let digest = hash.borrow().finish();
-        self.record_source(&upload, &holder, info, digest)
-            .map_err(|e| match e {
-                AppendFailed::Store(s) => PutFileFailed::Store(s),
-                AppendFailed::Storage(s) => PutFileFailed::Storage(s),
-                other => PutFileFailed::Store(StoreError::Unexpected(other.to_string())),
-            })?;
+        tracing::info!(object = %id, size = media.source.as_ref().map_or(0, |s| s.size), "one-shot upload stored");
         Ok(id)
     }
 
