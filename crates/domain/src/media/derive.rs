@@ -103,6 +103,10 @@ pub enum Refusal {
         /// What the object's type promised.
         kind: MediaKind,
     },
+    /// A playlist or manifest that names other files (HLS, DASH, concat): never read further,
+    /// so an upload cannot make the tools read another object's media.
+    #[error("This file is a playlist that points to other files; upload the media itself.")]
+    Playlist,
     /// A video without moving pictures that has sound.
     #[error("This file has sound but no pictures: upload it as audio, not as a video.")]
     VideoWithoutPictures,
@@ -539,6 +543,9 @@ pub fn plan(kind: MediaKind, probe: &MediaProbe) -> Result<DerivePlan, Refusal> 
     if is_text(probe) {
         return Err(Refusal::Text { kind });
     }
+    if names_other_files(probe) {
+        return Err(Refusal::Playlist);
+    }
     match kind {
         MediaKind::Video => plan_video(probe).map(DerivePlan::Video),
         MediaKind::Audio => plan_audio(probe).map(DerivePlan::Audio),
@@ -553,6 +560,16 @@ fn is_text(probe: &MediaProbe) -> bool {
         || probe
             .video()
             .is_some_and(|v| matches!(v.codec().as_str(), "ansi" | "bintext" | "xbin" | "idf"))
+}
+
+/// Containers that are lists of other files (ffprobe's format names, possibly comma-joined).
+fn names_other_files(probe: &MediaProbe) -> bool {
+    probe.format().as_str().split(',').any(|f| {
+        matches!(
+            f,
+            "hls" | "applehttp" | "dash" | "concat" | "ffconcat" | "webm_dash_manifest"
+        )
+    })
 }
 
 fn moving_pictures(probe: &MediaProbe) -> Option<&VideoStream> {
