@@ -322,6 +322,19 @@ fn a_source_that_is_not_what_its_type_says_is_refused_in_words() {
             "{p:?}"
         );
     }
+    let playlist = MediaProbe::new(
+        ContainerFormat::parse("applehttp,hls").unwrap(),
+        Some(MediaDuration::from_secs(3)),
+        vec![video(640, 360, Some((25, 1)))],
+        Some(stereo()),
+    );
+    assert_eq!(
+        plan(MediaKind::Video, &playlist)
+            .map(|_| ())
+            .unwrap_err()
+            .to_string(),
+        "This file is a playlist that points to other files; upload the media itself."
+    );
     assert_eq!(
         Refusal::unreadable(
             MediaKind::Video,
