@@ -289,6 +289,56 @@ fn only_the_composition_root_knows_the_media_store() {
 }
 
 #[test]
+fn the_ffmpeg_adapter_knows_only_the_core() {
+    const FFMPEG: &str = "medialib-adapters-ffmpeg";
+    let metadata = metadata();
+    let graph = Graph::new(&metadata);
+    let members = workspace_member_names(&metadata);
+    assert!(
+        members.contains(FFMPEG),
+        "{FFMPEG} is no longer a workspace member: update this test and docs/ARCHITECTURE.md"
+    );
+    let direct: Vec<String> = graph
+        .closure(FFMPEG, true)
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect();
+    // The walk sees the adapter's own dependencies (else the checks below would pass on nothing).
+    assert!(
+        direct.iter().any(|d| d == "medialib-ports") && direct.iter().any(|d| d == "serde_json"),
+        "the dependency walk does not see {FFMPEG}'s dependencies: {direct:?}"
+    );
+    let other_members: Vec<&String> = direct
+        .iter()
+        .filter(|d| {
+            members.contains(*d) && !matches!(d.as_str(), "medialib-domain" | "medialib-ports")
+        })
+        .collect();
+    assert!(
+        other_members.is_empty(),
+        "Architecture invariant broken: {FFMPEG} depends on medialib-domain and medialib-ports \
+         only among the workspace's crates; it also depends on {other_members:?}"
+    );
+    graph.assert_no_dependency(
+        "medialib-adapters-ffmpeg runs tools as blocking child processes: no SQL, HTTP or async \
+         runtime",
+        FFMPEG,
+        is_io_machinery,
+    );
+    for member in members
+        .iter()
+        .filter(|m| !matches!(m.as_str(), "medialib" | "medialib-tests" | FFMPEG))
+    {
+        graph.assert_no_dependency(
+            "only the composition root (medialib) depends on medialib-adapters-ffmpeg: the \
+             services reach processing through the MediaProcessor port",
+            member,
+            |dep| dep == FFMPEG,
+        );
+    }
+}
+
+#[test]
 fn package_names_carry_the_medialib_prefix() {
     let metadata = metadata();
     let bad: Vec<String> = metadata

@@ -6,6 +6,7 @@
 
 pub mod error;
 mod failures;
+pub mod processing;
 pub mod repos;
 pub mod services;
 pub mod sso;
@@ -14,6 +15,7 @@ pub mod uploads;
 pub mod world;
 
 pub use error::StoreError;
+pub use processing::{MediaProcessor, ProbeError, ProcessError, ProgressSink, ToolFailure};
 pub use repos::{
     AddMemberError, AddOutcome, Applied, BearerRecord, CatalogItem, ClientRepository, CodeContest,
     Contest, CreateClientError, CreateObjectError, CreateUserError, CredentialRepository,

@@ -1,6 +1,10 @@
 //! Media: where an object's bytes live, how they are uploaded, asked for and delivered.
 
+pub mod derive;
+pub mod documents;
 mod key;
+pub mod probe;
+pub mod progress;
 mod range;
 mod sha;
 mod signed;
