@@ -7,6 +7,7 @@
 //! thread. Neither holds a whole object in memory: the file store copies through a 1 MiB
 //! buffer, the S3 store holds at most one multipart part per append.
 
+mod direct;
 mod fs;
 mod open;
 mod s3;

@@ -286,6 +286,9 @@ macro_rules! contract {
         mod file {
             $( #[test] fn $case() { super::$case(&super::common::file()) } )*
         }
+        mod file_buffered {
+            $( #[test] fn $case() { super::$case(&super::common::file_buffered()) } )*
+        }
         mod s3 {
             $( #[test] fn $case() { super::$case(&super::common::s3()) } )*
         }

@@ -21,8 +21,17 @@ pub struct Fixture {
 }
 
 pub fn file() -> Fixture {
+    file_store(|s| s)
+}
+
+/// The file store writing every byte through the page cache.
+pub fn file_buffered() -> Fixture {
+    file_store(FileStorage::buffered)
+}
+
+fn file_store(mode: fn(FileStorage) -> FileStorage) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
-    let store = FileStorage::open(dir.path().join("media")).unwrap();
+    let store = mode(FileStorage::open(dir.path().join("media")).unwrap());
     let counter = store.clone();
     Fixture {
         store: Box::new(store),
