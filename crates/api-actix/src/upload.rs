@@ -219,21 +219,40 @@ async fn answer(
     if !ALLOW.split(", ").any(|m| m == method.as_str()) {
         return Err(ApiError::MethodNotImplemented { allow: ALLOW });
     }
-    let caller = required_caller(state, req).await?.caller();
-    let target = target(path)?;
+    let call = UploadCall {
+        caller: required_caller(state, req).await?.caller(),
+        target: target(path)?,
+        req,
+        payload,
+        state,
+    };
     if method == Method::PUT {
-        return crate::upload_form::put(req, target, payload, state, caller).await;
+        return crate::upload_form::put(call).await;
     }
     if header_str(req, "Tus-Resumable")? != Some("1.0.0") {
         return Err(ApiError::TusVersion);
     }
     match method {
-        Method::POST => create(req, target, payload, state, caller).await,
-        Method::HEAD => head(target, state, caller).await,
-        Method::PATCH => patch(req, target, payload, state, caller).await,
-        Method::DELETE => terminate(target, state, caller).await,
+        Method::POST => create(call).await,
+        Method::HEAD => head(call).await,
+        Method::PATCH => patch(call).await,
+        Method::DELETE => terminate(call).await,
         _ => Err(ApiError::MethodNotImplemented { allow: ALLOW }),
     }
+}
+
+/// An authenticated call to an upload path, as every method of it receives it.
+pub(crate) struct UploadCall<'a> {
+    /// The request (its headers).
+    pub(crate) req: &'a HttpRequest,
+    /// The path's collection and object (or `0`).
+    pub(crate) target: UploadTarget,
+    /// The body, not yet read.
+    pub(crate) payload: web::Payload,
+    /// The application.
+    pub(crate) state: &'a AppState,
+    /// Who is calling.
+    pub(crate) caller: Caller,
 }
 
 #[derive(Serialize)]
@@ -279,9 +298,10 @@ async fn options(
         }))
 }
 
+/// The body of a `201 Created` upload: the object's UUID.
 #[derive(Serialize)]
-struct Created {
-    uuid: String,
+pub(crate) struct Created {
+    pub(crate) uuid: String,
 }
 
 /// Start an upload (tus creation).
@@ -307,46 +327,42 @@ struct Created {
         TusErrors,
     )
 )]
-pub(crate) async fn create(
-    req: &HttpRequest,
-    target: UploadTarget,
-    payload: web::Payload,
-    state: &AppState,
-    caller: Caller,
-) -> Result<HttpResponse, ApiError> {
-    if header_str(req, "Upload-Defer-Length")?.is_some() {
+pub(crate) async fn create(call: UploadCall<'_>) -> Result<HttpResponse, ApiError> {
+    if header_str(call.req, "Upload-Defer-Length")?.is_some() {
         return Err(ApiError::BadRequest(
             "Upload-Defer-Length is not supported: send Upload-Length".into(),
         ));
     }
     let length = parse_byte_count(
-        header_str(req, "Upload-Length")?
+        header_str(call.req, "Upload-Length")?
             .ok_or_else(|| ApiError::BadRequest("Upload-Length is required".into()))?,
         "Upload-Length",
     )?;
-    let description = UploadDescription::from_tus_metadata(header_str(req, "Upload-Metadata")?)
-        .map_err(|e| ApiError::BadRequest(e.to_string()))?;
-    let has_body = content_type(req) == Some(OFFSET_OCTET_STREAM);
-    let checksum = checksum(req)?;
-    let upload = run(state, move |s| {
-        s.uploads().begin(&caller, target, length, description)
+    let description =
+        UploadDescription::from_tus_metadata(header_str(call.req, "Upload-Metadata")?)
+            .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let has_body = content_type(call.req) == Some(OFFSET_OCTET_STREAM);
+    let checksum = checksum(call.req)?;
+    let upload = run(call.state, move |s| {
+        s.uploads()
+            .begin(&call.caller, call.target, length, description)
     })
     .await?;
     let object = upload.object;
     let location = format!(
         "{}/api/upload/c/{}/o/{object}/",
-        state.config().base_url,
-        target.collection
+        call.state.config().base_url,
+        call.target.collection
     );
     let mut offset = 0;
     let mut expires = upload.progress.expires;
     if has_body || length == 0 {
         // A failed first PATCH leaves the upload created: the client resumes it with HEAD.
         // An empty upload is complete at once.
-        let collection = target.collection;
-        let done = with_body(state, payload, move |s, body| {
+        let collection = call.target.collection;
+        let done = with_body(call.state, call.payload, move |s, body| {
             s.uploads()
-                .append(&caller, collection, object, 0, checksum, body)
+                .append(&call.caller, collection, object, 0, checksum, body)
         })
         .await?;
         if let Ok(done) = done {
@@ -381,14 +397,11 @@ pub(crate) async fn create(
         TusErrors,
     )
 )]
-pub(crate) async fn terminate(
-    target: UploadTarget,
-    state: &AppState,
-    caller: Caller,
-) -> Result<HttpResponse, ApiError> {
-    let object = existing(target)?;
-    run(state, move |s| {
-        s.uploads().terminate(&caller, target.collection, object)
+pub(crate) async fn terminate(call: UploadCall<'_>) -> Result<HttpResponse, ApiError> {
+    let object = existing(call.target)?;
+    run(call.state, move |s| {
+        s.uploads()
+            .terminate(&call.caller, call.target.collection, object)
     })
     .await?;
     Ok(HttpResponse::NoContent().finish())
@@ -426,14 +439,11 @@ fn checksum(req: &HttpRequest) -> Result<Option<PatchChecksum>, ApiError> {
         TusErrors,
     )
 )]
-pub(crate) async fn head(
-    target: UploadTarget,
-    state: &AppState,
-    caller: Caller,
-) -> Result<HttpResponse, ApiError> {
-    let object = existing(target)?;
-    let upload = run(state, move |s| {
-        s.uploads().status(&caller, target.collection, object)
+pub(crate) async fn head(call: UploadCall<'_>) -> Result<HttpResponse, ApiError> {
+    let object = existing(call.target)?;
+    let upload = run(call.state, move |s| {
+        s.uploads()
+            .status(&call.caller, call.target.collection, object)
     })
     .await?;
     Ok(HttpResponse::Ok()
@@ -466,29 +476,23 @@ pub(crate) async fn head(
         TusErrors,
     )
 )]
-pub(crate) async fn patch(
-    req: &HttpRequest,
-    target: UploadTarget,
-    payload: web::Payload,
-    state: &AppState,
-    caller: Caller,
-) -> Result<HttpResponse, ApiError> {
-    let object = existing(target)?;
-    if content_type(req) != Some(OFFSET_OCTET_STREAM) {
+pub(crate) async fn patch(call: UploadCall<'_>) -> Result<HttpResponse, ApiError> {
+    let object = existing(call.target)?;
+    if content_type(call.req) != Some(OFFSET_OCTET_STREAM) {
         return Err(ApiError::UnsupportedMediaType(format!(
             "a PATCH body must be {OFFSET_OCTET_STREAM}"
         )));
     }
     let offset = parse_byte_count(
-        header_str(req, "Upload-Offset")?
+        header_str(call.req, "Upload-Offset")?
             .ok_or_else(|| ApiError::BadRequest("Upload-Offset is required".into()))?,
         "Upload-Offset",
     )?;
-    let checksum = checksum(req)?;
-    let collection = target.collection;
-    let done: AppendDone = with_body(state, payload, move |s, body| {
+    let checksum = checksum(call.req)?;
+    let collection = call.target.collection;
+    let done: AppendDone = with_body(call.state, call.payload, move |s, body| {
         s.uploads()
-            .append(&caller, collection, object, offset, checksum, body)
+            .append(&call.caller, collection, object, offset, checksum, body)
     })
     .await??;
     Ok(HttpResponse::build(StatusCode::NO_CONTENT)

@@ -6,28 +6,21 @@
 use std::pin::Pin;
 
 use actix_multipart::{Field, Multipart};
+use actix_web::HttpResponse;
 use actix_web::http::header;
-use actix_web::{HttpRequest, HttpResponse, web};
 use futures_core::Stream;
-use medialib_domain::{Caller, IdOrZero, ObjectPatch};
-use medialib_ports::services::UploadTarget;
-use serde::Serialize;
+use medialib_domain::{IdOrZero, ObjectPatch};
 
 use crate::apidoc::media::{CreatedUpload, TusErrors, UploadPath};
 use crate::blocking::run;
 use crate::error::ApiError;
-use crate::state::AppState;
 use crate::transfer::with_body;
+use crate::upload::{Created, UploadCall};
 
 /// The largest value of a text field, in bytes (a description is at most 64 Ki characters).
 const MAX_FIELD: usize = 256 * 1024;
 /// The most text fields a form may carry.
 const MAX_FIELDS: usize = 64;
-
-#[derive(Serialize)]
-struct Created {
-    uuid: String,
-}
 
 async fn next<S: Stream + Unpin>(stream: &mut S) -> Option<S::Item> {
     std::future::poll_fn(|cx| Pin::new(&mut *stream).poll_next(cx)).await
@@ -94,20 +87,15 @@ async fn fields_until_file(
         TusErrors,
     )
 )]
-pub(crate) async fn put(
-    req: &HttpRequest,
-    target: UploadTarget,
-    payload: web::Payload,
-    state: &AppState,
-    caller: Caller,
-) -> Result<HttpResponse, ApiError> {
-    if target.object != IdOrZero::Zero {
+pub(crate) async fn put(call: UploadCall<'_>) -> Result<HttpResponse, ApiError> {
+    if call.target.object != IdOrZero::Zero {
         return Err(ApiError::BadRequest(
             "the one-shot PUT creates a new object: use …/o/0/ (tus POST replaces an object's media)"
                 .into(),
         ));
     }
-    let is_form = req
+    let is_form = call
+        .req
         .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -117,7 +105,7 @@ pub(crate) async fn put(
             "the one-shot PUT takes multipart/form-data with a `file` part".into(),
         ));
     }
-    let mut form = Multipart::new(req.headers(), payload);
+    let mut form = Multipart::new(call.req.headers(), call.payload);
     let mut before = Vec::new();
     let Some(mut file) = fields_until_file(&mut form, &mut before).await? else {
         return Err(ApiError::BadRequest("the form has no `file` part".into()));
@@ -126,12 +114,15 @@ pub(crate) async fn put(
         .content_disposition()
         .and_then(|d| d.get_filename())
         .map(str::to_owned);
-    let collection = target.collection;
-    let id = with_body(state, &mut file, move |s, body| {
-        s.uploads()
-            .put_file(&caller, collection, filename.as_deref(), body, &mut || {
-                std::mem::take(&mut before)
-            })
+    let collection = call.target.collection;
+    let id = with_body(call.state, &mut file, move |s, body| {
+        s.uploads().put_file(
+            &call.caller,
+            collection,
+            filename.as_deref(),
+            body,
+            &mut || std::mem::take(&mut before),
+        )
     })
     .await??;
     // Fields after the file update the object it made.
@@ -145,8 +136,8 @@ pub(crate) async fn put(
     if !after.is_empty() {
         let patch =
             ObjectPatch::from_fields(&after).map_err(|e| ApiError::BadRequest(e.to_string()))?;
-        run(state, move |s| {
-            s.media().update_object(&caller, collection, id, patch)
+        run(call.state, move |s| {
+            s.media().update_object(&call.caller, collection, id, patch)
         })
         .await?;
     }
@@ -155,7 +146,7 @@ pub(crate) async fn put(
             header::LOCATION,
             format!(
                 "{}/api/describe/c/{collection}/o/{id}",
-                state.config().base_url
+                call.state.config().base_url
             ),
         ))
         .json(Created {
