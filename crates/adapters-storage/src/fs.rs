@@ -13,7 +13,7 @@ use std::time::{Duration, Instant, UNIX_EPOCH};
 use medialib_domain::Timestamp;
 use medialib_domain::media::{ByteSpan, StorageKey};
 use medialib_ports::{
-    AppendStop, Appended, Checkpoint, MediaStorage, ObjectInfo, Reading, Staging, StorageError,
+    Append, AppendStop, Appended, MediaStorage, ObjectInfo, Reading, Staging, StorageError,
 };
 use serde::{Deserialize, Serialize};
 
@@ -100,12 +100,15 @@ impl FileStorage {
 
     fn try_append(
         &self,
-        staging: &Staging,
-        offset: u64,
-        body: &mut dyn Read,
-        checkpoint: &mut Checkpoint<'_>,
+        append: Append<'_>,
         durable: &mut u64,
     ) -> Result<Option<AppendStop>, StorageError> {
+        let Append {
+            staging,
+            offset,
+            body,
+            checkpoint,
+        } = append;
         let state = Self::parse_state(staging)?;
         if offset > state.length {
             return Err(StorageError::Corrupt(format!(
@@ -340,15 +343,10 @@ impl MediaStorage for FileStorage {
         })
     }
 
-    fn append(
-        &self,
-        staging: &Staging,
-        offset: u64,
-        body: &mut dyn Read,
-        checkpoint: &mut Checkpoint<'_>,
-    ) -> Appended {
-        let mut durable = offset;
-        let stopped = match self.try_append(staging, offset, body, checkpoint, &mut durable) {
+    fn append(&self, append: Append<'_>) -> Appended {
+        let staging = append.staging;
+        let mut durable = append.offset;
+        let stopped = match self.try_append(append, &mut durable) {
             Ok(stopped) => stopped,
             Err(e) => Some(AppendStop::Storage(e)),
         };
