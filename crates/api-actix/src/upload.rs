@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use crate::api::{collection_id, path_id};
 use crate::apidoc::media::{
-    CreatedUpload, TusCreate, TusErrors, TusPatch, TusVersion, UploadInProgressPath, UploadPath,
+    TusCreate, TusErrors, TusPatch, TusVersion, UploadInProgressPath, UploadPath,
 };
 use crate::auth::{optional_caller, presented_token, required_caller};
 use crate::blocking::run;
@@ -298,9 +298,11 @@ async fn options(
         }))
 }
 
-/// The body of a `201 Created` upload: the object's UUID.
-#[derive(Serialize)]
+/// `{"uuid"}` of a created object.
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = CreatedUpload)]
 pub(crate) struct Created {
+    /// The object the upload stores its media in.
     pub(crate) uuid: String,
 }
 
@@ -318,7 +320,7 @@ pub(crate) struct Created {
     tag = "upload",
     params(UploadPath, TusCreate),
     responses(
-        (status = 201, description = "Created; `Location` is the upload's URL.", body = CreatedUpload,
+        (status = 201, description = "Created; `Location` is the upload's URL.", body = Created,
             headers(
                 ("Location" = String, description = "The upload's URL (HEAD, PATCH, DELETE)."),
                 ("Upload-Offset" = String, description = "Bytes stored so far."),

@@ -11,7 +11,7 @@ use actix_web::http::header;
 use futures_core::Stream;
 use medialib_domain::{IdOrZero, ObjectPatch};
 
-use crate::apidoc::media::{CreatedUpload, TusErrors, UploadPath};
+use crate::apidoc::media::{TusErrors, UploadPath};
 use crate::blocking::run;
 use crate::error::ApiError;
 use crate::transfer::with_body;
@@ -83,7 +83,7 @@ async fn fields_until_file(
     request_body(content = String, content_type = "multipart/form-data",
         description = "A `file` part and the describe fields."),
     responses(
-        (status = 201, description = "Stored; the new object's UUID.", body = CreatedUpload),
+        (status = 201, description = "Stored; the new object's UUID.", body = Created),
         TusErrors,
     )
 )]
