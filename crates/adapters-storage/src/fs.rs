@@ -103,13 +103,8 @@ impl FileStorage {
         append: Append<'_>,
         durable: &mut u64,
     ) -> Result<Option<AppendStop>, StorageError> {
-        let Append {
-            staging,
-            offset,
-            body,
-            checkpoint,
-        } = append;
-        let state = Self::parse_state(staging)?;
+        let offset = append.offset;
+        let state = Self::parse_state(append.staging)?;
         if offset > state.length {
             return Err(StorageError::Corrupt(format!(
                 "offset {offset} is past the upload's length {}",
@@ -141,7 +136,7 @@ impl FileStorage {
             let (n, failed) = if want == 0 {
                 (0, None)
             } else {
-                read_full(body, &mut buf[..want])
+                read_full(append.body, &mut buf[..want])
             };
             file.write_all(&buf[..n]).map_err(io_error)?;
             written += n as u64;
@@ -156,7 +151,7 @@ impl FileStorage {
             {
                 file.sync_data().map_err(io_error)?;
                 *durable = written;
-                if !checkpoint(staging, written) {
+                if !(append.checkpoint)(append.staging, written) {
                     return Ok(Some(AppendStop::Checkpoint));
                 }
                 checkpointed = true;
@@ -167,7 +162,7 @@ impl FileStorage {
             }
             if ended {
                 let more = if written == state.length {
-                    sends_more(body)
+                    sends_more(append.body)
                 } else {
                     None
                 };
