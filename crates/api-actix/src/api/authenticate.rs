@@ -5,7 +5,7 @@ use medialib_domain::Action;
 use medialib_domain::object::bool_str;
 use serde::Serialize;
 
-use super::{Answer, Call, Public, Resource, is_read, not_implemented};
+use super::{Answer, Call, Public, Resource, answer};
 use crate::apidoc::responses::Unavailable;
 use crate::auth::optional_caller;
 use crate::error::ApiError;
@@ -25,10 +25,7 @@ impl Resource for Authenticate {
     }
 
     async fn answer(call: Call<'_>, (): ()) -> Answer {
-        match &call.input.method {
-            m if is_read(m) => read(&call).await,
-            _ => Err(not_implemented(Self::ALLOW)),
-        }
+        answer!(call, (), read => read)
     }
 }
 
@@ -58,7 +55,7 @@ struct AuthenticateRecord {
         (status = 503, response = Unavailable),
     )
 )]
-pub(crate) async fn read(call: &Call<'_>) -> Answer {
+pub(crate) async fn read(call: &Call<'_>, (): ()) -> Answer {
     call.only(&[])?;
     let authenticated = match optional_caller(call.state, call.req).await {
         Ok(c) => c.is_some(),

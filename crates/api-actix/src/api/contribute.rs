@@ -4,7 +4,7 @@
 use actix_web::HttpResponse;
 use medialib_domain::{Action, ObjectId};
 
-use super::{Answer, Call, PathIds, Resource, is_read, not_implemented, path_real_id};
+use super::{Answer, Call, PathIds, Resource, answer, path_real_id};
 use crate::apidoc::responses::HiddenReadErrors;
 use crate::apidoc::schemas::ObjectOnly;
 use crate::blocking::run;
@@ -35,10 +35,7 @@ impl Resource for Contribute {
     }
 
     async fn answer(call: Call<'_>, path: ObjectPath) -> Answer {
-        match call.input.method {
-            ref m if is_read(m) => list(&call, path).await,
-            _ => Err(not_implemented(Self::ALLOW)),
-        }
+        answer!(call, path, read => list)
     }
 }
 

@@ -2,12 +2,11 @@
 //! `action=reprocess`), removing it (DELETE).
 
 use actix_web::HttpResponse;
-use actix_web::http::Method;
 use medialib_domain::Action;
 use medialib_ports::services::{MediaFailed, MediaView};
 use serde::Serialize;
 
-use super::{Answer, Call, MemberPath, Resource, is_read, not_implemented};
+use super::{Answer, Call, MemberPath, Resource, answer};
 use crate::apidoc::responses::{ReadErrors, WriteErrors};
 use crate::apidoc::schemas::{CollectionObjectId, ErrorBody, MediaActionForm};
 use crate::blocking::run;
@@ -25,12 +24,7 @@ impl Resource for Media {
     }
 
     async fn answer(call: Call<'_>, path: MemberPath) -> Answer {
-        match call.input.method {
-            ref m if is_read(m) => read(&call, path).await,
-            Method::POST => reprocess(&call, path).await,
-            Method::DELETE => remove(&call, path).await,
-            _ => Err(not_implemented(Self::ALLOW)),
-        }
+        answer!(call, path, read => read, POST => reprocess, DELETE => remove)
     }
 }
 
