@@ -1,7 +1,6 @@
 //! `authenticate` (spec §4.7): whether the caller's token is good; never fails on a bad one.
 
 use actix_web::HttpResponse;
-use medialib_domain::Action;
 use medialib_domain::object::bool_str;
 use serde::Serialize;
 
@@ -19,10 +18,6 @@ impl Resource for Authenticate {
     const ALLOW: &'static str = "GET, HEAD, OPTIONS";
     const PUBLIC: Public = Public::All;
     type Path = ();
-
-    fn writes((): ()) -> Option<Action> {
-        None
-    }
 
     async fn answer(call: Call<'_>, (): ()) -> Answer {
         answer!(call, (), read => read)

@@ -69,10 +69,6 @@ impl Resource for CatalogShort {
     const ALLOW: &'static str = "GET, HEAD, OPTIONS";
     type Path = CollectionPath;
 
-    fn writes(_: CollectionPath) -> Option<Action> {
-        None
-    }
-
     async fn answer(call: Call<'_>, path: CollectionPath) -> Answer {
         answer!(call, path, read => list_short)
     }

@@ -2,7 +2,7 @@
 //! the object is a member of it.
 
 use actix_web::HttpResponse;
-use medialib_domain::{Action, ObjectId};
+use medialib_domain::ObjectId;
 
 use super::{Answer, Call, PathIds, Resource, answer, path_real_id};
 use crate::apidoc::responses::HiddenReadErrors;
@@ -29,10 +29,6 @@ impl PathIds for ObjectPath {
 impl Resource for Contribute {
     const ALLOW: &'static str = "GET, HEAD, OPTIONS";
     type Path = ObjectPath;
-
-    fn writes(_: ObjectPath) -> Option<Action> {
-        None
-    }
 
     async fn answer(call: Call<'_>, path: ObjectPath) -> Answer {
         answer!(call, path, read => list)

@@ -120,8 +120,10 @@ pub(crate) trait Resource {
     type Path: PathIds;
 
     /// What the path's writes would do, which OPTIONS asks the gate about (see [`options`]);
-    /// `None` for a path whose writes the gate does not guard, or that has none.
-    fn writes(path: Self::Path) -> Option<Action>;
+    /// `None` (the default) for a path whose writes the gate does not guard, or that has none.
+    fn writes(_: Self::Path) -> Option<Action> {
+        None
+    }
 
     /// Answers a call that is not OPTIONS; a method the path does not offer is a 501.
     async fn answer(call: Call<'_>, path: Self::Path) -> Answer;
