@@ -8,7 +8,7 @@ use medialib_domain::media::{
     BadUploadHeader, PatchChecksum, PatchRefused, UploadDescription, UploadNotAdmitted,
     parse_byte_count,
 };
-use medialib_domain::{Caller, IdOrZero, ObjectId, Timestamp};
+use medialib_domain::{IdOrZero, ObjectId, Timestamp};
 use medialib_ports::StorageError;
 use medialib_ports::services::{
     AppendDone, AppendFailed, BeginUploadFailed, PutFileFailed, UploadLookupFailed, UploadTarget,
@@ -24,6 +24,7 @@ use crate::blocking::run;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::transfer::with_body;
+use crate::upload_form::{Created, UploadCall};
 
 /// The methods of an upload path.
 const ALLOW: &str = "HEAD, POST, PUT, PATCH, DELETE, OPTIONS";
@@ -241,20 +242,6 @@ async fn answer(
     }
 }
 
-/// An authenticated call to an upload path, as every method of it receives it.
-pub(crate) struct UploadCall<'a> {
-    /// The request (its headers).
-    pub(crate) req: &'a HttpRequest,
-    /// The path's collection and object (or `0`).
-    pub(crate) target: UploadTarget,
-    /// The body, not yet read.
-    pub(crate) payload: web::Payload,
-    /// The application.
-    pub(crate) state: &'a AppState,
-    /// Who is calling.
-    pub(crate) caller: Caller,
-}
-
 #[derive(Serialize)]
 struct OptionsBody {
     methods: Vec<&'static str>,
@@ -296,14 +283,6 @@ async fn options(
             authenticated: medialib_domain::object::bool_str(caller.is_some()),
             proceed: medialib_domain::object::bool_str(proceed),
         }))
-}
-
-/// `{"uuid"}` of a created object.
-#[derive(Serialize, utoipa::ToSchema)]
-#[schema(as = CreatedUpload)]
-pub(crate) struct Created {
-    /// The object the upload stores its media in.
-    pub(crate) uuid: String,
 }
 
 /// Start an upload (tus creation).

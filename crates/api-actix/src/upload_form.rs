@@ -6,21 +6,46 @@
 use std::pin::Pin;
 
 use actix_multipart::{Field, Multipart};
-use actix_web::HttpResponse;
 use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse, web};
 use futures_core::Stream;
-use medialib_domain::{IdOrZero, ObjectPatch};
+use medialib_domain::{Caller, IdOrZero, ObjectPatch};
+use medialib_ports::services::UploadTarget;
+use serde::Serialize;
 
 use crate::apidoc::media::{TusErrors, UploadPath};
 use crate::blocking::run;
 use crate::error::ApiError;
+use crate::state::AppState;
 use crate::transfer::with_body;
-use crate::upload::{Created, UploadCall};
 
 /// The largest value of a text field, in bytes (a description is at most 64 Ki characters).
 const MAX_FIELD: usize = 256 * 1024;
 /// The most text fields a form may carry.
 const MAX_FIELDS: usize = 64;
+
+/// An authenticated call to an upload path, as every method of it receives it (here, so
+/// that `upload.rs`, which dispatches to the one-shot PUT, stays above this module).
+pub(crate) struct UploadCall<'a> {
+    /// The request (its headers).
+    pub(crate) req: &'a HttpRequest,
+    /// The path's collection and object (or `0`).
+    pub(crate) target: UploadTarget,
+    /// The body, not yet read.
+    pub(crate) payload: web::Payload,
+    /// The application.
+    pub(crate) state: &'a AppState,
+    /// Who is calling.
+    pub(crate) caller: Caller,
+}
+
+/// `{"uuid"}` of a created object.
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = CreatedUpload)]
+pub(crate) struct Created {
+    /// The object the upload stores its media in.
+    pub(crate) uuid: String,
+}
 
 async fn next<S: Stream + Unpin>(stream: &mut S) -> Option<S::Item> {
     std::future::poll_fn(|cx| Pin::new(&mut *stream).poll_next(cx)).await
