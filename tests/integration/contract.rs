@@ -36,8 +36,8 @@ use medialib_ports::{
     PurgeReport, RevokeOutcome, Store,
 };
 use medialib_ports::{
-    Credentials, PendingSignIn, RedirectCallback, RedirectStart, SignInMethod, SsoError,
-    SsoIdentity, SsoProvider, StoredPendingSignIn,
+    PendingSignIn, RedirectCallback, RedirectStart, SignInMethod, SsoError, SsoIdentity,
+    SsoProvider, StoredPendingSignIn,
 };
 
 /// One backend, migrated, under the harness of the use-case tests
@@ -1924,9 +1924,6 @@ mod cases {
     impl SsoProvider for FakeRedirect {
         fn method(&self) -> SignInMethod {
             SignInMethod::Redirect
-        }
-        fn authenticate(&self, _: Credentials<'_>, _: Timestamp) -> Result<SsoIdentity, SsoError> {
-            Err(SsoError::Unsupported)
         }
         fn begin_redirect(&self, _: Timestamp) -> Result<RedirectStart, SsoError> {
             let r = || Secret::new(TokenKind::LoginForm.mint(rand::random()).0.expose());

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use medialib_domain::Timestamp;
 use medialib_domain::media::{ByteSpan, StorageKey};
 use medialib_ports::{
-    AppendStop, Appended, Checkpoint, MediaStorage, ObjectInfo, Reading, Staging, StorageError,
+    Append, AppendStop, Appended, MediaStorage, ObjectInfo, Reading, Staging, StorageError,
 };
 
 /// Media bytes in memory.
@@ -201,18 +201,14 @@ impl MediaStorage for MemoryStorage {
         })
     }
 
-    fn append(
-        &self,
-        staging: &Staging,
-        offset: u64,
-        body: &mut dyn Read,
-        checkpoint: &mut Checkpoint<'_>,
-    ) -> Appended {
-        let stop = |offset, why| Appended {
-            staging: staging.clone(),
+    fn append(&self, append: Append<'_>) -> Appended {
+        let Append {
+            staging,
             offset,
-            stopped: Some(why),
-        };
+            body,
+            checkpoint,
+        } = append;
+        let stop = |offset, why| Append::stopped(staging, offset, why);
         if let Err(e) = self.up() {
             return stop(offset, AppendStop::Storage(e));
         }

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant, UNIX_EPOCH};
 use medialib_domain::Timestamp;
 use medialib_domain::media::{ByteSpan, StorageKey};
 use medialib_ports::{
-    AppendStop, Appended, Checkpoint, MediaStorage, ObjectInfo, Reading, Staging, StorageError,
+    Append, AppendStop, Appended, MediaStorage, ObjectInfo, Reading, Staging, StorageError,
 };
 use serde::{Deserialize, Serialize};
 
@@ -165,13 +165,11 @@ impl FileStorage {
 
     fn try_append(
         &self,
-        staging: &Staging,
-        offset: u64,
-        body: &mut dyn Read,
-        checkpoint: &mut Checkpoint<'_>,
+        append: Append<'_>,
         durable: &mut u64,
     ) -> Result<Option<AppendStop>, StorageError> {
-        let state = Self::parse_state(staging)?;
+        let offset = append.offset;
+        let state = Self::parse_state(append.staging)?;
         if offset > state.length {
             return Err(StorageError::Corrupt(format!(
                 "offset {offset} is past the upload's length {}",
@@ -203,7 +201,7 @@ impl FileStorage {
             let (n, failed) = if want == 0 {
                 (0, None)
             } else {
-                read_full(body, &mut buf[..want])
+                read_full(append.body, &mut buf[..want])
             };
             staged.write_at(&buf[..n], written).map_err(io_error)?;
             written += n as u64;
@@ -222,7 +220,7 @@ impl FileStorage {
             {
                 staged.file().sync_data().map_err(io_error)?;
                 *durable = written;
-                if !checkpoint(staging, written) {
+                if !(append.checkpoint)(append.staging, written) {
                     return Ok(Some(AppendStop::Checkpoint));
                 }
                 checkpointed = true;
@@ -233,7 +231,7 @@ impl FileStorage {
             }
             if ended {
                 let more = if written == state.length {
-                    sends_more(body)
+                    sends_more(append.body)
                 } else {
                     None
                 };
@@ -409,15 +407,10 @@ impl MediaStorage for FileStorage {
         })
     }
 
-    fn append(
-        &self,
-        staging: &Staging,
-        offset: u64,
-        body: &mut dyn Read,
-        checkpoint: &mut Checkpoint<'_>,
-    ) -> Appended {
-        let mut durable = offset;
-        let stopped = match self.try_append(staging, offset, body, checkpoint, &mut durable) {
+    fn append(&self, append: Append<'_>) -> Appended {
+        let staging = append.staging;
+        let mut durable = append.offset;
+        let stopped = match self.try_append(append, &mut durable) {
             Ok(stopped) => stopped,
             Err(e) => Some(AppendStop::Storage(e)),
         };

@@ -14,7 +14,7 @@ use std::io::Read as _;
 
 use common::{Body, Fixture, MIB, append, bytes, key, read_all, sha256};
 use medialib_domain::media::ByteSpan;
-use medialib_ports::{AppendStop, StorageError};
+use medialib_ports::{Append, AppendStop, StorageError};
 
 fn span(start: u64, len: u64) -> Option<ByteSpan> {
     Some(ByteSpan::new(start, len).unwrap())
@@ -181,24 +181,24 @@ fn an_append_re_run_from_an_older_offset_overwrites(f: &Fixture) {
     // A failed append of other bytes (a whole part's worth, then a tail) whose checkpoints
     // the caller refused: the store holds bytes past 1000 that nobody recorded.
     let garbage = bytes(7 * MIB, 99);
-    let lost = s.append(
-        &first.staging,
-        1000,
-        &mut Body::new(&garbage),
-        &mut |_, _| false,
-    );
+    let lost = s.append(Append {
+        staging: &first.staging,
+        offset: 1000,
+        body: &mut Body::new(&garbage),
+        checkpoint: &mut |_, _| false,
+    });
     assert!(
         matches!(lost.stopped, Some(AppendStop::Checkpoint)),
         "{:?}",
         lost.stopped
     );
     // And one cut by the client.
-    let cut = s.append(
-        &first.staging,
-        1000,
-        &mut Body::new(&garbage).failing_after(3 * MIB),
-        &mut |_, _| true,
-    );
+    let cut = s.append(Append {
+        staging: &first.staging,
+        offset: 1000,
+        body: &mut Body::new(&garbage).failing_after(3 * MIB),
+        checkpoint: &mut |_, _| true,
+    });
     assert!(matches!(cut.stopped, Some(AppendStop::Body(_))));
     // Re-run from the recorded offset with the right bytes.
     let (rest, _) = append(s, &first.staging, 1000, &mut Body::new(&data[1000..]));
@@ -214,9 +214,14 @@ fn a_refused_checkpoint_stops_the_append(f: &Fixture) {
     let staging = s.stage(&k, data.len() as u64).unwrap();
     let mut body = Body::new(&data);
     let mut calls = 0;
-    let done = s.append(&staging, 0, &mut body, &mut |_, _| {
-        calls += 1;
-        false
+    let done = s.append(Append {
+        staging: &staging,
+        offset: 0,
+        body: &mut body,
+        checkpoint: &mut |_, _| {
+            calls += 1;
+            false
+        },
     });
     assert!(
         matches!(done.stopped, Some(AppendStop::Checkpoint)),

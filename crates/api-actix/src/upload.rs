@@ -8,7 +8,7 @@ use medialib_domain::media::{
     BadUploadHeader, PatchChecksum, PatchRefused, UploadDescription, UploadNotAdmitted,
     parse_byte_count,
 };
-use medialib_domain::{Caller, IdOrZero, ObjectId, Timestamp};
+use medialib_domain::{IdOrZero, ObjectId, Timestamp};
 use medialib_ports::StorageError;
 use medialib_ports::services::{
     AppendDone, AppendFailed, BeginUploadFailed, PutFileFailed, UploadLookupFailed, UploadTarget,
@@ -17,13 +17,14 @@ use serde::Serialize;
 
 use crate::api::{collection_id, path_id};
 use crate::apidoc::media::{
-    CreatedUpload, TusCreate, TusErrors, TusPatch, TusVersion, UploadInProgressPath, UploadPath,
+    TusCreate, TusErrors, TusPatch, TusVersion, UploadInProgressPath, UploadPath,
 };
 use crate::auth::{optional_caller, presented_token, required_caller};
 use crate::blocking::run;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::transfer::with_body;
+use crate::upload_form::{Created, UploadCall};
 
 /// The methods of an upload path.
 const ALLOW: &str = "HEAD, POST, PUT, PATCH, DELETE, OPTIONS";
@@ -219,19 +220,24 @@ async fn answer(
     if !ALLOW.split(", ").any(|m| m == method.as_str()) {
         return Err(ApiError::MethodNotImplemented { allow: ALLOW });
     }
-    let caller = required_caller(state, req).await?.caller();
-    let target = target(path)?;
+    let call = UploadCall {
+        caller: required_caller(state, req).await?.caller(),
+        target: target(path)?,
+        req,
+        payload,
+        state,
+    };
     if method == Method::PUT {
-        return crate::upload_form::put(req, target, payload, state, caller).await;
+        return crate::upload_form::put(call).await;
     }
     if header_str(req, "Tus-Resumable")? != Some("1.0.0") {
         return Err(ApiError::TusVersion);
     }
     match method {
-        Method::POST => create(req, target, payload, state, caller).await,
-        Method::HEAD => head(target, state, caller).await,
-        Method::PATCH => patch(req, target, payload, state, caller).await,
-        Method::DELETE => terminate(target, state, caller).await,
+        Method::POST => create(call).await,
+        Method::HEAD => head(call).await,
+        Method::PATCH => patch(call).await,
+        Method::DELETE => terminate(call).await,
         _ => Err(ApiError::MethodNotImplemented { allow: ALLOW }),
     }
 }
@@ -279,11 +285,6 @@ async fn options(
         }))
 }
 
-#[derive(Serialize)]
-struct Created {
-    uuid: String,
-}
-
 /// Start an upload (tus creation).
 ///
 /// Needs `admin` on the collection and a token with `write`. On `…/o/0` it creates a new
@@ -298,7 +299,7 @@ struct Created {
     tag = "upload",
     params(UploadPath, TusCreate),
     responses(
-        (status = 201, description = "Created; `Location` is the upload's URL.", body = CreatedUpload,
+        (status = 201, description = "Created; `Location` is the upload's URL.", body = Created,
             headers(
                 ("Location" = String, description = "The upload's URL (HEAD, PATCH, DELETE)."),
                 ("Upload-Offset" = String, description = "Bytes stored so far."),
@@ -307,46 +308,42 @@ struct Created {
         TusErrors,
     )
 )]
-pub(crate) async fn create(
-    req: &HttpRequest,
-    target: UploadTarget,
-    payload: web::Payload,
-    state: &AppState,
-    caller: Caller,
-) -> Result<HttpResponse, ApiError> {
-    if header_str(req, "Upload-Defer-Length")?.is_some() {
+pub(crate) async fn create(call: UploadCall<'_>) -> Result<HttpResponse, ApiError> {
+    if header_str(call.req, "Upload-Defer-Length")?.is_some() {
         return Err(ApiError::BadRequest(
             "Upload-Defer-Length is not supported: send Upload-Length".into(),
         ));
     }
     let length = parse_byte_count(
-        header_str(req, "Upload-Length")?
+        header_str(call.req, "Upload-Length")?
             .ok_or_else(|| ApiError::BadRequest("Upload-Length is required".into()))?,
         "Upload-Length",
     )?;
-    let description = UploadDescription::from_tus_metadata(header_str(req, "Upload-Metadata")?)
-        .map_err(|e| ApiError::BadRequest(e.to_string()))?;
-    let has_body = content_type(req) == Some(OFFSET_OCTET_STREAM);
-    let checksum = checksum(req)?;
-    let upload = run(state, move |s| {
-        s.uploads().begin(&caller, target, length, description)
+    let description =
+        UploadDescription::from_tus_metadata(header_str(call.req, "Upload-Metadata")?)
+            .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let has_body = content_type(call.req) == Some(OFFSET_OCTET_STREAM);
+    let checksum = checksum(call.req)?;
+    let upload = run(call.state, move |s| {
+        s.uploads()
+            .begin(&call.caller, call.target, length, description)
     })
     .await?;
     let object = upload.object;
     let location = format!(
         "{}/api/upload/c/{}/o/{object}/",
-        state.config().base_url,
-        target.collection
+        call.state.config().base_url,
+        call.target.collection
     );
     let mut offset = 0;
     let mut expires = upload.progress.expires;
     if has_body || length == 0 {
         // A failed first PATCH leaves the upload created: the client resumes it with HEAD.
         // An empty upload is complete at once.
-        let collection = target.collection;
-        let done = with_body(state, payload, move |s, body| {
+        let collection = call.target.collection;
+        let done = with_body(call.state, call.payload, move |s, body| {
             s.uploads()
-                .append(&caller, collection, object, 0, checksum, body)
+                .append(&call.caller, collection, object, 0, checksum, body)
         })
         .await?;
         if let Ok(done) = done {
@@ -381,14 +378,11 @@ pub(crate) async fn create(
         TusErrors,
     )
 )]
-pub(crate) async fn terminate(
-    target: UploadTarget,
-    state: &AppState,
-    caller: Caller,
-) -> Result<HttpResponse, ApiError> {
-    let object = existing(target)?;
-    run(state, move |s| {
-        s.uploads().terminate(&caller, target.collection, object)
+pub(crate) async fn terminate(call: UploadCall<'_>) -> Result<HttpResponse, ApiError> {
+    let object = existing(call.target)?;
+    run(call.state, move |s| {
+        s.uploads()
+            .terminate(&call.caller, call.target.collection, object)
     })
     .await?;
     Ok(HttpResponse::NoContent().finish())
@@ -426,14 +420,11 @@ fn checksum(req: &HttpRequest) -> Result<Option<PatchChecksum>, ApiError> {
         TusErrors,
     )
 )]
-pub(crate) async fn head(
-    target: UploadTarget,
-    state: &AppState,
-    caller: Caller,
-) -> Result<HttpResponse, ApiError> {
-    let object = existing(target)?;
-    let upload = run(state, move |s| {
-        s.uploads().status(&caller, target.collection, object)
+pub(crate) async fn head(call: UploadCall<'_>) -> Result<HttpResponse, ApiError> {
+    let object = existing(call.target)?;
+    let upload = run(call.state, move |s| {
+        s.uploads()
+            .status(&call.caller, call.target.collection, object)
     })
     .await?;
     Ok(HttpResponse::Ok()
@@ -466,29 +457,23 @@ pub(crate) async fn head(
         TusErrors,
     )
 )]
-pub(crate) async fn patch(
-    req: &HttpRequest,
-    target: UploadTarget,
-    payload: web::Payload,
-    state: &AppState,
-    caller: Caller,
-) -> Result<HttpResponse, ApiError> {
-    let object = existing(target)?;
-    if content_type(req) != Some(OFFSET_OCTET_STREAM) {
+pub(crate) async fn patch(call: UploadCall<'_>) -> Result<HttpResponse, ApiError> {
+    let object = existing(call.target)?;
+    if content_type(call.req) != Some(OFFSET_OCTET_STREAM) {
         return Err(ApiError::UnsupportedMediaType(format!(
             "a PATCH body must be {OFFSET_OCTET_STREAM}"
         )));
     }
     let offset = parse_byte_count(
-        header_str(req, "Upload-Offset")?
+        header_str(call.req, "Upload-Offset")?
             .ok_or_else(|| ApiError::BadRequest("Upload-Offset is required".into()))?,
         "Upload-Offset",
     )?;
-    let checksum = checksum(req)?;
-    let collection = target.collection;
-    let done: AppendDone = with_body(state, payload, move |s, body| {
+    let checksum = checksum(call.req)?;
+    let collection = call.target.collection;
+    let done: AppendDone = with_body(call.state, call.payload, move |s, body| {
         s.uploads()
-            .append(&caller, collection, object, offset, checksum, body)
+            .append(&call.caller, collection, object, offset, checksum, body)
     })
     .await??;
     Ok(HttpResponse::build(StatusCode::NO_CONTENT)

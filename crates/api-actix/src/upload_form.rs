@@ -13,7 +13,7 @@ use medialib_domain::{Caller, IdOrZero, ObjectPatch};
 use medialib_ports::services::UploadTarget;
 use serde::Serialize;
 
-use crate::apidoc::media::{CreatedUpload, TusErrors, UploadPath};
+use crate::apidoc::media::{TusErrors, UploadPath};
 use crate::blocking::run;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -24,9 +24,27 @@ const MAX_FIELD: usize = 256 * 1024;
 /// The most text fields a form may carry.
 const MAX_FIELDS: usize = 64;
 
-#[derive(Serialize)]
-struct Created {
-    uuid: String,
+/// An authenticated call to an upload path, as every method of it receives it (here, so
+/// that `upload.rs`, which dispatches to the one-shot PUT, stays above this module).
+pub(crate) struct UploadCall<'a> {
+    /// The request (its headers).
+    pub(crate) req: &'a HttpRequest,
+    /// The path's collection and object (or `0`).
+    pub(crate) target: UploadTarget,
+    /// The body, not yet read.
+    pub(crate) payload: web::Payload,
+    /// The application.
+    pub(crate) state: &'a AppState,
+    /// Who is calling.
+    pub(crate) caller: Caller,
+}
+
+/// `{"uuid"}` of a created object.
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = CreatedUpload)]
+pub(crate) struct Created {
+    /// The object the upload stores its media in.
+    pub(crate) uuid: String,
 }
 
 async fn next<S: Stream + Unpin>(stream: &mut S) -> Option<S::Item> {
@@ -90,24 +108,19 @@ async fn fields_until_file(
     request_body(content = String, content_type = "multipart/form-data",
         description = "A `file` part and the describe fields."),
     responses(
-        (status = 201, description = "Stored; the new object's UUID.", body = CreatedUpload),
+        (status = 201, description = "Stored; the new object's UUID.", body = Created),
         TusErrors,
     )
 )]
-pub(crate) async fn put(
-    req: &HttpRequest,
-    target: UploadTarget,
-    payload: web::Payload,
-    state: &AppState,
-    caller: Caller,
-) -> Result<HttpResponse, ApiError> {
-    if target.object != IdOrZero::Zero {
+pub(crate) async fn put(call: UploadCall<'_>) -> Result<HttpResponse, ApiError> {
+    if call.target.object != IdOrZero::Zero {
         return Err(ApiError::BadRequest(
             "the one-shot PUT creates a new object: use …/o/0/ (tus POST replaces an object's media)"
                 .into(),
         ));
     }
-    let is_form = req
+    let is_form = call
+        .req
         .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -117,7 +130,7 @@ pub(crate) async fn put(
             "the one-shot PUT takes multipart/form-data with a `file` part".into(),
         ));
     }
-    let mut form = Multipart::new(req.headers(), payload);
+    let mut form = Multipart::new(call.req.headers(), call.payload);
     let mut before = Vec::new();
     let Some(mut file) = fields_until_file(&mut form, &mut before).await? else {
         return Err(ApiError::BadRequest("the form has no `file` part".into()));
@@ -126,12 +139,15 @@ pub(crate) async fn put(
         .content_disposition()
         .and_then(|d| d.get_filename())
         .map(str::to_owned);
-    let collection = target.collection;
-    let id = with_body(state, &mut file, move |s, body| {
-        s.uploads()
-            .put_file(&caller, collection, filename.as_deref(), body, &mut || {
-                std::mem::take(&mut before)
-            })
+    let collection = call.target.collection;
+    let id = with_body(call.state, &mut file, move |s, body| {
+        s.uploads().put_file(
+            &call.caller,
+            collection,
+            filename.as_deref(),
+            body,
+            &mut || std::mem::take(&mut before),
+        )
     })
     .await??;
     // Fields after the file update the object it made.
@@ -145,8 +161,8 @@ pub(crate) async fn put(
     if !after.is_empty() {
         let patch =
             ObjectPatch::from_fields(&after).map_err(|e| ApiError::BadRequest(e.to_string()))?;
-        run(state, move |s| {
-            s.media().update_object(&caller, collection, id, patch)
+        run(call.state, move |s| {
+            s.media().update_object(&call.caller, collection, id, patch)
         })
         .await?;
     }
@@ -155,7 +171,7 @@ pub(crate) async fn put(
             header::LOCATION,
             format!(
                 "{}/api/describe/c/{collection}/o/{id}",
-                state.config().base_url
+                call.state.config().base_url
             ),
         ))
         .json(Created {

@@ -32,8 +32,8 @@ pub use sso::{
     SsoError, SsoIdentity, SsoProvider,
 };
 pub use storage::{
-    AppendStop, Appended, Checkpoint, MediaStorage, NoStorage, ObjectInfo, Reading, Staging,
-    StorageError,
+    Append, AppendStop, Appended, Checkpoint, MediaStorage, NoStorage, ObjectInfo, Reading,
+    Staging, StorageError,
 };
 pub use uploads::{
     Finish, MediaRecord, NewMedia, Progress, SourceFile, UploadLock, UploadRecord, UploadRepository,

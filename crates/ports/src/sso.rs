@@ -73,15 +73,7 @@ impl std::fmt::Debug for PasswordHash {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoSso;
 
-impl SsoProvider for NoSso {
-    fn authenticate(
-        &self,
-        _credentials: Credentials<'_>,
-        _now: Timestamp,
-    ) -> Result<SsoIdentity, SsoError> {
-        Err(SsoError::Unsupported)
-    }
-}
+impl SsoProvider for NoSso {}
 
 /// How the organization signs people in: the domain's type, as the provider reports it
 /// ([`SsoProvider::method`]): the password form ([`Credentials::Password`]), a redirect to
@@ -129,12 +121,15 @@ pub trait SsoProvider: Send + Sync {
         SignInMethod::PasswordForm
     }
 
-    /// Checks credentials and says who they belong to.
+    /// Checks credentials and says who they belong to. A provider that takes none (it
+    /// redirects, or none is configured) refuses every one as `Unsupported`.
     fn authenticate(
         &self,
-        credentials: Credentials<'_>,
-        now: Timestamp,
-    ) -> Result<SsoIdentity, SsoError>;
+        _credentials: Credentials<'_>,
+        _now: Timestamp,
+    ) -> Result<SsoIdentity, SsoError> {
+        Err(SsoError::Unsupported)
+    }
 
     /// Starts a redirect-based sign-in: the provider's URL and what to keep meanwhile.
     fn begin_redirect(&self, _now: Timestamp) -> Result<RedirectStart, SsoError> {

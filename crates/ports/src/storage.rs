@@ -107,6 +107,41 @@ pub struct Appended {
 /// exactly `[0, offset)`. Returning `false` stops the append ([`AppendStop::Checkpoint`]).
 pub type Checkpoint<'a> = dyn FnMut(&Staging, u64) -> bool + 'a;
 
+/// What [`MediaStorage::append`] is asked: append `body` to the staged upload `staging`,
+/// whose durable bytes end at `offset` (the offset the caller last recorded with `staging`;
+/// bytes the store holds beyond it, left by a failed append, are overwritten), calling
+/// `checkpoint` whenever a prefix is durable (at least at the end).
+pub struct Append<'a> {
+    /// The staged upload, as the caller last recorded it.
+    pub staging: &'a Staging,
+    /// Where its durable bytes end.
+    pub offset: u64,
+    /// The bytes to append.
+    pub body: &'a mut dyn Read,
+    /// Told of each durable prefix; `false` stops the append.
+    pub checkpoint: &'a mut Checkpoint<'a>,
+}
+
+impl fmt::Debug for Append<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Append")
+            .field("staging", self.staging)
+            .field("offset", &self.offset)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Append<'_> {
+    /// The answer of an append that stopped, for `why`, with its bytes durable up to `offset`.
+    pub fn stopped(staging: &Staging, offset: u64, why: AppendStop) -> Appended {
+        Appended {
+            staging: staging.clone(),
+            offset,
+            stopped: Some(why),
+        }
+    }
+}
+
 /// The media store.
 pub trait MediaStorage: Send + Sync + fmt::Debug {
     /// Where the store is, for operators (`file:///srv/media`, `s3://bucket/prefix`), with no
@@ -134,17 +169,8 @@ pub trait MediaStorage: Send + Sync + fmt::Debug {
     /// under `key`.
     fn stage(&self, key: &StorageKey, length: u64) -> Result<Staging, StorageError>;
 
-    /// Appends `body` to a staged upload whose durable bytes end at `offset` (the offset the
-    /// caller last recorded with `staging`; bytes the store holds beyond it, left by a failed
-    /// append, are overwritten). Reads `body` to its end unless something stops it; calls
-    /// `checkpoint` whenever a prefix is durable (at least at the end).
-    fn append(
-        &self,
-        staging: &Staging,
-        offset: u64,
-        body: &mut dyn Read,
-        checkpoint: &mut Checkpoint<'_>,
-    ) -> Appended;
+    /// Does what [`Append`] asks: reads its body to the end unless something stops it.
+    fn append(&self, append: Append<'_>) -> Appended;
 
     /// Stores the staged bytes `[0, length)` under the staging's key and forgets the staging.
     fn finish(&self, staging: &Staging) -> Result<ObjectInfo, StorageError>;
@@ -194,20 +220,9 @@ impl MediaStorage for NoStorage {
         Err(StorageError::Unavailable(NO_STORAGE.to_owned()))
     }
 
-    fn append(
-        &self,
-        staging: &Staging,
-        offset: u64,
-        _: &mut dyn Read,
-        _: &mut Checkpoint<'_>,
-    ) -> Appended {
-        Appended {
-            staging: staging.clone(),
-            offset,
-            stopped: Some(AppendStop::Storage(StorageError::Unavailable(
-                NO_STORAGE.to_owned(),
-            ))),
-        }
+    fn append(&self, append: Append<'_>) -> Appended {
+        let why = AppendStop::Storage(StorageError::Unavailable(NO_STORAGE.to_owned()));
+        Append::stopped(append.staging, append.offset, why)
     }
 
     fn finish(&self, _: &Staging) -> Result<ObjectInfo, StorageError> {

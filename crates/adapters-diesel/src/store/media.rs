@@ -22,7 +22,8 @@ use crate::error::DbError;
 use crate::macros::{with_conn, with_tx};
 use crate::schema::{memberships, object_properties, objects, permissions, users};
 
-/// Loads one object row (any lifecycle) and its properties.
+/// Loads one object (any lifecycle) with its properties, as the domain's value: `None` when
+/// there is no such row, `Some(Err(Corrupt))` when it does not parse.
 macro_rules! load_object {
     ($conn:ident, $id:expr) => {{
         let row: Option<ObjectRow> = objects::table
@@ -38,7 +39,7 @@ macro_rules! load_object {
                     .order(object_properties::key.asc())
                     .select((object_properties::key, object_properties::value))
                     .load($conn)?;
-                Some((row, props))
+                Some(row.into_domain(props))
             }
         }
     }};
@@ -240,7 +241,7 @@ impl MediaRepository for DieselStore {
         let found = (|| -> Result<_, DbError> {
             with_conn!(self.db, conn => { Ok(load_object!(conn, &id)) })
         })()?;
-        found.map(|(row, props)| row.into_domain(props)).transpose()
+        found.transpose()
     }
 
     fn object_by_shortcode(&self, code: &ShortCode) -> Result<Option<MediaObject>, StoreError> {
@@ -268,15 +269,10 @@ impl MediaRepository for DieselStore {
     ) -> Result<MediaObject, UpdateObjectError> {
         let key = id.to_string();
         let r: Result<Result<MediaObject, UpdateObjectError>, DbError> = with_tx!(self.db, conn => {
-            let Some((row, props)) = load_object!(conn, &key) else {
-                return Ok(Err(UpdateObjectError::NotFound));
-            };
-            if row.deleted_at.is_some() {
-                return Ok(Err(UpdateObjectError::NotFound));
-            }
-            let current = match row.into_domain(props) {
-                Ok(o) => o,
-                Err(e) => return Ok(Err(e.into())),
+            let current = match load_object!(conn, &key) {
+                Some(Ok(o)) if o.lifecycle() == Lifecycle::Live => o,
+                Some(Err(e)) => return Ok(Err(e.into())),
+                _ => return Ok(Err(UpdateObjectError::NotFound)),
             };
             let updated = match current.apply(patch.clone(), now) {
                 Ok(o) => o,
@@ -576,20 +572,16 @@ impl MediaRepository for DieselStore {
         let r: Result<Result<RestoredObject, RestoreObjectError>, DbError> = with_tx!(self.db, conn => {
             conn.lock_graph()?;
             conn.lock_object(&key)?;
-            let Some((row, props)) = load_object!(conn, &key) else {
-                return Ok(Err(RestoreObjectError::NotFound));
+            let object = match load_object!(conn, &key) {
+                Some(Ok(o)) => o,
+                Some(Err(e)) => return Ok(Err(e.into())),
+                None => return Ok(Err(RestoreObjectError::NotFound)),
             };
-            if row.deleted_at.is_none() {
+            let Lifecycle::SoftDeleted { at } = object.lifecycle() else {
                 return Ok(Err(RestoreObjectError::NotDeleted));
-            }
-            let object = match row.into_domain(props) {
-                Ok(o) => o,
-                Err(e) => return Ok(Err(e.into())),
             };
-            if let Lifecycle::SoftDeleted { at } = object.lifecycle() {
-                if purge_due(object.lifecycle(), now) {
-                    return Ok(Err(RestoreObjectError::Expired { deleted_at: at }));
-                }
+            if purge_due(object.lifecycle(), now) {
+                return Ok(Err(RestoreObjectError::Expired { deleted_at: at }));
             }
             let target = match into {
                 Some(c) => c,

@@ -33,8 +33,8 @@ use claims::{Found, id_token_claim, identity};
 
 use medialib_domain::{Secret, Timestamp};
 use medialib_ports::{
-    Credentials, PendingSignIn, RedirectCallback, RedirectStart, SignInMethod, SsoError,
-    SsoIdentity, SsoProvider,
+    PendingSignIn, RedirectCallback, RedirectStart, SignInMethod, SsoError, SsoIdentity,
+    SsoProvider,
 };
 use openidconnect::core::{
     CoreAuthDisplay, CoreAuthPrompt, CoreAuthenticationFlow, CoreClientAuthMethod,
@@ -373,14 +373,6 @@ impl SsoProvider for OidcProvider {
         SignInMethod::Redirect
     }
 
-    fn authenticate(
-        &self,
-        _credentials: Credentials<'_>,
-        _now: Timestamp,
-    ) -> Result<SsoIdentity, SsoError> {
-        Err(SsoError::Unsupported)
-    }
-
     fn begin_redirect(&self, now: Timestamp) -> Result<RedirectStart, SsoError> {
         let client = self.client(self.metadata(now, false)?);
         let state = random_token()?;
@@ -568,6 +560,7 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use medialib_ports::Credentials;
 
     fn config() -> OidcConfig {
         OidcConfig {

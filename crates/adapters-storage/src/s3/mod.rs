@@ -23,9 +23,7 @@ use futures_util::StreamExt as _;
 use futures_util::stream::BoxStream;
 use medialib_domain::media::{ByteSpan, StorageKey};
 use medialib_domain::{Secret, Timestamp};
-use medialib_ports::{
-    Appended, Checkpoint, MediaStorage, ObjectInfo, Reading, Staging, StorageError,
-};
+use medialib_ports::{Append, Appended, MediaStorage, ObjectInfo, Reading, Staging, StorageError};
 use object_store::aws::{AmazonS3, AmazonS3Builder};
 use object_store::multipart::{MultipartStore as _, PartId};
 use object_store::path::Path;
@@ -416,14 +414,8 @@ impl MediaStorage for S3Storage {
         staging::stage(self, key, length)
     }
 
-    fn append(
-        &self,
-        staging: &Staging,
-        offset: u64,
-        body: &mut dyn Read,
-        checkpoint: &mut Checkpoint<'_>,
-    ) -> Appended {
-        staging::append(self, staging, offset, body, checkpoint)
+    fn append(&self, a: Append<'_>) -> Appended {
+        staging::append(self, a.staging, a.offset, a.body, a.checkpoint)
     }
 
     fn finish(&self, staging: &Staging) -> Result<ObjectInfo, StorageError> {

@@ -7,7 +7,7 @@ use std::io::{self, Read};
 use medialib_adapters_storage::testing::Garage;
 use medialib_adapters_storage::{FileStorage, S3Storage};
 use medialib_domain::media::StorageKey;
-use medialib_ports::{Appended, MediaStorage, Staging};
+use medialib_ports::{Append, Appended, MediaStorage, Staging};
 use sha2::{Digest as _, Sha256};
 
 pub const MIB: usize = 1024 * 1024;
@@ -158,9 +158,14 @@ pub fn append(
     body: &mut dyn Read,
 ) -> (Appended, Vec<u64>) {
     let mut seen = Vec::new();
-    let appended = store.append(staging, offset, body, &mut |_, at| {
-        seen.push(at);
-        true
+    let appended = store.append(Append {
+        staging,
+        offset,
+        body,
+        checkpoint: &mut |_, at| {
+            seen.push(at);
+            true
+        },
     });
     assert!(seen.windows(2).all(|w| w[0] <= w[1]), "{seen:?}");
     (appended, seen)

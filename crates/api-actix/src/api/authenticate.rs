@@ -1,11 +1,10 @@
 //! `authenticate` (spec §4.7): whether the caller's token is good; never fails on a bad one.
 
 use actix_web::HttpResponse;
-use medialib_domain::Action;
 use medialib_domain::object::bool_str;
 use serde::Serialize;
 
-use super::{Answer, Call, Public, Resource, is_read, not_implemented};
+use super::{Answer, Call, Public, Resource, answer};
 use crate::apidoc::responses::Unavailable;
 use crate::auth::optional_caller;
 use crate::error::ApiError;
@@ -20,15 +19,8 @@ impl Resource for Authenticate {
     const PUBLIC: Public = Public::All;
     type Path = ();
 
-    fn writes((): ()) -> Option<Action> {
-        None
-    }
-
     async fn answer(call: Call<'_>, (): ()) -> Answer {
-        match &call.input.method {
-            m if is_read(m) => read(&call).await,
-            _ => Err(not_implemented(Self::ALLOW)),
-        }
+        answer!(call, (), read => read)
     }
 }
 
@@ -58,7 +50,7 @@ struct AuthenticateRecord {
         (status = 503, response = Unavailable),
     )
 )]
-pub(crate) async fn read(call: &Call<'_>) -> Answer {
+pub(crate) async fn read(call: &Call<'_>, (): ()) -> Answer {
     call.only(&[])?;
     let authenticated = match optional_caller(call.state, call.req).await {
         Ok(c) => c.is_some(),

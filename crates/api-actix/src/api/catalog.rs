@@ -2,14 +2,10 @@
 //! (GET), add an existing object to a collection (PUT/POST), remove a membership (DELETE).
 
 use actix_web::HttpResponse;
-use actix_web::http::Method;
 use actix_web::http::header::ContentType;
 use medialib_domain::{Action, IdOrZero, ObjectId, PageCursor, PageRequest, PageSize, Since};
 
-use super::{
-    Answer, Call, CollectionObject, PathIds, Resource, collection_id, is_read, not_implemented,
-    path_id,
-};
+use super::{Answer, Call, CollectionObject, PathIds, Resource, answer, collection_id, path_id};
 use crate::apidoc::responses::{ConflictingWriteErrors, ReadErrors, WriteErrors};
 use crate::apidoc::schemas::{CatalogListPath, CatalogQuery, CollectionOnly, ObjectInCollection};
 use crate::blocking::run;
@@ -50,12 +46,7 @@ impl Resource for Catalog {
     }
 
     async fn answer(call: Call<'_>, path: CatalogPath) -> Answer {
-        match call.input.method {
-            ref m if is_read(m) => list(&call, path).await,
-            Method::PUT | Method::POST => add(&call, path).await,
-            Method::DELETE => remove(&call, path).await,
-            _ => Err(not_implemented(Self::ALLOW)),
-        }
+        answer!(call, path, read => list, PUT | POST => add, DELETE => remove)
     }
 }
 
@@ -78,15 +69,8 @@ impl Resource for CatalogShort {
     const ALLOW: &'static str = "GET, HEAD, OPTIONS";
     type Path = CollectionPath;
 
-    fn writes(_: CollectionPath) -> Option<Action> {
-        None
-    }
-
     async fn answer(call: Call<'_>, path: CollectionPath) -> Answer {
-        match call.input.method {
-            ref m if is_read(m) => list_short(&call, path).await,
-            _ => Err(not_implemented(Self::ALLOW)),
-        }
+        answer!(call, path, read => list_short)
     }
 }
 

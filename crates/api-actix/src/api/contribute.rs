@@ -2,9 +2,9 @@
 //! the object is a member of it.
 
 use actix_web::HttpResponse;
-use medialib_domain::{Action, ObjectId};
+use medialib_domain::ObjectId;
 
-use super::{Answer, Call, PathIds, Resource, is_read, not_implemented, path_real_id};
+use super::{Answer, Call, PathIds, Resource, answer, path_real_id};
 use crate::apidoc::responses::HiddenReadErrors;
 use crate::apidoc::schemas::ObjectOnly;
 use crate::blocking::run;
@@ -30,15 +30,8 @@ impl Resource for Contribute {
     const ALLOW: &'static str = "GET, HEAD, OPTIONS";
     type Path = ObjectPath;
 
-    fn writes(_: ObjectPath) -> Option<Action> {
-        None
-    }
-
     async fn answer(call: Call<'_>, path: ObjectPath) -> Answer {
-        match call.input.method {
-            ref m if is_read(m) => list(&call, path).await,
-            _ => Err(not_implemented(Self::ALLOW)),
-        }
+        answer!(call, path, read => list)
     }
 }
 

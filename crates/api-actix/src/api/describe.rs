@@ -1,13 +1,10 @@
 //! `describe`: read (public subset or complete record), create (PUT), update (POST).
 
 use actix_web::HttpResponse;
-use actix_web::http::Method;
 use medialib_domain::{Action, IdOrZero, NewObject, ObjectId, ObjectPatch};
 use medialib_ports::services::{DescribeWithTokenFailed, Placement};
 
-use super::{
-    Answer, Call, CollectionObject, PathIds, Public, Resource, is_read, not_implemented, path_id,
-};
+use super::{Answer, Call, CollectionObject, PathIds, Public, Resource, answer, path_id};
 use crate::apidoc::responses::{ConflictingWriteErrors, ReadErrors, WriteErrors};
 use crate::apidoc::schemas::{DescribeCreatePath, DescribeForm, ObjectInCollection};
 use crate::auth::presented_token;
@@ -58,12 +55,7 @@ impl Resource for Describe {
     }
 
     async fn answer(call: Call<'_>, path: DescribePath) -> Answer {
-        match call.input.method {
-            ref m if is_read(m) => read(&call, path).await,
-            Method::PUT => create(&call, path).await,
-            Method::POST => update(&call, path).await,
-            _ => Err(not_implemented(Self::ALLOW)),
-        }
+        answer!(call, path, read => read, PUT => create, POST => update)
     }
 }
 

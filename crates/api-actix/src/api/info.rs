@@ -2,10 +2,9 @@
 //! and changing its title and description (POST).
 
 use actix_web::HttpResponse;
-use actix_web::http::Method;
 use medialib_domain::{Action, Description, ObjectPatch, Title};
 
-use super::{Answer, Call, MemberPath, Resource, is_read, not_implemented};
+use super::{Answer, Call, MemberPath, Resource, answer};
 use crate::apidoc::responses::{ReadErrors, WriteErrors};
 use crate::apidoc::schemas::{CollectionObjectId, InfoForm};
 use crate::blocking::run;
@@ -24,11 +23,7 @@ impl Resource for Info {
     }
 
     async fn answer(call: Call<'_>, path: MemberPath) -> Answer {
-        match call.input.method {
-            ref m if is_read(m) => read(&call, path).await,
-            Method::POST => update(&call, path).await,
-            _ => Err(not_implemented(Self::ALLOW)),
-        }
+        answer!(call, path, read => read, POST => update)
     }
 }
 

@@ -2,7 +2,6 @@
 //! (`view` on the collection, DECISIONS.md §3).
 
 use actix_web::HttpResponse;
-use medialib_domain::Action;
 
 use super::{Answer, Call, MemberPath, Resource, is_read, not_implemented};
 use crate::apidoc::responses::ReadErrors;
@@ -22,10 +21,6 @@ pub(crate) type Video = Media<true>;
 impl<const VIDEO: bool> Resource for Media<VIDEO> {
     const ALLOW: &'static str = "GET, HEAD, OPTIONS";
     type Path = MemberPath;
-
-    fn writes(_: MemberPath) -> Option<Action> {
-        None
-    }
 
     async fn answer(call: Call<'_>, path: MemberPath) -> Answer {
         match call.input.method {

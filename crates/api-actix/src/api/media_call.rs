@@ -2,13 +2,11 @@
 //! `action=reprocess`), removing it (DELETE).
 
 use actix_web::HttpResponse;
-use actix_web::http::Method;
 use medialib_domain::Action;
 use medialib_ports::services::{MediaFailed, MediaView};
 use serde::Serialize;
 
-use super::{Answer, Call, MemberPath, Resource, is_read, not_implemented};
-use crate::apidoc::media::MediaRecordDoc;
+use super::{Answer, Call, MemberPath, Resource, answer};
 use crate::apidoc::responses::{ReadErrors, WriteErrors};
 use crate::apidoc::schemas::{CollectionObjectId, ErrorBody, MediaActionForm};
 use crate::blocking::run;
@@ -26,12 +24,7 @@ impl Resource for Media {
     }
 
     async fn answer(call: Call<'_>, path: MemberPath) -> Answer {
-        match call.input.method {
-            ref m if is_read(m) => read(&call, path).await,
-            Method::POST => reprocess(&call, path).await,
-            Method::DELETE => remove(&call, path).await,
-            _ => Err(not_implemented(Self::ALLOW)),
-        }
+        answer!(call, path, read => read, POST => reprocess, DELETE => remove)
     }
 }
 
@@ -46,39 +39,60 @@ impl From<MediaFailed> for ApiError {
     }
 }
 
-/// The `source` of the media record.
-#[derive(Debug, Serialize)]
+/// The stored source file.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = MediaSource)]
 pub(crate) struct SourceRecord {
+    /// The client's file name.
     filename: Option<String>,
+    /// Bytes.
     size: u64,
+    /// SHA-256, lower-case hex.
     sha256: String,
+    /// The `Content-Type` it is delivered with.
     content_type: String,
 }
 
-/// A file of the media record.
-#[derive(Debug, Serialize)]
+/// A file of an object's media.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = MediaFile)]
 pub(crate) struct FileRecord {
+    /// `source` (renditions come with processing).
     role: &'static str,
+    /// The format (the file's extension).
     format: String,
+    /// A signed delivery URL.
     url: String,
+    /// Bytes.
     size: u64,
+    /// Pixels, for video and images.
     width: Option<u32>,
+    /// Pixels, for video and images.
     height: Option<u32>,
+    /// Bits per second, for audio and video.
     bitrate: Option<u64>,
 }
 
-/// The media record.
-#[derive(Debug, Serialize)]
+/// The media call's answer (DECISIONS §7).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(crate) struct MediaRecord {
+    /// Always `media`.
     #[serde(rename = "type")]
     kind: &'static str,
+    /// `uploading`, `queued`, `processing`, `ready` or `failed`.
     state: &'static str,
+    /// Processing progress, 0 to 100.
     progress: u8,
+    /// The last processing error, for people.
     error: Option<String>,
+    /// Processing attempts so far.
     attempts: u32,
+    /// The stored source, once an upload finished.
     source: Option<SourceRecord>,
+    /// The files with fresh signed URLs.
     files: Vec<FileRecord>,
+    /// Last change, epoch seconds.
     modified: i64,
 }
 
@@ -126,7 +140,7 @@ impl MediaRecord {
     tag = "upload",
     params(CollectionObjectId),
     responses(
-        (status = 200, description = "The media record.", body = MediaRecordDoc),
+        (status = 200, description = "The media record.", body = MediaRecord),
         ReadErrors,
     )
 )]

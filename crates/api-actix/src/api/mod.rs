@@ -95,6 +95,20 @@ impl PathIds for UserPath {
     }
 }
 
+/// The body of a [`Resource::answer`]: the function that answers each method the resource
+/// offers (`read` answers GET and HEAD), and a 501 naming the resource's `ALLOW` for any
+/// other, so that no resource restates the dispatch.
+macro_rules! answer {
+    ($call:ident, $path:expr, read => $read:ident $(, $($method:ident)|+ => $write:ident)* $(,)?) => {
+        match $call.input.method {
+            ref m if $crate::api::is_read(m) => $read(&$call, $path).await,
+            $($(actix_web::http::Method::$method)|+ => $write(&$call, $path).await,)*
+            _ => Err($crate::api::not_implemented(Self::ALLOW)),
+        }
+    };
+}
+pub(crate) use answer;
+
 /// A resource of the media API: the facts [`handle`] needs to read a call to it, and its
 /// answer to every call but OPTIONS.
 pub(crate) trait Resource {
@@ -106,8 +120,10 @@ pub(crate) trait Resource {
     type Path: PathIds;
 
     /// What the path's writes would do, which OPTIONS asks the gate about (see [`options`]);
-    /// `None` for a path whose writes the gate does not guard, or that has none.
-    fn writes(path: Self::Path) -> Option<Action>;
+    /// `None` (the default) for a path whose writes the gate does not guard, or that has none.
+    fn writes(_: Self::Path) -> Option<Action> {
+        None
+    }
 
     /// Answers a call that is not OPTIONS; a method the path does not offer is a 501.
     async fn answer(call: Call<'_>, path: Self::Path) -> Answer;

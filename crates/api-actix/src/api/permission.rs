@@ -2,11 +2,10 @@
 //! explicit level on a collection.
 
 use actix_web::HttpResponse;
-use actix_web::http::Method;
 use medialib_domain::{Action, IdOrZero, PermissionLevel, UniqueId, UserId};
 use medialib_ports::services::people::Grantee;
 
-use super::{Answer, Call, Resource, UserPath, is_read, not_implemented};
+use super::{Answer, Call, Resource, UserPath, answer};
 use crate::apidoc::responses::{ConflictingWriteErrors, ReadErrors};
 use crate::apidoc::schemas::{CollectionUser, GranteeForm, PermissionForm};
 use crate::blocking::run;
@@ -25,12 +24,7 @@ impl Resource for Permission {
     }
 
     async fn answer(call: Call<'_>, path: UserPath) -> Answer {
-        match call.input.method {
-            ref m if is_read(m) => list(&call, path).await,
-            Method::PUT | Method::POST => grant(&call, path).await,
-            Method::DELETE => revoke(&call, path).await,
-            _ => Err(not_implemented(Self::ALLOW)),
-        }
+        answer!(call, path, read => list, PUT | POST => grant, DELETE => revoke)
     }
 }
 

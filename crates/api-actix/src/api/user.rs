@@ -2,11 +2,10 @@
 //! user by uniqueId (POST).
 
 use actix_web::HttpResponse;
-use actix_web::http::Method;
 use medialib_domain::{Action, IdOrZero, PersonName, UniqueId};
 use medialib_ports::services::people::{AddUserInput, UserPatch};
 
-use super::{Answer, Call, Resource, UserPath, is_read, not_implemented};
+use super::{Answer, Call, Resource, UserPath, answer};
 use crate::apidoc::responses::{ConflictingWriteErrors, HiddenReadErrors};
 use crate::apidoc::schemas::{CollectionUser, UserForm};
 use crate::blocking::run;
@@ -28,11 +27,7 @@ impl Resource for User {
     }
 
     async fn answer(call: Call<'_>, path: UserPath) -> Answer {
-        match call.input.method {
-            ref m if is_read(m) => read(&call, path).await,
-            Method::POST => write(&call, path).await,
-            _ => Err(not_implemented(Self::ALLOW)),
-        }
+        answer!(call, path, read => read, POST => write)
     }
 }
 

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use utoipa::openapi::{ContentBuilder, Ref, RefOr, Response, ResponseBuilder};
-use utoipa::{IntoParams, IntoResponses, ToSchema};
+use utoipa::{IntoParams, IntoResponses};
 
 use super::schemas::{Uuid, UuidOrZero};
 
@@ -98,71 +98,6 @@ pub struct DeliveryRange {
     /// One `bytes=a-b`, `a-` or `-n` range (206); several ranges get the whole file.
     #[param(rename = "Range", required = false)]
     range: Option<String>,
-}
-
-/// `{"uuid"}` of a created object.
-#[derive(ToSchema)]
-pub struct CreatedUpload {
-    /// The object the upload stores its media in.
-    uuid: String,
-}
-
-/// The media call's answer (DECISIONS §7).
-#[derive(ToSchema)]
-#[schema(as = MediaRecord)]
-pub struct MediaRecordDoc {
-    /// Always `media`.
-    #[schema(rename = "type")]
-    kind: String,
-    /// `uploading`, `queued`, `processing`, `ready` or `failed`.
-    state: String,
-    /// Processing progress, 0 to 100.
-    progress: u8,
-    /// The last processing error, for people.
-    error: Option<String>,
-    /// Processing attempts so far.
-    attempts: u32,
-    /// The stored source, once an upload finished.
-    source: Option<SourceDoc>,
-    /// The files with fresh signed URLs.
-    files: Vec<MediaFileDoc>,
-    /// Last change, epoch seconds.
-    modified: i64,
-}
-
-/// The stored source file.
-#[derive(ToSchema)]
-#[schema(as = MediaSource)]
-pub struct SourceDoc {
-    /// The client's file name.
-    filename: Option<String>,
-    /// Bytes.
-    size: u64,
-    /// SHA-256, lower-case hex.
-    sha256: String,
-    /// The `Content-Type` it is delivered with.
-    #[schema(rename = "contentType")]
-    content_type: String,
-}
-
-/// A file of an object's media.
-#[derive(ToSchema)]
-#[schema(as = MediaFile)]
-pub struct MediaFileDoc {
-    /// `source` (renditions come with processing).
-    role: String,
-    /// The format (the file's extension).
-    format: String,
-    /// A signed delivery URL.
-    url: String,
-    /// Bytes.
-    size: u64,
-    /// Pixels, for video and images.
-    width: Option<u32>,
-    /// Pixels, for video and images.
-    height: Option<u32>,
-    /// Bits per second, for audio and video.
-    bitrate: Option<u64>,
 }
 
 fn plain(description: &str, error_body: bool) -> RefOr<Response> {

@@ -25,7 +25,7 @@ use sha2::Digest as _;
 use crate::error::StoreError;
 use crate::failures::failures;
 use crate::repos::CreateObjectError;
-use crate::storage::{AppendStop, MediaStorage, ObjectInfo, Reading, StorageError};
+use crate::storage::{Append, AppendStop, MediaStorage, ObjectInfo, Reading, StorageError};
 use crate::uploads::{
     Finish, MediaRecord, NewMedia, Progress, SourceFile, UploadLock, UploadRecord, UploadRepository,
 };
@@ -716,9 +716,12 @@ impl UploadServices {
                 }
             }
         };
-        let appended = self
-            .storage
-            .append(&upload.staging, offset, &mut metered, &mut checkpoint);
+        let appended = self.storage.append(Append {
+            staging: &upload.staging,
+            offset,
+            body: &mut metered,
+            checkpoint: &mut checkpoint,
+        });
         let overflow = overflow.get();
         let patch_digest = metered.patch.take().map(|p| <[u8; 32]>::from(p.finalize()));
         if let Some(e) = store_error.into_inner() {
