@@ -16,8 +16,8 @@ use medialib_domain::{
     Properties, ShortCode, Timestamp, Title, UniqueId, User, UserId,
 };
 use medialib_ports::{
-    CreateObjectError, Finish, MediaRecord, NewMedia, Progress, SourceFile, Staging, Store,
-    UploadLock, UploadRecord,
+    CreateObjectError, Finish, LockRequest, MediaRecord, NewMedia, Progress, SourceFile, Staging,
+    Store, UploadLock, UploadRecord,
 };
 
 /// When every case starts.
@@ -109,7 +109,14 @@ impl Bench {
 
     fn lock(&self, object: ObjectId, holder: &str, until: i64, now: i64) -> UploadLock {
         self.store
-            .lock_upload(object, holder, at(until), at(now))
+            .lock_upload(
+                object,
+                LockRequest {
+                    holder,
+                    until: at(until),
+                    now: at(now),
+                },
+            )
             .unwrap()
     }
 }

@@ -14,7 +14,9 @@ mod common;
 use common::{Fixture, Raw};
 use medialib_adapters_diesel::DieselStore;
 use medialib_domain::{ObjectId, Timestamp, UniqueId, UserId};
-use medialib_ports::{MediaRepository, StoreError, UploadLock, UploadRepository, UserRepository};
+use medialib_ports::{
+    LockRequest, MediaRepository, StoreError, UploadLock, UploadRepository, UserRepository,
+};
 
 const USER: &str = "01234567-89ab-cdef-0123-456789abcdef";
 const OBJECT: &str = "fedcba98-7654-3210-fedc-ba9876543210";
@@ -142,9 +144,18 @@ fn corrupt_upload_and_media_rows_are_corrupt_errors(f: &Fixture) {
         if table == "uploads" {
             corrupt(store.upload(id(0)).map(drop), "upload");
             corrupt(
-                store.lock_upload(id(1), "h", now, now).map(|l| {
-                    assert!(!matches!(l, UploadLock::Locked(_)), "{l:?}");
-                }),
+                store
+                    .lock_upload(
+                        id(1),
+                        LockRequest {
+                            holder: "h",
+                            until: now,
+                            now,
+                        },
+                    )
+                    .map(|l| {
+                        assert!(!matches!(l, UploadLock::Locked(_)), "{l:?}");
+                    }),
                 "lock_upload",
             );
             corrupt(store.remove_upload(id(2)).map(drop), "remove_upload");
@@ -156,7 +167,16 @@ fn corrupt_upload_and_media_rows_are_corrupt_errors(f: &Fixture) {
             );
         } else {
             corrupt(store.media(id(0)).map(drop), "media");
-            store.lock_upload(id(1), "h", now, now).unwrap();
+            store
+                .lock_upload(
+                    id(1),
+                    LockRequest {
+                        holder: "h",
+                        until: now,
+                        now,
+                    },
+                )
+                .unwrap();
             corrupt(
                 store
                     .finish_upload(id(1), "h", &store_media_for(id(1)))

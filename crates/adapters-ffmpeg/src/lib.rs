@@ -20,8 +20,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use medialib_domain::media::derive::{
-    AudioPlan, ImagePlan, KEYFRAME_SECS, SPRITE_GRID, SPRITE_INTERVAL_SECS, STILL_SIZES,
-    SpritePlan, StillFormat, VideoPlan, WAVEFORM_SAMPLE_RATE, still_path,
+    AudioEncoding, AudioPlan, ImagePlan, KEYFRAME_SECS, SPRITE_GRID, SPRITE_INTERVAL_SECS,
+    STILL_SIZES, SpritePlan, StillFormat, VideoPlan, WAVEFORM_SAMPLE_RATE, still_path,
 };
 use medialib_domain::media::documents::{Waveform, WaveformBuilder};
 use medialib_domain::media::probe::{MediaDuration, MediaProbe};
@@ -130,6 +130,22 @@ fn without_path(message: &str, path: Option<&Path>) -> String {
 
 fn os(items: &[&str]) -> Vec<OsString> {
     items.iter().map(OsString::from).collect()
+}
+
+/// The first audio stream as AAC at the plan's bitrate, channels and rate.
+fn aac(a: &AudioEncoding) -> Vec<OsString> {
+    os(&[
+        "-map",
+        "0:a:0",
+        "-c:a",
+        "aac",
+        "-b:a",
+        &format!("{}k", a.kbps()),
+        "-ac",
+        &a.channels().to_string(),
+        "-ar",
+        &a.sample_rate().to_string(),
+    ])
 }
 
 fn io_failure(tool: &'static str, what: &str, e: &std::io::Error) -> ProcessError {
@@ -308,18 +324,7 @@ impl MediaProcessor for FfmpegProcessor {
                 args.extend(os(&["-r", &rate.to_string()]));
             }
             match r.audio() {
-                Some(a) => args.extend(os(&[
-                    "-map",
-                    "0:a:0",
-                    "-c:a",
-                    "aac",
-                    "-b:a",
-                    &format!("{}k", a.kbps()),
-                    "-ac",
-                    &a.channels().to_string(),
-                    "-ar",
-                    &a.sample_rate().to_string(),
-                ])),
+                Some(a) => args.extend(aac(&a)),
                 None => args.push("-an".into()),
             }
             args.extend(os(&["-sn", "-dn", "-movflags", "+faststart", path]));
@@ -458,24 +463,9 @@ impl MediaProcessor for FfmpegProcessor {
         make_dirs(work, std::slice::from_ref(&path))?;
         let a = plan.encoding();
         let mut args = input(source)?;
-        args.extend(os(&[
-            "-map",
-            "0:a:0",
-            "-vn",
-            "-sn",
-            "-dn",
-            "-c:a",
-            "aac",
-            "-b:a",
-            &format!("{}k", a.kbps()),
-            "-ac",
-            &a.channels().to_string(),
-            "-ar",
-            &a.sample_rate().to_string(),
-            "-movflags",
-            "+faststart",
-            &path,
-        ]));
+        args.extend(os(&["-vn", "-sn", "-dn"]));
+        args.extend(aac(&a));
+        args.extend(os(&["-movflags", "+faststart", &path]));
         self.ffmpeg(work, Some(source), args, Some(plan.duration()), progress)?;
         check_written(work, &[path])
     }

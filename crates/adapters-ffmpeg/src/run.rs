@@ -290,30 +290,44 @@ mod tests {
         list.iter().map(OsString::from).collect()
     }
 
+    /// ffmpeg encoding 2 s of a test picture to nothing, at its own pace or (`paced`) in
+    /// real time, under a watchdog of `stall`.
+    fn two_seconds_of_video(
+        stall: Duration,
+        work: &Path,
+        paced: bool,
+        progress: &mut ProgressSink<'_>,
+    ) -> Result<(), RunFailure> {
+        let mut list = vec![
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc2=s=64x48:r=25:d=2",
+            "-f",
+            "null",
+            "-",
+        ];
+        if paced {
+            list.insert(0, "-re");
+        }
+        launcher(stall).ffmpeg(
+            Path::new("ffmpeg"),
+            work,
+            &args(&list),
+            Some(MediaDuration::from_secs(2)),
+            progress,
+        )
+    }
+
     #[test]
     fn progress_is_told_as_it_moves_and_ends_at_100() {
         let work = tempfile::tempdir().unwrap();
         let mut seen = Vec::new();
-        launcher(Duration::from_secs(10))
-            .ffmpeg(
-                Path::new("ffmpeg"),
-                work.path(),
-                &args(&[
-                    "-f",
-                    "lavfi",
-                    "-i",
-                    "testsrc2=s=64x48:r=25:d=2",
-                    "-f",
-                    "null",
-                    "-",
-                ]),
-                Some(MediaDuration::from_secs(2)),
-                &mut |p| {
-                    seen.push(p.value());
-                    true
-                },
-            )
-            .unwrap();
+        two_seconds_of_video(Duration::from_secs(10), work.path(), false, &mut |p| {
+            seen.push(p.value());
+            true
+        })
+        .unwrap();
         assert_eq!(seen.last(), Some(&100), "{seen:?}");
         assert!(seen.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
     }
@@ -324,24 +338,7 @@ mod tests {
         // longer than the 1 s stall timeout, but it never stops moving.
         let work = tempfile::tempdir().unwrap();
         let started = Instant::now();
-        launcher(Duration::from_secs(1))
-            .ffmpeg(
-                Path::new("ffmpeg"),
-                work.path(),
-                &args(&[
-                    "-re",
-                    "-f",
-                    "lavfi",
-                    "-i",
-                    "testsrc2=s=64x48:r=25:d=2",
-                    "-f",
-                    "null",
-                    "-",
-                ]),
-                Some(MediaDuration::from_secs(2)),
-                &mut |_| true,
-            )
-            .unwrap();
+        two_seconds_of_video(Duration::from_secs(1), work.path(), true, &mut |_| true).unwrap();
         assert!(started.elapsed() >= Duration::from_millis(1500));
     }
 

@@ -5,8 +5,8 @@
 use medialib_domain::media::MediaState;
 use medialib_domain::{MediaObject, ObjectId, Timestamp};
 use medialib_ports::{
-    CreateObjectError, Finish, MediaRecord, NewMedia, Progress, StoreError, UploadLock,
-    UploadRecord, UploadRepository,
+    CreateObjectError, Finish, LockRequest, MediaRecord, NewMedia, Progress, StoreError,
+    UploadLock, UploadRecord, UploadRepository,
 };
 
 use crate::MemoryStore;
@@ -89,10 +89,9 @@ impl UploadRepository for MemoryStore {
     fn lock_upload(
         &self,
         object: ObjectId,
-        holder: &str,
-        until: Timestamp,
-        now: Timestamp,
+        lock: LockRequest<'_>,
     ) -> Result<UploadLock, StoreError> {
+        let LockRequest { holder, until, now } = lock;
         let mut state = self.lock();
         let Some(entry) = state.uploads.get_mut(&object) else {
             return Ok(UploadLock::Missing);

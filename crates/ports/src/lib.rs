@@ -36,6 +36,7 @@ pub use storage::{
     Staging, StorageError,
 };
 pub use uploads::{
-    Finish, MediaRecord, NewMedia, Progress, SourceFile, UploadLock, UploadRecord, UploadRepository,
+    Finish, LockRequest, MediaRecord, NewMedia, Progress, SourceFile, UploadLock, UploadRecord,
+    UploadRepository,
 };
 pub use world::{Clock, ManualClock, RandomExt, RandomSource};

@@ -110,6 +110,18 @@ impl NewMedia<'_> {
     }
 }
 
+/// Who asks for an upload's write lock, until when, and the time of asking
+/// ([`UploadRepository::lock_upload`]).
+#[derive(Debug, Clone, Copy)]
+pub struct LockRequest<'a> {
+    /// The lock holder's name.
+    pub holder: &'a str,
+    /// The end of the lease asked for.
+    pub until: Timestamp,
+    /// Now: a lease that ended before it is free.
+    pub now: Timestamp,
+}
+
 /// Uploads and media in the database.
 pub trait UploadRepository: Send + Sync {
     /// Stores a new object as a member of `collection` with the start of its media, in one
@@ -131,15 +143,13 @@ pub trait UploadRepository: Send + Sync {
     /// The upload of `object`.
     fn upload(&self, object: ObjectId) -> Result<Option<UploadRecord>, StoreError>;
 
-    /// Takes the write lock of `object`'s upload for `holder` until `until`, when nobody holds
-    /// it or its holder's lease ended before `now`. One statement: of two concurrent callers
+    /// Takes the write lock of `object`'s upload for `lock.holder` until `lock.until`, when
+    /// nobody holds it or its holder's lease ended before `lock.now`. One statement: of two concurrent callers
     /// one wins.
     fn lock_upload(
         &self,
         object: ObjectId,
-        holder: &str,
-        until: Timestamp,
-        now: Timestamp,
+        lock: LockRequest<'_>,
     ) -> Result<UploadLock, StoreError>;
 
     /// Records progress of the upload `holder` has locked; `false` (and nothing written) when

@@ -20,11 +20,11 @@ use medialib_domain::media::{
     UrlRefused,
 };
 use medialib_domain::{IdOrZero, Lifetime, ObjectId, ObjectType, PermissionLevel, Refusal};
-use medialib_ports::UploadLock;
 use medialib_ports::services::{
     AppendFailed, BeginUploadFailed, DeliverFailed, MediaFailed, PutFileFailed, Services,
     UploadSettings, UploadTarget,
 };
+use medialib_ports::{LockRequest, UploadLock};
 use sha2::{Digest, Sha256};
 
 /// The world with uploads into an in-memory media store that checkpoints every 4 bytes.
@@ -333,7 +333,14 @@ fn a_locked_upload_is_busy_until_its_lease_ends_and_a_restart_frees_its_own_lock
     let held =
         u.w.h
             .store
-            .lock_upload(object, "elsewhere:1", later, now)
+            .lock_upload(
+                object,
+                LockRequest {
+                    holder: "elsewhere:1",
+                    until: later,
+                    now,
+                },
+            )
             .unwrap();
     assert!(matches!(held, UploadLock::Locked(_)));
     let r =
@@ -350,7 +357,14 @@ fn a_locked_upload_is_busy_until_its_lease_ends_and_a_restart_frees_its_own_lock
     let later = medialib_domain::Timestamp::from_epoch_seconds(now.epoch_seconds() + 60);
     u.w.h
         .store
-        .lock_upload(object, "test:dead", later, now)
+        .lock_upload(
+            object,
+            LockRequest {
+                holder: "test:dead",
+                until: later,
+                now,
+            },
+        )
         .unwrap();
     assert_eq!(u.s.uploads().release_stale_locks().unwrap(), 1);
     u.s.uploads()

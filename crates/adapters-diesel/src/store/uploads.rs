@@ -10,8 +10,8 @@ use diesel::sql_types::{BigInt, Bool, Integer, Text};
 use medialib_domain::media::{FileName, MediaState, ResumableSha256, StorageKey, UploadProgress};
 use medialib_domain::{MediaObject, ObjectId, Timestamp};
 use medialib_ports::{
-    CreateObjectError, Finish, MediaRecord, NewMedia, Progress, SourceFile, Staging, StoreError,
-    UploadLock, UploadRecord, UploadRepository,
+    CreateObjectError, Finish, LockRequest, MediaRecord, NewMedia, Progress, SourceFile, Staging,
+    StoreError, UploadLock, UploadRecord, UploadRepository,
 };
 
 use super::media::create_member;
@@ -289,10 +289,9 @@ impl UploadRepository for DieselStore {
     fn lock_upload(
         &self,
         object: ObjectId,
-        holder: &str,
-        until: Timestamp,
-        now: Timestamp,
+        lock: LockRequest<'_>,
     ) -> Result<UploadLock, StoreError> {
+        let LockRequest { holder, until, now } = lock;
         let o = object.to_string();
         let (locked, exists): (Option<UploadRow>, bool) = (|| -> Result<_, DbError> {
             with_conn!(self.db, conn => {

@@ -27,7 +27,8 @@ use crate::failures::failures;
 use crate::repos::CreateObjectError;
 use crate::storage::{Append, AppendStop, MediaStorage, ObjectInfo, Reading, StorageError};
 use crate::uploads::{
-    Finish, MediaRecord, NewMedia, Progress, SourceFile, UploadLock, UploadRecord, UploadRepository,
+    Finish, LockRequest, MediaRecord, NewMedia, Progress, SourceFile, UploadLock, UploadRecord,
+    UploadRepository,
 };
 use crate::world::RandomExt;
 
@@ -334,6 +335,27 @@ impl Read for Metered<'_> {
     }
 }
 
+/// Why a gate kept a caller from an object (each operation's error names both).
+#[derive(Debug)]
+enum Denied {
+    Refused(Refusal),
+    NotFound,
+}
+
+macro_rules! denied_into {
+    ($($failed:ident),*) => {$(
+        impl From<Denied> for $failed {
+            fn from(d: Denied) -> Self {
+                match d {
+                    Denied::Refused(r) => Self::Refused(r),
+                    Denied::NotFound => Self::NotFound,
+                }
+            }
+        }
+    )*};
+}
+denied_into!(MediaFailed, UploadLookupFailed, AppendFailed);
+
 impl UploadServices {
     /// The upload use cases on `uploads` and `storage`.
     pub fn new(
@@ -575,12 +597,12 @@ impl UploadServices {
         collection: ObjectId,
         object: ObjectId,
     ) -> Result<UploadRecord, UploadLookupFailed> {
-        self.objects
-            .gate(caller, Action::Edit { collection })?
-            .map_err(UploadLookupFailed::Refused)?;
-        if !self.objects.reachable(collection, object)? {
-            return Err(UploadLookupFailed::NotFound);
-        }
+        self.object_gate::<UploadLookupFailed>(
+            Some(caller),
+            collection,
+            object,
+            Action::Edit { collection },
+        )?;
         let upload = self
             .uploads
             .upload(object)?
@@ -627,18 +649,25 @@ impl UploadServices {
         checksum: Option<PatchChecksum>,
         body: &mut dyn Read,
     ) -> Result<AppendDone, AppendFailed> {
-        self.objects
-            .gate(caller, Action::Edit { collection })?
-            .map_err(AppendFailed::Refused)?;
-        if !self.objects.reachable(collection, object)? {
-            return Err(AppendFailed::NotFound);
-        }
+        self.object_gate::<AppendFailed>(
+            Some(caller),
+            collection,
+            object,
+            Action::Edit { collection },
+        )?;
         let now = self.world.clock.now();
         let lease = |now: Timestamp| {
             Timestamp::from_epoch_seconds(now.epoch_seconds() + LOCK_LEASE_SECONDS)
         };
         let holder = self.request_holder();
-        let upload = match self.uploads.lock_upload(object, &holder, lease(now), now)? {
+        let upload = match self.uploads.lock_upload(
+            object,
+            LockRequest {
+                holder: &holder,
+                until: lease(now),
+                now,
+            },
+        )? {
             UploadLock::Locked(u) => u,
             UploadLock::Busy => return Err(AppendFailed::Busy),
             UploadLock::Missing => return Err(AppendFailed::NoUpload),
@@ -929,22 +958,21 @@ impl UploadServices {
     }
 
     /// Checks that `caller` may `action` through `collection` and that `object` is in it.
-    fn media_gate(
+    fn object_gate<E: From<StoreError> + From<Denied>>(
         &self,
         caller: Option<&Caller>,
         collection: ObjectId,
         object: ObjectId,
         action: Action,
-    ) -> Result<(), MediaFailed> {
-        match caller {
-            Some(c) => self
-                .objects
-                .gate(c, action)?
-                .map_err(MediaFailed::Refused)?,
-            None => return Err(MediaFailed::Refused(Refusal::Hidden)),
+    ) -> Result<(), E> {
+        let Some(caller) = caller else {
+            return Err(Denied::Refused(Refusal::Hidden).into());
         };
+        self.objects
+            .gate(caller, action)?
+            .map_err(|r| E::from(Denied::Refused(r)))?;
         if !self.objects.reachable(collection, object)? {
-            return Err(MediaFailed::NotFound);
+            return Err(Denied::NotFound.into());
         }
         Ok(())
     }
@@ -956,7 +984,7 @@ impl UploadServices {
         collection: ObjectId,
         object: ObjectId,
     ) -> Result<MediaView, MediaFailed> {
-        self.media_gate(caller, collection, object, Action::Read { collection })?;
+        self.object_gate::<MediaFailed>(caller, collection, object, Action::Read { collection })?;
         let record = self.uploads.media(object)?.ok_or(MediaFailed::NoMedia)?;
         let files = self.files_of(&record)?;
         Ok(MediaView { record, files })
@@ -997,7 +1025,7 @@ impl UploadServices {
         collection: ObjectId,
         object: ObjectId,
     ) -> Result<MediaRecord, MediaFailed> {
-        self.media_gate(
+        self.object_gate::<MediaFailed>(
             Some(caller),
             collection,
             object,
@@ -1017,7 +1045,7 @@ impl UploadServices {
         collection: ObjectId,
         object: ObjectId,
     ) -> Result<(), MediaFailed> {
-        self.media_gate(
+        self.object_gate::<MediaFailed>(
             Some(caller),
             collection,
             object,
