@@ -597,12 +597,7 @@ impl UploadServices {
         collection: ObjectId,
         object: ObjectId,
     ) -> Result<UploadRecord, UploadLookupFailed> {
-        self.object_gate::<UploadLookupFailed>(
-            Some(caller),
-            collection,
-            object,
-            Action::Edit { collection },
-        )?;
+        self.edit_gate::<UploadLookupFailed>(caller, collection, object)?;
         let upload = self
             .uploads
             .upload(object)?
@@ -649,12 +644,7 @@ impl UploadServices {
         checksum: Option<PatchChecksum>,
         body: &mut dyn Read,
     ) -> Result<AppendDone, AppendFailed> {
-        self.object_gate::<AppendFailed>(
-            Some(caller),
-            collection,
-            object,
-            Action::Edit { collection },
-        )?;
+        self.edit_gate::<AppendFailed>(caller, collection, object)?;
         let now = self.world.clock.now();
         let lease = |now: Timestamp| {
             Timestamp::from_epoch_seconds(now.epoch_seconds() + LOCK_LEASE_SECONDS)
@@ -957,6 +947,21 @@ impl UploadServices {
         Ok(id)
     }
 
+    /// [`Self::object_gate`] for `Edit` through `collection` (uploads, reprocess, removal).
+    fn edit_gate<E: From<StoreError> + From<Denied>>(
+        &self,
+        caller: &Caller,
+        collection: ObjectId,
+        object: ObjectId,
+    ) -> Result<(), E> {
+        self.object_gate(
+            Some(caller),
+            collection,
+            object,
+            Action::Edit { collection },
+        )
+    }
+
     /// Checks that `caller` may `action` through `collection` and that `object` is in it.
     fn object_gate<E: From<StoreError> + From<Denied>>(
         &self,
@@ -1025,12 +1030,7 @@ impl UploadServices {
         collection: ObjectId,
         object: ObjectId,
     ) -> Result<MediaRecord, MediaFailed> {
-        self.object_gate::<MediaFailed>(
-            Some(caller),
-            collection,
-            object,
-            Action::Edit { collection },
-        )?;
+        self.edit_gate::<MediaFailed>(caller, collection, object)?;
         let record = self.uploads.media(object)?.ok_or(MediaFailed::NoMedia)?;
         if record.source.is_none() {
             return Err(MediaFailed::NoMedia);
@@ -1045,12 +1045,7 @@ impl UploadServices {
         collection: ObjectId,
         object: ObjectId,
     ) -> Result<(), MediaFailed> {
-        self.object_gate::<MediaFailed>(
-            Some(caller),
-            collection,
-            object,
-            Action::Edit { collection },
-        )?;
+        self.edit_gate::<MediaFailed>(caller, collection, object)?;
         let (media, upload) = self.uploads.remove_media(object)?;
         if media.is_none() && upload.is_none() {
             return Err(MediaFailed::NoMedia);
