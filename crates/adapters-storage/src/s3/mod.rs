@@ -38,9 +38,9 @@ use errors::s3_error;
 
 /// The part size of a whole-object `put` that does not fit in one request.
 const PUT_PART: usize = 8 * 1024 * 1024;
-/// The bytes all uploads to one store may hold in memory at once ([`budget`]): six uploads
-/// with 5 MiB parts, or four one-shot puts.
-const BUFFER_MEMORY: u64 = 32 * 1024 * 1024;
+/// The bytes all uploads to one store may hold in memory at once ([`budget`]): four uploads
+/// with 5 MiB parts, or three one-shot puts.
+const BUFFER_MEMORY: u64 = 24 * 1024 * 1024;
 /// How long an upload waits for its share of [`BUFFER_MEMORY`] before it is told to retry.
 const BUFFER_WAIT: Duration = Duration::from_secs(30);
 
@@ -120,6 +120,8 @@ pub struct S3Storage {
     runtime: Arc<Runtime>,
     /// The memory uploads may hold before their bytes are sent.
     buffers: budget::Budget,
+    /// The chunks those bytes are read into, reused.
+    chunks: Arc<budget::Chunks>,
     /// The prefix without slashes at either end (`""`: none).
     prefix: String,
     location: String,
@@ -167,6 +169,10 @@ impl S3Storage {
             store,
             runtime: Arc::new(Runtime::new()?),
             buffers: budget::Budget::new(BUFFER_MEMORY, BUFFER_WAIT),
+            chunks: budget::Chunks::new(
+                crate::COPY_BUFFER,
+                usize::try_from(BUFFER_MEMORY).unwrap_or(usize::MAX) / crate::COPY_BUFFER,
+            ),
             prefix,
             location,
         })

@@ -24,6 +24,7 @@
 use std::io::Read;
 
 use bytes::Bytes;
+use futures_util::StreamExt as _;
 use medialib_domain::media::StorageKey;
 use medialib_ports::{AppendStop, Appended, Checkpoint, ObjectInfo, Staging, StorageError};
 use object_store::multipart::{MultipartStore as _, PartId};
@@ -120,25 +121,66 @@ impl S3Staging {
 }
 
 impl S3Storage {
-    fn read_tail(&self, state: &S3Staging, tail: (u64, u64)) -> Result<Bytes, StorageError> {
+    /// Reads a staged tail back into pooled chunks (counted in the append's share of the
+    /// memory budget, like the bytes it joins).
+    fn read_tail(&self, state: &S3Staging, tail: (u64, u64)) -> Result<Vec<Bytes>, StorageError> {
         let path = self.path(&state.tail(tail))?;
-        let bytes = self
-            .run(async { self.store.get(&path).await?.bytes().await })
-            .map_err(|e| match s3_error(e) {
-                StorageError::NotFound => StorageError::Corrupt(format!(
-                    "the staged tail {} is missing",
-                    state.tail(tail)
-                )),
-                other => other,
-            })?;
-        if bytes.len() as u64 != tail.1 {
+        let missing = |e: object_store::Error| match s3_error(e) {
+            StorageError::NotFound => {
+                StorageError::Corrupt(format!("the staged tail {} is missing", state.tail(tail)))
+            }
+            other => other,
+        };
+        let mut stream = self
+            .run(self.store.get(&path))
+            .map_err(missing)?
+            .into_stream();
+        let mut chunks: Vec<Bytes> = Vec::new();
+        let mut pending = Bytes::new();
+        let mut ended = false;
+        let mut failed = None;
+        let mut held: u64 = 0;
+        while !ended {
+            // One pooled chunk filled whole from as many of the response's pieces as it takes.
+            let (chunk, ()) = self.chunks.fill(usize::MAX, |buf| {
+                let mut n = 0;
+                while n < buf.len() {
+                    if pending.is_empty() {
+                        match self.run(stream.next()) {
+                            Some(Ok(next)) => pending = next,
+                            Some(Err(e)) => {
+                                failed = Some(e);
+                                ended = true;
+                                break;
+                            }
+                            None => {
+                                ended = true;
+                                break;
+                            }
+                        }
+                        continue;
+                    }
+                    let take = (buf.len() - n).min(pending.len());
+                    buf[n..n + take].copy_from_slice(&pending.split_to(take));
+                    n += take;
+                }
+                (n, ())
+            });
+            if let Some(e) = failed.take() {
+                return Err(missing(e));
+            }
+            held += chunk.len() as u64;
+            if !chunk.is_empty() {
+                chunks.push(chunk);
+            }
+        }
+        if held != tail.1 {
             return Err(StorageError::Corrupt(format!(
-                "the staged tail {} holds {} bytes",
-                state.tail(tail),
-                bytes.len()
+                "the staged tail {} holds {held} bytes",
+                state.tail(tail)
             )));
         }
-        Ok(bytes)
+        Ok(chunks)
     }
 
     fn delete_tails(&self, state: &S3Staging, tails: &[(u64, u64)]) {
@@ -162,7 +204,7 @@ impl S3Storage {
     ) -> Result<String, StorageError> {
         let mut pieces = Vec::with_capacity(state.tails.len() + fresh.len());
         for &tail in &state.tails {
-            pieces.push(self.read_tail(state, tail)?);
+            pieces.extend(self.read_tail(state, tail)?);
         }
         pieces.extend(fresh);
         let path = self.key_path(key)?;
@@ -198,7 +240,7 @@ impl S3Storage {
             len += last.1;
         }
         older.reverse();
-        let pieces = older.into_iter().chain(fresh);
+        let pieces = older.into_iter().flatten().chain(fresh);
         let path = self.path(&state.tail((start, len)))?;
         let payload: PutPayload = pieces.collect();
         if let Err(e) = self.run(self.store.put(&path, payload)).map_err(s3_error) {
@@ -309,11 +351,12 @@ fn try_append(
         let (n, failed) = if want == 0 {
             (0, None)
         } else {
-            let mut chunk = vec![0u8; want];
-            let (n, failed) = read_full(body, &mut chunk);
-            chunk.truncate(n);
+            let (chunk, (n, failed)) = store.chunks.fill(want, |buf| {
+                let (n, failed) = read_full(body, buf);
+                (n, (n, failed))
+            });
             if n > 0 {
-                fresh.push(Bytes::from(chunk));
+                fresh.push(chunk);
                 fresh_len += n as u64;
             }
             (n, failed)
