@@ -1,7 +1,7 @@
 //! Test helpers (cargo feature `testing`): throwaway PostgreSQL databases and SQLite test URLs.
 //!
-//! PostgreSQL tests connect to an admin URL, `postgres://postgres@127.0.0.1:5432/postgres` unless
-//! the environment variable [`PG_URL_ENV`] (`MEDIALIB_TEST_PG_URL`) says otherwise, and create one
+//! PostgreSQL tests connect to an admin URL,
+//! `postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable` unless the environment variable [`PG_URL_ENV`] (`MEDIALIB_TEST_PG_URL`) says otherwise, and create one
 //! database per test. If PostgreSQL is unreachable the test fails with an explanation, unless
 //! [`SKIP_PG_ENV`] (`MEDIALIB_TEST_SKIP_PG=1`) is set, in which case
 //! [`PgTestDb::create_or_skip`] returns `None` without trying.
@@ -34,7 +34,12 @@ pub const PG_URL_ENV: &str = "MEDIALIB_TEST_PG_URL";
 /// Environment variable that, set to `1`, skips the PostgreSQL tests.
 pub const SKIP_PG_ENV: &str = "MEDIALIB_TEST_SKIP_PG";
 /// The admin URL used when [`PG_URL_ENV`] is unset.
-pub const DEFAULT_PG_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
+///
+/// Without TLS: the server is on loopback, and with libpq's default `sslmode=prefer` every test
+/// connection sets up OpenSSL, whose clean-up at process exit is the likely cause of a test
+/// binary that had passed dying on SIGSEGV as it exited (once, in CI, 2026-11-25).
+pub const DEFAULT_PG_ADMIN_URL: &str =
+    "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable";
 
 /// Whether `MEDIALIB_TEST_SKIP_PG` asks to skip the PostgreSQL tests (`1` or `true`).
 pub fn skip_pg() -> bool {

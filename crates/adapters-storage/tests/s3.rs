@@ -30,14 +30,15 @@ fn garage_stopped_mid_append_is_unavailable_and_the_append_resumes_after_a_resta
     let k = key("outage/source");
     let data = bytes(16 * MIB, 1);
     let staging = store.stage(&k, data.len() as u64).unwrap();
-    // The server dies after the first part (5 MiB) is stored.
-    let mut body = Body::new(&data).at(6 * MIB, || garage.borrow_mut().stop());
+    // The server dies after the first part is stored: 10 MiB, the most an append holds
+    // before it puts a part (twice the 5 MiB smallest).
+    let mut body = Body::new(&data).at(11 * MIB, || garage.borrow_mut().stop());
     let (done, _) = append(&store, &staging, 0, &mut body);
     match &done.stopped {
         Some(AppendStop::Storage(StorageError::Unavailable(_))) => {}
         other => panic!("expected Unavailable, got {other:?}"),
     }
-    assert_eq!(done.offset, 5 * MIB as u64, "the first part is durable");
+    assert_eq!(done.offset, 10 * MIB as u64, "the first part is durable");
     garage.borrow_mut().restart().unwrap();
     let at = done.offset as usize;
     let (rest, _) = append(

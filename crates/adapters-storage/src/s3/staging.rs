@@ -1,13 +1,14 @@
 //! Staged uploads as S3 multipart uploads.
 //!
-//! The upload of `length` bytes is cut into parts of `P = max(5 MiB, ⌈length / 9000⌉)`
-//! rounded up to a MiB (S3 wants every part but the last to be at least 5 MiB, and at most
-//! 10 000 parts). Part `i` holds `[i·P, (i+1)·P)`. An append fills the part being written in
-//! memory (at most one part) and puts it as soon as it is whole. The bytes of a body that
-//! end inside a part are stored as a *tail*: a small object of its own,
-//! `{prefix}/staging~/{name}/tail-{offset}-{len}`, so they are durable at once and the offset
-//! moves on. Tails are read back once, when the part they belong to is whole (or by
-//! `finish`, for the last part).
+//! Every part but the last holds between `P = max(5 MiB, ⌈length / 9000⌉)` rounded up to a
+//! MiB and `2P` bytes (S3 wants every part but the last to be at least 5 MiB, and at most
+//! 10 000 parts), in order; the state keeps each part's length. An append collects the bytes
+//! of the part being written in memory and puts them as a part when it holds `2P`, or when its
+//! body ends with at least `P` (so a PATCH of `P` to `2P` bytes, like a tus client's 8 MiB,
+//! is exactly one part). Bytes a body ends with that make less than `P` are stored as a
+//! *tail*: a small object of its own, `{prefix}/staging~/{name}/tail-{offset}-{len}`, so they
+//! are durable at once and the offset moves on. Tails are read back once, into the next part
+//! (or by `finish`, into the last part).
 //!
 //! Tiny appends (a tus client may send thousands of small PATCHes) would leave one tail
 //! each, and the state, written at every checkpoint, would grow with their number. So a new
@@ -55,10 +56,14 @@ struct S3Staging {
     name: String,
     /// The upload's length.
     length: u64,
-    /// The part size.
+    /// The smallest part an append puts (the largest is [`S3Staging::max_part`]).
     part: u64,
-    /// The ETags of the parts put, in order: part `i` holds `[i·part, (i+1)·part)`.
+    /// The ETags of the parts put, in order.
     parts: Vec<String>,
+    /// Each part's length, in order; empty when every part is `part` bytes long (states
+    /// written before parts could differ in size).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    sizes: Vec<u64>,
     /// The tails after the last part, in order: `[offset, len]`.
     tails: Vec<(u64, u64)>,
     /// Tails this state no longer names, to delete when an append starts from it.
@@ -87,6 +92,17 @@ impl S3Staging {
         if state.name.len() != 32 || !state.name.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(StorageError::Corrupt("staging state: a bad name".into()));
         }
+        let sized = state.sizes.is_empty()
+            || (state.sizes.len() == state.parts.len()
+                && state
+                    .sizes
+                    .iter()
+                    .all(|&n| n >= state.part && n <= state.max_part()));
+        if !sized {
+            return Err(StorageError::Corrupt(
+                "staging state: part sizes out of bounds".into(),
+            ));
+        }
         Ok(state)
     }
 
@@ -99,7 +115,29 @@ impl S3Staging {
     }
 
     fn parts_end(&self) -> u64 {
-        self.parts.len() as u64 * self.part
+        match self.sizes.is_empty() {
+            true => self.parts.len() as u64 * self.part,
+            false => self.sizes.iter().sum(),
+        }
+    }
+
+    /// The largest part an append puts, and so the most bytes it holds in memory: twice the
+    /// smallest, so that a PATCH of up to that size becomes one part with no tail to write
+    /// and read back (with 8 MiB PATCHes and 5 MiB parts, 3 MiB of every PATCH was).
+    fn max_part(&self) -> u64 {
+        2 * self.part
+    }
+
+    /// Records a part of `len` bytes put with `tag`.
+    fn push_part(&mut self, tag: String, len: u64) {
+        let uniform = self.sizes.is_empty() && len == self.part;
+        if !uniform {
+            if self.sizes.is_empty() {
+                self.sizes = vec![self.part; self.parts.len()];
+            }
+            self.sizes.push(len);
+        }
+        self.parts.push(tag);
     }
 
     fn tails_len(&self) -> u64 {
@@ -281,6 +319,7 @@ pub(super) fn stage(
         length,
         part: part_size(length),
         parts: Vec::new(),
+        sizes: Vec::new(),
         tails: Vec::new(),
         stale: Vec::new(),
     }
@@ -333,7 +372,9 @@ fn try_append(
     }
     // Memory for the bytes of (at most) the part being filled: waits while other uploads
     // hold the store's budget.
-    let _share = store.buffers.take(state.part.min(state.length - offset))?;
+    let _share = store
+        .buffers
+        .take(state.max_part().min(state.length - offset))?;
     // The caller appends from this state: older ones, and the tails only they name, are gone.
     let stale = std::mem::take(&mut state.stale);
     store.delete_tails(&state, &stale);
@@ -345,7 +386,7 @@ fn try_append(
     let mut checkpointed = false;
     loop {
         let end = state.end() + fresh_len;
-        let room = state.part - state.tails_len() - fresh_len;
+        let room = state.max_part() - state.tails_len() - fresh_len;
         let want = room.min(state.length - end).min(COPY_BUFFER as u64);
         let want = usize::try_from(want).unwrap_or(COPY_BUFFER);
         let (n, failed) = if want == 0 {
@@ -363,10 +404,12 @@ fn try_append(
         };
         let ended = failed.is_some() || n < want || want == 0;
 
-        // A whole part is put; what a body leaves of a part is stored as a tail.
-        let stored = if state.tails_len() + fresh_len == state.part {
+        // A full buffer, or what a body ends with when it makes a part, is put as a part;
+        // less than a part is stored as a tail.
+        let held = state.tails_len() + fresh_len;
+        let stored = if held == state.max_part() || (ended && held >= state.part) {
             let tag = store.put_part(key, &state, std::mem::take(&mut fresh))?;
-            state.parts.push(tag);
+            state.push_part(tag, held);
             Some(std::mem::take(&mut state.tails))
         } else if ended && fresh_len > 0 {
             Some(store.put_tail(&mut state, std::mem::take(&mut fresh))?)
@@ -478,6 +521,66 @@ pub(super) fn discard(store: &S3Storage, staging: &Staging) -> Result<(), Storag
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn state(parts: usize, sizes: Vec<u64>) -> S3Staging {
+        S3Staging {
+            upload: "u".into(),
+            name: "0".repeat(32),
+            length: 100 * MIB,
+            part: 5 * MIB,
+            parts: vec!["e".into(); parts],
+            sizes,
+            tails: Vec::new(),
+            stale: Vec::new(),
+        }
+    }
+
+    fn parsed(state: &S3Staging) -> Result<S3Staging, StorageError> {
+        S3Staging::parse(&state.to_staging(&StorageKey::parse("k").unwrap()).unwrap())
+    }
+
+    #[test]
+    fn parts_of_the_smallest_size_need_no_sizes_and_others_record_them() {
+        let mut s = state(2, Vec::new());
+        s.push_part("e".into(), 5 * MIB);
+        assert!(s.sizes.is_empty(), "all parts are P long");
+        assert_eq!(s.end(), 15 * MIB);
+        s.push_part("e".into(), 8 * MIB);
+        assert_eq!(s.sizes, vec![5 * MIB, 5 * MIB, 5 * MIB, 8 * MIB]);
+        assert_eq!(s.end(), 23 * MIB);
+        assert_eq!(parsed(&s).unwrap().end(), 23 * MIB);
+        // A state written before sizes existed reads as parts of P.
+        let old = r#"{"upload":"u","name":"00000000000000000000000000000000","length":104857600,"part":5242880,"parts":["a","b"],"tails":[[10485760,3]]}"#;
+        let back = S3Staging::parse(&Staging {
+            key: StorageKey::parse("k").unwrap(),
+            state: old.into(),
+        })
+        .unwrap();
+        assert_eq!(back.end(), 10 * MIB + 3);
+        // The first part longer than P is recorded too.
+        let mut first = state(0, Vec::new());
+        first.push_part("e".into(), 8 * MIB);
+        assert_eq!(first.sizes, vec![8 * MIB]);
+        assert_eq!(first.end(), 8 * MIB);
+    }
+
+    #[test]
+    fn sizes_out_of_bounds_or_not_one_per_part_are_corrupt() {
+        for sizes in [
+            vec![5 * MIB],
+            vec![5 * MIB, 4 * MIB],
+            vec![5 * MIB, 11 * MIB],
+        ] {
+            assert!(
+                matches!(
+                    parsed(&state(2, sizes.clone())),
+                    Err(StorageError::Corrupt(_))
+                ),
+                "{sizes:?}"
+            );
+        }
+        assert!(parsed(&state(2, vec![5 * MIB, 10 * MIB])).is_ok());
+    }
 
     #[test]
     fn parts_are_at_least_five_mib_and_at_most_nine_thousand() {
