@@ -141,21 +141,17 @@ fn corrupt_upload_and_media_rows_are_corrupt_errors(f: &Fixture) {
             );
         };
         let now = Timestamp::from_epoch_seconds(0);
+        let lock = LockRequest {
+            holder: "h",
+            until: now,
+            now,
+        };
         if table == "uploads" {
             corrupt(store.upload(id(0)).map(drop), "upload");
             corrupt(
-                store
-                    .lock_upload(
-                        id(1),
-                        LockRequest {
-                            holder: "h",
-                            until: now,
-                            now,
-                        },
-                    )
-                    .map(|l| {
-                        assert!(!matches!(l, UploadLock::Locked(_)), "{l:?}");
-                    }),
+                store.lock_upload(id(1), lock).map(|l| {
+                    assert!(!matches!(l, UploadLock::Locked(_)), "{l:?}");
+                }),
                 "lock_upload",
             );
             corrupt(store.remove_upload(id(2)).map(drop), "remove_upload");
@@ -167,16 +163,7 @@ fn corrupt_upload_and_media_rows_are_corrupt_errors(f: &Fixture) {
             );
         } else {
             corrupt(store.media(id(0)).map(drop), "media");
-            store
-                .lock_upload(
-                    id(1),
-                    LockRequest {
-                        holder: "h",
-                        until: now,
-                        now,
-                    },
-                )
-                .unwrap();
+            store.lock_upload(id(1), lock).unwrap();
             corrupt(
                 store
                     .finish_upload(id(1), "h", &store_media_for(id(1)))

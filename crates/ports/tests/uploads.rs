@@ -24,7 +24,7 @@ use medialib_ports::services::{
     AppendFailed, BeginUploadFailed, DeliverFailed, MediaFailed, PutFileFailed, Services,
     UploadSettings, UploadTarget,
 };
-use medialib_ports::{LockRequest, UploadLock};
+use medialib_ports::{LockRequest, SourceFile, UploadLock};
 use sha2::{Digest, Sha256};
 
 /// The world with uploads into an in-memory media store that checkpoints every 4 bytes.
@@ -82,6 +82,33 @@ impl Read for BreaksOff {
             n => Ok(n),
         }
     }
+}
+
+/// The source alice's upload to `object` stored.
+fn source_of(u: &Uploads, object: ObjectId) -> SourceFile {
+    u.s.uploads()
+        .media(Some(&u.w.alice.as_caller()), u.w.lib, object)
+        .unwrap()
+        .record
+        .source
+        .unwrap()
+}
+
+/// Sends the rest of `bytes` from `offset` as alice; the upload finishes with it.
+fn finish_from(u: &Uploads, object: ObjectId, offset: u64, bytes: &[u8]) {
+    let alice = u.w.alice.as_caller();
+    let done =
+        u.s.uploads()
+            .append(
+                &alice,
+                u.w.lib,
+                object,
+                offset,
+                None,
+                &mut &bytes[offset as usize..],
+            )
+            .unwrap();
+    assert!(done.finished);
 }
 
 /// Begins an upload of `bytes` as alice into her library; returns the new object.
@@ -391,25 +418,8 @@ fn storage_failing_mid_upload_keeps_the_durable_prefix_and_the_upload_resumes() 
             .offset;
     assert_eq!(offset, 12, "the last checkpoint before the failure");
     u.storage.set_down(false);
-    let done =
-        u.s.uploads()
-            .append(
-                &alice,
-                u.w.lib,
-                object,
-                offset,
-                None,
-                &mut &bytes[offset as usize..],
-            )
-            .unwrap();
-    assert!(done.finished);
-    let source =
-        u.s.uploads()
-            .media(Some(&alice), u.w.lib, object)
-            .unwrap()
-            .record
-            .source
-            .unwrap();
+    finish_from(&u, object, offset, &bytes);
+    let source = source_of(&u, object);
     assert_eq!(source.sha256, <[u8; 32]>::from(Sha256::digest(&bytes)));
 }
 
@@ -480,24 +490,12 @@ fn a_new_upload_to_an_object_replaces_its_source_when_it_finishes() {
             .unwrap();
     assert_eq!(upload.object, object);
     // Until it finishes, the old source stays.
-    let old =
-        u.s.uploads()
-            .media(Some(&alice), u.w.lib, object)
-            .unwrap()
-            .record
-            .source
-            .unwrap();
+    let old = source_of(&u, object);
     assert_eq!(u.storage.bytes(&old.key).unwrap(), b"abcd");
     u.s.uploads()
         .append(&alice, u.w.lib, object, 0, None, &mut &b"xyz"[..])
         .unwrap();
-    let new =
-        u.s.uploads()
-            .media(Some(&alice), u.w.lib, object)
-            .unwrap()
-            .record
-            .source
-            .unwrap();
+    let new = source_of(&u, object);
     assert_eq!(u.storage.bytes(&new.key).unwrap(), b"xyz");
     assert!(
         u.storage.bytes(&old.key).is_none(),
@@ -585,13 +583,7 @@ fn an_empty_upload_is_complete_with_its_first_empty_append() {
             .append(&alice, u.w.lib, object, 0, None, &mut &b""[..])
             .unwrap();
     assert!(done.finished);
-    let source =
-        u.s.uploads()
-            .media(Some(&alice), u.w.lib, object)
-            .unwrap()
-            .record
-            .source
-            .unwrap();
+    let source = source_of(&u, object);
     assert_eq!(source.size, 0);
     assert_eq!(source.sha256, <[u8; 32]>::from(Sha256::digest(b"")));
 }
@@ -622,24 +614,7 @@ fn a_finished_upload_whose_source_was_not_recorded_finishes_on_the_next_patch() 
         offset, 20,
         "every byte is durable, the source not yet recorded"
     );
-    let done =
-        u.s.uploads()
-            .append(
-                &alice,
-                u.w.lib,
-                object,
-                offset,
-                None,
-                &mut &bytes[offset as usize..],
-            )
-            .unwrap();
-    assert!(done.finished);
-    let source =
-        u.s.uploads()
-            .media(Some(&alice), u.w.lib, object)
-            .unwrap()
-            .record
-            .source
-            .unwrap();
+    finish_from(&u, object, offset, &bytes);
+    let source = source_of(&u, object);
     assert_eq!(u.storage.bytes(&source.key).unwrap(), bytes);
 }
