@@ -328,6 +328,32 @@ diesel::table! {
         source_content_type -> Nullable<Text>,
         /// When any of this last changed.
         modified_at -> BigInt,
+        /// The files the last finished job derived (`DerivedSet` as text).
+        derived -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    /// One processing job per object that waits for a worker or is being worked on.
+    jobs (object_id) {
+        /// The object whose media is processed.
+        object_id -> Text,
+        /// Bumped by every claim and re-queue: a worker's outcome names the one it claimed.
+        generation -> BigInt,
+        /// Attempts started so far.
+        attempts -> Integer,
+        /// Not taken before this time (backoff).
+        run_at -> BigInt,
+        /// The worker whose lease it is.
+        holder -> Nullable<Text>,
+        /// Until when the lease runs.
+        lease_until -> Nullable<BigInt>,
+        /// The directory the latest attempt writes its files to.
+        work_dir -> Nullable<Text>,
+        /// Why the last attempt failed.
+        last_error -> Nullable<Text>,
+        /// When the job was queued.
+        created_at -> BigInt,
     }
 }
 
@@ -349,6 +375,7 @@ diesel::joinable!(browser_sessions -> users (user_id));
 diesel::joinable!(local_credentials -> users (user_id));
 diesel::joinable!(uploads -> objects (object_id));
 diesel::joinable!(media -> objects (object_id));
+diesel::joinable!(jobs -> objects (object_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     organization,
@@ -368,4 +395,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     pending_sign_ins,
     uploads,
     media,
+    jobs,
 );

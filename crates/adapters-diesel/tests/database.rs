@@ -19,17 +19,20 @@ medialib_adapters_diesel::backend_tests!(
 );
 
 /// Every migration version shipped, in order.
-const ALL_VERSIONS: [&str; 6] = [
+const ALL_VERSIONS: [&str; 7] = [
     "20261122000000",
     "20261122000001",
     "20261122000002",
     "20261122000003",
     "20261123000004",
     "20261125000005",
+    "20261125000006",
 ];
 
-/// The newest migration (the media tables), reverted first to reach older ones.
+/// The media tables.
 const MEDIA: &str = "20261125000005";
+/// The newest migration (jobs and derived files), reverted first to reach older ones.
+const JOBS: &str = "20261125000006";
 
 fn migrate_applies_everything_once(f: &Fixture) {
     assert_eq!(f.db.pending_migrations().unwrap(), ALL_VERSIONS);
@@ -40,7 +43,7 @@ fn migrate_applies_everything_once(f: &Fixture) {
     assert_eq!(applied, ALL_VERSIONS);
     assert_eq!(seen, ALL_VERSIONS, "progress is called once per version");
     assert!(f.db.pending_migrations().unwrap().is_empty());
-    assert_eq!(Raw::open(f).tables().len(), 17);
+    assert_eq!(Raw::open(f).tables().len(), 18);
 
     let mut called = false;
     let again = f.db.migrate(&mut |_| called = true).unwrap();
@@ -90,6 +93,7 @@ fn member_modified_at_is_backfilled_and_reverted(f: &Fixture) {
     };
     assert_eq!(f.db.revert_last().unwrap(), None, "nothing applied yet");
     f.db.migrate(&mut |_| {}).unwrap();
+    assert_eq!(f.db.revert_last().unwrap().as_deref(), Some(JOBS));
     assert_eq!(f.db.revert_last().unwrap().as_deref(), Some(MEDIA));
     assert_eq!(f.db.revert_last().unwrap().as_deref(), Some(COPY));
     let mut raw = Raw::open(f);
@@ -111,7 +115,7 @@ fn member_modified_at_is_backfilled_and_reverted(f: &Fixture) {
     }
     drop(raw);
 
-    assert_eq!(f.db.migrate(&mut |_| {}).unwrap(), [COPY, MEDIA]);
+    assert_eq!(f.db.migrate(&mut |_| {}).unwrap(), [COPY, MEDIA, JOBS]);
     let mut raw = Raw::open(f);
     assert!(has_column(&mut raw));
     assert!(raw.indexes().iter().any(|i| i == INDEX));
@@ -124,6 +128,7 @@ fn member_modified_at_is_backfilled_and_reverted(f: &Fixture) {
     }
     drop(raw);
 
+    assert_eq!(f.db.revert_last().unwrap().as_deref(), Some(JOBS));
     assert_eq!(f.db.revert_last().unwrap().as_deref(), Some(MEDIA));
     assert_eq!(f.db.revert_last().unwrap().as_deref(), Some(COPY));
     let mut raw = Raw::open(f);
@@ -135,7 +140,7 @@ fn member_modified_at_is_backfilled_and_reverted(f: &Fixture) {
         "down.sql keeps the memberships"
     );
     drop(raw);
-    assert_eq!(f.db.migrate(&mut |_| {}).unwrap(), [COPY, MEDIA]);
+    assert_eq!(f.db.migrate(&mut |_| {}).unwrap(), [COPY, MEDIA, JOBS]);
 }
 
 fn namespace_is_created_once(f: &Fixture) {

@@ -6,6 +6,7 @@
 
 pub mod error;
 mod failures;
+pub mod jobs;
 pub mod processing;
 pub mod repos;
 pub mod services;
@@ -15,6 +16,9 @@ pub mod uploads;
 pub mod world;
 
 pub use error::StoreError;
+pub use jobs::{
+    ClaimRequest, ClaimedJob, JobCounts, JobEnd, JobEnded, JobRepository, JobTicket,
+};
 pub use processing::{MediaProcessor, ProbeError, ProcessError, ProgressSink, ToolFailure};
 pub use repos::{
     AddMemberError, AddOutcome, Applied, BearerRecord, CatalogItem, ClientRepository, CodeContest,

@@ -14,6 +14,7 @@ use medialib_domain::{
 use crate::error::StoreError;
 use crate::failures::failures;
 use crate::sso::PasswordHash;
+use crate::jobs::JobRepository;
 use crate::uploads::UploadRepository;
 
 /// The organization's one-time settings.
@@ -608,4 +609,5 @@ store!(
     PendingSignInRepository,
     Housekeeping,
     UploadRepository,
+    JobRepository,
 );

@@ -4,6 +4,7 @@
 //! storage adapter's staging state, the SHA-256 so far, the owner, the expiry, the write lock)
 //! lives here, so an upload survives a restart and any process can continue it.
 
+use medialib_domain::media::derived::DerivedSet;
 use medialib_domain::media::{FileName, MediaState, ResumableSha256, StorageKey, UploadProgress};
 use medialib_domain::{MediaObject, ObjectId, Timestamp, UserId};
 
@@ -62,6 +63,8 @@ pub struct MediaRecord {
     pub attempts: u32,
     /// The stored source, once an upload finished.
     pub source: Option<SourceFile>,
+    /// The files the last finished processing derived from it.
+    pub derived: Option<DerivedSet>,
     /// When any of this last changed.
     pub modified: Timestamp,
 }
@@ -126,7 +129,8 @@ pub struct LockRequest<'a> {
 pub trait UploadRepository: Send + Sync {
     /// Stores a new object as a member of `collection` with the start of its media, in one
     /// step: for tus creation on `…/o/0/` its upload and a media record in state `uploading`;
-    /// for the one-shot upload the media record of its stored source. A crash leaves either
+    /// for the one-shot upload the media record of its stored source (and, when it is
+    /// `queued`, its processing job). A crash leaves either
     /// the whole object or nothing.
     fn create_with_media(
         &self,
@@ -165,7 +169,8 @@ pub trait UploadRepository: Send + Sync {
     fn unlock_upload(&self, object: ObjectId, holder: &str) -> Result<(), StoreError>;
 
     /// The upload `holder` has locked is complete: deletes it and stores `media` as the
-    /// object's media, in one step. Returns the media record it replaced (whose source the
+    /// object's media, in one step; when `media` is `queued`, its processing job is queued in
+    /// the same step (replacing one that waits or runs: see [`JobRepository`](crate::JobRepository)). Returns the media record it replaced (whose source the
     /// caller deletes from storage), or [`Finish::LockLost`] when `holder` no longer holds the lock.
     fn finish_upload(
         &self,
@@ -201,8 +206,8 @@ pub trait UploadRepository: Send + Sync {
     /// The media of `object`.
     fn media(&self, object: ObjectId) -> Result<Option<MediaRecord>, StoreError>;
 
-    /// Deletes the media record of `object` (its source included) and its upload; returns
-    /// both so the caller can delete their bytes.
+    /// Deletes the media record of `object` (its source included), its upload and its
+    /// processing job; returns the first two so the caller can delete their bytes.
     fn remove_media(
         &self,
         object: ObjectId,

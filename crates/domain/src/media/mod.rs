@@ -1,6 +1,7 @@
 //! Media: where an object's bytes live, how they are uploaded, asked for and delivered.
 
 pub mod derive;
+pub mod derived;
 pub mod documents;
 mod key;
 pub mod probe;

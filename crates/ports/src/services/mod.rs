@@ -5,6 +5,7 @@ pub mod clients;
 mod media;
 mod oauth;
 pub mod people;
+pub mod processing;
 mod sessions;
 pub mod uploads;
 mod users;
@@ -20,7 +21,9 @@ use crate::repos::{
     PendingSignInRepository, PurgeReport, SessionRepository, Store, UserRepository,
 };
 use crate::sso::{NoSso, SsoProvider};
+use crate::processing::MediaProcessor;
 use crate::storage::{MediaStorage, NoStorage};
+use processing::{ProcessingServices, ProcessingSettings};
 use crate::world::{Clock, RandomSource};
 
 pub use media::{
@@ -271,6 +274,7 @@ impl Services {
         let uploads = UploadServices::new(
             media.clone(),
             store.clone(),
+            store.clone(),
             Arc::new(NoStorage),
             UploadSettings::default(),
         );
@@ -293,13 +297,35 @@ impl Services {
         settings: UploadSettings,
     ) -> Self {
         self.uploads =
-            UploadServices::new(self.media.clone(), self.store.clone(), storage, settings);
+            UploadServices::new(
+                self.media.clone(),
+                self.store.clone(),
+                self.store.clone(),
+                storage,
+                settings,
+            );
         self
     }
 
     /// Upload, media and delivery use cases.
     pub fn uploads(&self) -> &UploadServices {
         &self.uploads
+    }
+
+    /// The processing use cases on this store and media storage, deriving files with
+    /// `processor` (a worker's: `medialib serve` with `workers`, or `medialib worker`).
+    pub fn processing(
+        &self,
+        processor: Arc<dyn MediaProcessor>,
+        settings: ProcessingSettings,
+    ) -> ProcessingServices {
+        ProcessingServices::new(
+            self.media.world.clone(),
+            self.store.clone(),
+            self.uploads.storage().clone(),
+            processor,
+            settings,
+        )
     }
 
     /// Signs browsers in through `sso` (the default refuses every sign-in).

@@ -11,6 +11,8 @@ use std::cell::RefCell;
 use std::io::{self, Read};
 use std::sync::{Arc, OnceLock};
 
+use medialib_domain::media::derive::MediaKind;
+use medialib_domain::media::probe::Dimensions;
 use medialib_domain::media::{
     ByteSpan, FileName, MediaSigningKey, MediaState, PatchChecksum, PatchRefused, ResumableSha256,
     StorageKey, UploadDescription, UploadLimits, UploadNotAdmitted, UploadProgress, UrlRefused,
@@ -26,6 +28,7 @@ use crate::error::StoreError;
 use crate::failures::failures;
 use crate::repos::CreateObjectError;
 use crate::storage::{Append, AppendStop, MediaStorage, ObjectInfo, Reading, StorageError};
+use crate::jobs::JobRepository;
 use crate::uploads::{
     Finish, LockRequest, MediaRecord, NewMedia, Progress, SourceFile, UploadLock, UploadRecord,
     UploadRepository,
@@ -82,6 +85,7 @@ pub struct UploadServices {
     pub(crate) world: World,
     pub(crate) objects: MediaServices,
     pub(crate) uploads: Arc<dyn UploadRepository>,
+    pub(crate) jobs: Arc<dyn JobRepository>,
     pub(crate) storage: Arc<dyn MediaStorage>,
     settings: UploadSettings,
     /// `{instance}:{random}`: who holds the locks this process takes.
@@ -187,6 +191,9 @@ failures! {
         /// The object has no media (nothing uploaded yet).
         #[error("this object has no media yet")]
         NoMedia,
+        /// The object's type has no processing (a file is served as uploaded): 409.
+        #[error("media of this object's type is not processed: files are served as uploaded")]
+        NotProcessed,
         /// The media storage failed.
         #[error(transparent)]
         Storage(#[from] StorageError),
@@ -262,7 +269,8 @@ pub struct Delivery {
 /// A file of an object's media as records list it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MediaFile {
-    /// `source` (later: `mp4`, `hls`, …).
+    /// `source`, or a derived file's role (`rendition`, `hls`, … see
+    /// [`FileRole`](medialib_domain::media::derived::FileRole)).
     pub role: &'static str,
     /// The format (the extension).
     pub format: String,
@@ -270,6 +278,10 @@ pub struct MediaFile {
     pub path: String,
     /// Its size in bytes.
     pub size: u64,
+    /// The picture's size (renditions, stills, sprite sheets).
+    pub dimensions: Option<Dimensions>,
+    /// Bits a second (renditions).
+    pub bitrate: Option<u32>,
 }
 
 /// An object's media as the `media` call shows it.
@@ -361,6 +373,7 @@ impl UploadServices {
     pub fn new(
         objects: MediaServices,
         uploads: Arc<dyn UploadRepository>,
+        jobs: Arc<dyn JobRepository>,
         storage: Arc<dyn MediaStorage>,
         settings: UploadSettings,
     ) -> Self {
@@ -375,6 +388,7 @@ impl UploadServices {
             world,
             objects,
             uploads,
+            jobs,
             storage,
             settings,
             holder,
@@ -814,6 +828,7 @@ impl UploadServices {
                 sha256,
                 content_type,
             }),
+            derived: None,
             modified: self.world.clock.now(),
         }
     }
@@ -995,20 +1010,37 @@ impl UploadServices {
         Ok(MediaView { record, files })
     }
 
-    /// The files of a media record with fresh signed URLs.
+    /// The files of a media record with fresh signed URLs: the source, then the derived
+    /// files.
     pub fn files_of(&self, record: &MediaRecord) -> Result<Vec<MediaFile>, StoreError> {
-        let Some(source) = &record.source else {
-            return Ok(Vec::new());
-        };
-        let name = source.key.file_name();
-        Ok(vec![MediaFile {
-            role: "source",
-            format: name
-                .rsplit_once('.')
-                .map_or_else(|| "bin".to_owned(), |(_, e)| e.to_owned()),
-            path: self.url_path(record.object, name)?,
-            size: source.size,
-        }])
+        let mut files = Vec::new();
+        if let Some(source) = &record.source {
+            let name = source.key.file_name();
+            files.push(MediaFile {
+                role: "source",
+                format: name
+                    .rsplit_once('.')
+                    .map_or_else(|| "bin".to_owned(), |(_, e)| e.to_owned()),
+                path: self.url_path(record.object, name)?,
+                size: source.size,
+                dimensions: None,
+                bitrate: None,
+            });
+        }
+        if let Some(set) = &record.derived {
+            let base = self.url_path(record.object, "")?;
+            for f in set.files() {
+                files.push(MediaFile {
+                    role: f.role.as_str(),
+                    format: f.path.format().to_owned(),
+                    path: format!("{base}{}", f.path),
+                    size: f.size,
+                    dimensions: f.dimensions,
+                    bitrate: f.bitrate,
+                });
+            }
+        }
+        Ok(files)
     }
 
     /// `/m/{object}/{expires}/{signature}/{file}` valid for `media_url_ttl` (the expiry is
@@ -1023,7 +1055,8 @@ impl UploadServices {
         ))
     }
 
-    /// `media` POST `action=reprocess` (`admin`): queues processing again.
+    /// `media` POST `action=reprocess` (`admin`): queues processing again, with a fresh
+    /// count of attempts (a worker busy with it is superseded).
     pub fn reprocess(
         &self,
         caller: &Caller,
@@ -1031,11 +1064,36 @@ impl UploadServices {
         object: ObjectId,
     ) -> Result<MediaRecord, MediaFailed> {
         self.edit_gate::<MediaFailed>(caller, collection, object)?;
-        let record = self.uploads.media(object)?.ok_or(MediaFailed::NoMedia)?;
-        if record.source.is_none() {
-            return Err(MediaFailed::NoMedia);
+        let kind = self
+            .objects
+            .media
+            .object_any_state(object)?
+            .map(|o| o.object_type());
+        if kind.is_some_and(|t| MediaKind::of(t).is_none()) {
+            return Err(MediaFailed::NotProcessed);
         }
+        let record = self
+            .jobs
+            .requeue(object, self.world.clock.now())?
+            .ok_or(MediaFailed::NoMedia)?;
+        tracing::info!(%object, "processing queued again");
         Ok(record)
+    }
+
+    /// Deletes every stored file of `object`'s media (`media/{object}/…`): the source, every
+    /// derived set, what failed attempts left. Stops at the first failure (the next pass
+    /// finds the rest).
+    pub fn delete_stored_media(&self, object: ObjectId) -> Result<usize, StorageError> {
+        let prefix = StorageKey::parse(&format!("media/{object}"))
+            .map_err(|e| StorageError::Unavailable(e.to_string()))?;
+        let files = self.storage.list(&prefix)?;
+        for f in &files {
+            match self.storage.delete(&f.key) {
+                Ok(()) | Err(StorageError::NotFound) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(files.len())
     }
 
     /// `media` DELETE (`admin`): removes the media and its bytes, keeps the object.
@@ -1056,6 +1114,7 @@ impl UploadServices {
         if let Some(source) = media.and_then(|m| m.source) {
             self.storage.delete(&source.key)?;
         }
+        self.delete_stored_media(object)?;
         Ok(())
     }
 
@@ -1074,8 +1133,18 @@ impl UploadServices {
         self.signing_key()?
             .verify(object, expires, signature, self.world.clock.now())?;
         let record = self.uploads.media(object)?.ok_or(DeliverFailed::Missing)?;
-        let source = record.source.ok_or(DeliverFailed::Missing)?;
-        if file != source.key.file_name() || self.objects.media.object(object)?.is_none() {
+        let (key, filename) = match (&record.source, &record.derived) {
+            (Some(source), _) if file == source.key.file_name() => {
+                (source.key.clone(), source.filename.clone())
+            }
+            (_, Some(set)) if set.file(file).is_some() => (
+                StorageKey::parse(&format!("media/{object}/{}/{file}", set.dir()))
+                    .map_err(|_| DeliverFailed::Missing)?,
+                None,
+            ),
+            _ => return Err(DeliverFailed::Missing),
+        };
+        if self.objects.media.object(object)?.is_none() {
             return Err(DeliverFailed::Missing);
         }
         let content_type = file
@@ -1083,22 +1152,22 @@ impl UploadServices {
             .map_or("application/octet-stream", |(_, e)| content_type_of(e));
         let redirect = if redirect {
             let until = Timestamp::from_epoch_seconds(expires.parse().unwrap_or(0));
-            self.storage.presign(&source.key, until)
+            self.storage.presign(&key, until)
         } else {
             None
         };
         let info = match &redirect {
             Some(_) => None,
-            None => Some(self.storage.head(&source.key).map_err(|e| match e {
+            None => Some(self.storage.head(&key).map_err(|e| match e {
                 StorageError::NotFound => DeliverFailed::Missing,
                 other => DeliverFailed::Storage(other),
             })?),
         };
         Ok(Delivery {
-            key: source.key,
+            key,
             info,
             content_type,
-            filename: source.filename,
+            filename,
             redirect,
         })
     }

@@ -1,0 +1,2 @@
+DROP TABLE jobs;
+ALTER TABLE media DROP COLUMN derived;
