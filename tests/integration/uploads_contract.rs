@@ -150,6 +150,7 @@ fn uploading(object: ObjectId) -> MediaRecord {
         error: None,
         attempts: 0,
         source: None,
+        derived: None,
         modified: at(T0),
     }
 }
@@ -169,6 +170,7 @@ fn ready(object: ObjectId, size: u64, modified: i64) -> MediaRecord {
             sha256: [0xab; 32],
             content_type: "video/mp4".into(),
         }),
+        derived: None,
         modified: at(modified),
     }
 }

@@ -209,6 +209,7 @@ fn store_media_for(object: ObjectId) -> medialib_ports::MediaRecord {
         error: None,
         attempts: 0,
         source: None,
+        derived: None,
         modified: Timestamp::from_epoch_seconds(1),
     }
 }

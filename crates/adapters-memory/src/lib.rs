@@ -17,6 +17,7 @@
 
 mod clients;
 mod grants;
+mod jobs;
 mod media;
 mod sessions;
 mod state;

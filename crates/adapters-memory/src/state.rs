@@ -104,6 +104,7 @@ pub(crate) struct State {
     pub(crate) pending: BTreeMap<TokenDigest, PendingRecord>,
     pub(crate) uploads: BTreeMap<ObjectId, UploadEntry>,
     pub(crate) media: BTreeMap<ObjectId, MediaRecord>,
+    pub(crate) jobs: BTreeMap<ObjectId, crate::jobs::JobEntry>,
     /// The organization's `media_signing_key`.
     pub(crate) media_signing_key: Option<Vec<u8>>,
 }

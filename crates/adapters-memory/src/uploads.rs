@@ -57,11 +57,15 @@ impl UploadRepository for MemoryStore {
                     error: None,
                     attempts: 0,
                     source: None,
+                    derived: None,
                     modified: upload.created,
                 }
             }
             NewMedia::Stored(record) => record.clone(),
         };
+        if record.state == MediaState::Queued {
+            state.enqueue_job(object.id(), record.modified);
+        }
         state.media.insert(object.id(), record);
         Ok(())
     }
@@ -157,7 +161,16 @@ impl UploadRepository for MemoryStore {
             return Ok(Finish::LockLost);
         }
         state.uploads.remove(&object);
-        Ok(Finish::Finished(state.media.insert(object, media.clone())))
+        if media.state == MediaState::Queued {
+            state.enqueue_job(object, media.modified);
+        }
+        // Mirrors the diesel adapter: the replaced source's derived files stay served until
+        // the new source's processing replaces (and deletes) them.
+        let mut media = media.clone();
+        if let Some(previous) = state.media.get(&object) {
+            media.derived.clone_from(&previous.derived);
+        }
+        Ok(Finish::Finished(state.media.insert(object, media)))
     }
 
     fn remove_upload(&self, object: ObjectId) -> Result<Option<UploadRecord>, StoreError> {
@@ -230,6 +243,7 @@ impl UploadRepository for MemoryStore {
         let mut state = self.lock();
         let media = state.media.remove(&object);
         let upload = state.uploads.remove(&object).map(|e| e.record);
+        state.jobs.remove(&object);
         Ok((media, upload))
     }
 }

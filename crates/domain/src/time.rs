@@ -25,7 +25,10 @@ impl Timestamp {
     /// This instant plus `d`, rounded up to a whole second (saturating).
     pub fn plus_secs(self, d: std::time::Duration) -> Self {
         let secs = d.as_secs().saturating_add(u64::from(d.subsec_nanos() > 0));
-        Self(self.0.saturating_add(i64::try_from(secs).unwrap_or(i64::MAX)))
+        Self(
+            self.0
+                .saturating_add(i64::try_from(secs).unwrap_or(i64::MAX)),
+        )
     }
 
     /// Seconds from `self` until `later`, zero when `later` is not after `self`.

@@ -129,8 +129,7 @@ pub trait JobRepository: Send + Sync {
     /// turns `queued` with progress 0, no error and no attempts, and its job is due now with
     /// no attempts and a new generation (a worker busy with it is superseded). Returns the
     /// media record as written; `None` when the object has no media with a source.
-    fn requeue(&self, object: ObjectId, now: Timestamp)
-    -> Result<Option<MediaRecord>, StoreError>;
+    fn requeue(&self, object: ObjectId, now: Timestamp) -> Result<Option<MediaRecord>, StoreError>;
 
     /// How many jobs wait and run at `now`.
     fn job_counts(&self, now: Timestamp) -> Result<JobCounts, StoreError>;

@@ -16,9 +16,7 @@ pub mod uploads;
 pub mod world;
 
 pub use error::StoreError;
-pub use jobs::{
-    ClaimRequest, ClaimedJob, JobCounts, JobEnd, JobEnded, JobRepository, JobTicket,
-};
+pub use jobs::{ClaimRequest, ClaimedJob, JobCounts, JobEnd, JobEnded, JobRepository, JobTicket};
 pub use processing::{MediaProcessor, ProbeError, ProcessError, ProgressSink, ToolFailure};
 pub use repos::{
     AddMemberError, AddOutcome, Applied, BearerRecord, CatalogItem, ClientRepository, CodeContest,

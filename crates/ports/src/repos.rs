@@ -13,8 +13,8 @@ use medialib_domain::{
 
 use crate::error::StoreError;
 use crate::failures::failures;
-use crate::sso::PasswordHash;
 use crate::jobs::JobRepository;
+use crate::sso::PasswordHash;
 use crate::uploads::UploadRepository;
 
 /// The organization's one-time settings.

@@ -5,6 +5,7 @@ mod facts;
 mod fixed;
 mod grant_units;
 mod grants;
+mod jobs;
 mod listing;
 mod media;
 mod pending;

@@ -7,6 +7,7 @@
 
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Bool, Integer, Text};
+use medialib_domain::media::derived::DerivedSet;
 use medialib_domain::media::{FileName, MediaState, ResumableSha256, StorageKey, UploadProgress};
 use medialib_domain::{MediaObject, ObjectId, Timestamp};
 use medialib_ports::{
@@ -14,12 +15,13 @@ use medialib_ports::{
     StoreError, UploadLock, UploadRecord, UploadRepository,
 };
 
+use super::jobs::enqueue_job;
 use super::media::create_member;
 use super::rows::{corrupt, object_id, ts, user_id};
 use super::{DieselStore, flatten};
 use crate::error::DbError;
 use crate::macros::{with_conn, with_tx};
-use crate::schema::{media, organization, uploads};
+use crate::schema::{jobs, media, organization, uploads};
 
 /// An `uploads` row.
 #[derive(Debug, Queryable, Selectable, Insertable)]
@@ -85,7 +87,7 @@ impl UploadRow {
 /// A `media` row.
 #[derive(Debug, Queryable, Selectable, Insertable, AsChangeset)]
 #[diesel(table_name = media, primary_key(object_id), treat_none_as_null = true)]
-struct MediaRow {
+pub(super) struct MediaRow {
     object_id: String,
     state: String,
     progress: i32,
@@ -97,6 +99,8 @@ struct MediaRow {
     source_sha256: Option<String>,
     source_content_type: Option<String>,
     modified_at: i64,
+    /// The derived files (`DerivedSet` as text).
+    pub(super) derived: Option<String>,
 }
 
 impl MediaRow {
@@ -116,6 +120,7 @@ impl MediaRow {
             source_sha256: source.map(|s| to_hex(&s.sha256)),
             source_content_type: source.map(|s| s.content_type.clone()),
             modified_at: m.modified.epoch_seconds(),
+            derived: m.derived.as_ref().map(DerivedSet::to_text),
         })
     }
 
@@ -133,10 +138,17 @@ impl MediaRow {
             source_sha256: None,
             source_content_type: None,
             modified_at: at.epoch_seconds(),
+            derived: None,
         }
     }
 
-    fn into_domain(self) -> Result<MediaRecord, StoreError> {
+    pub(super) fn into_domain(self) -> Result<MediaRecord, StoreError> {
+        let derived = self
+            .derived
+            .as_deref()
+            .map(DerivedSet::from_text)
+            .transpose()
+            .map_err(|e| corrupt("media derived", e))?;
         let source = match (
             self.source_key,
             self.source_size,
@@ -165,6 +177,7 @@ impl MediaRow {
             error: self.error,
             attempts: u32::try_from(self.attempts).map_err(|e| corrupt("media attempts", e))?,
             source,
+            derived,
             modified: ts(self.modified_at),
         })
     }
@@ -252,6 +265,9 @@ impl UploadRepository for DieselStore {
                     diesel::insert_into(uploads::table).values(row).execute(conn)?;
                 }
                 diesel::insert_into(media::table).values(&media_row).execute(conn)?;
+                if media_row.state == MediaState::Queued.as_str() {
+                    enqueue_job!(conn, &media_row.object_id, media_row.modified_at);
+                }
             }
             Ok(outcome)
         });
@@ -376,7 +392,7 @@ impl UploadRepository for DieselStore {
             return Err(StoreError::Unexpected("the media of another object".into()));
         }
         let o = object.to_string();
-        let row = MediaRow::from_domain(record)?;
+        let mut row = MediaRow::from_domain(record)?;
         let r: Result<Finish, DbError> = with_tx!(self.db, conn => {
             let n = diesel::delete(
                 uploads::table.find(&o).filter(uploads::lock_holder.eq(holder)),
@@ -390,12 +406,20 @@ impl UploadRepository for DieselStore {
                 .select(MediaRow::as_select())
                 .first(conn)
                 .optional()?;
+            // The files derived from the replaced source stay served until the new source's
+            // processing replaces (and deletes) them.
+            if let Some(p) = &previous {
+                row.derived.clone_from(&p.derived);
+            }
             diesel::insert_into(media::table)
                 .values(&row)
                 .on_conflict(media::object_id)
                 .do_update()
                 .set(&row)
                 .execute(conn)?;
+            if row.state == MediaState::Queued.as_str() {
+                enqueue_job!(conn, &o, row.modified_at);
+            }
             Ok(Finish::Finished(parsed(previous, MediaRow::into_domain)?))
         });
         Ok(r?)
@@ -516,6 +540,7 @@ impl UploadRepository for DieselStore {
                 .returning(UploadRow::as_returning())
                 .get_result(conn)
                 .optional()?;
+            diesel::delete(jobs::table.find(&o)).execute(conn)?;
             Ok((parsed(m, MediaRow::into_domain)?, parsed(u, UploadRow::into_domain)?))
         });
         Ok(r?)

@@ -32,6 +32,7 @@ impl From<MediaFailed> for ApiError {
     fn from(e: MediaFailed) -> Self {
         match e {
             MediaFailed::NotFound | MediaFailed::NoMedia => Self::Missing(e.to_string()),
+            MediaFailed::NotProcessed => Self::Conflict(e.to_string()),
             MediaFailed::Storage(s) => s.into(),
             MediaFailed::Refused(r) => r.into(),
             MediaFailed::Store(s) => s.into(),
@@ -58,7 +59,10 @@ pub(crate) struct SourceRecord {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[schema(as = MediaFile)]
 pub(crate) struct FileRecord {
-    /// `source` (renditions come with processing).
+    /// `source`, or what a derived file is: `rendition` (an MP4, or an audio recording's
+    /// `.m4a`), `hls` (the master playlist), `hls-playlist` and `hls-media` (one rendition's
+    /// HLS playlist and the file its segments are ranges of), `smil`, `thumbnails` (the WebVTT
+    /// track), `sprite` (a sheet of it), `still` (128x128, 512x512, 1280x760), `waveform`.
     role: &'static str,
     /// The format (the file's extension).
     format: String,
@@ -119,9 +123,9 @@ impl MediaRecord {
                     format: f.format,
                     url: format!("{base_url}{}", f.path),
                     size: f.size,
-                    width: None,
-                    height: None,
-                    bitrate: None,
+                    width: f.dimensions.map(|d| d.width()),
+                    height: f.dimensions.map(|d| d.height()),
+                    bitrate: f.bitrate.map(u64::from),
                 })
                 .collect(),
             modified: r.modified.epoch_seconds(),

@@ -221,6 +221,13 @@ impl DerivedSet {
         self.duration
     }
 
+    /// The length in whole seconds, rounded to the nearest (`metadata.duration`).
+    pub fn duration_secs(&self) -> Option<crate::time::DurationSecs> {
+        let micros = self.duration?.as_micros();
+        let secs = micros.saturating_add(500_000) / 1_000_000;
+        crate::time::DurationSecs::from_seconds(i64::try_from(secs).ok()?).ok()
+    }
+
     /// The file at `path`, when the set has one.
     pub fn file(&self, path: &str) -> Option<&DerivedFile> {
         self.files.iter().find(|f| f.path.as_str() == path)
@@ -254,7 +261,8 @@ impl DerivedSet {
                 f.role,
                 f.path,
                 f.size,
-                f.dimensions.map_or_else(|| "-".to_owned(), |d| d.to_string()),
+                f.dimensions
+                    .map_or_else(|| "-".to_owned(), |d| d.to_string()),
                 f.bitrate.map_or_else(|| "-".to_owned(), |b| b.to_string()),
             ));
         }
@@ -486,9 +494,17 @@ mod tests {
             "v1 0a1b 61500000\nrendition\tmp4/720p.mp4\t10\t1280x720\t2928000\nhls\thls/master.m3u8\t10\t-\t-"
         );
         assert_eq!(DerivedSet::from_text(&text).unwrap(), set);
-        let no_length = DerivedSet::new(dir(), vec![file(FileRole::Still, "stills/a.jpg")], None)
-            .unwrap();
-        assert_eq!(DerivedSet::from_text(&no_length.to_text()).unwrap(), no_length);
+        assert_eq!(
+            set.duration_secs().map(|d| d.seconds()),
+            Some(62),
+            "61.5 s rounds up"
+        );
+        let no_length =
+            DerivedSet::new(dir(), vec![file(FileRole::Still, "stills/a.jpg")], None).unwrap();
+        assert_eq!(
+            DerivedSet::from_text(&no_length.to_text()).unwrap(),
+            no_length
+        );
     }
 
     #[test]
@@ -517,11 +533,22 @@ mod tests {
             assert_eq!(DerivedPath::parse(good).unwrap().as_str(), good);
         }
         for bad in [
-            "", "/a", "a/", "a//b", "../a", "a/./b", "a b", "source", "source.mp4",
+            "",
+            "/a",
+            "a/",
+            "a//b",
+            "../a",
+            "a/./b",
+            "a b",
+            "source",
+            "source.mp4",
         ] {
             assert!(DerivedPath::parse(bad).is_err(), "{bad:?}");
         }
-        assert_eq!(DerivedPath::parse("hls/master.m3u8").unwrap().format(), "m3u8");
+        assert_eq!(
+            DerivedPath::parse("hls/master.m3u8").unwrap().format(),
+            "m3u8"
+        );
         assert_eq!(DerivedPath::parse("v.d/noext").unwrap().format(), "bin");
     }
 
@@ -529,8 +556,12 @@ mod tests {
     fn a_set_finds_its_files_and_stills() {
         let mut still = file(FileRole::Still, "stills/128x128.jpg");
         still.dimensions = Dimensions::new(128, 128);
-        let set = DerivedSet::new(dir(), vec![still.clone(), file(FileRole::Smil, "video.smil")], None)
-            .unwrap();
+        let set = DerivedSet::new(
+            dir(),
+            vec![still.clone(), file(FileRole::Smil, "video.smil")],
+            None,
+        )
+        .unwrap();
         assert_eq!(set.still(Dimensions::fixed(128, 128)), Some(&still));
         assert_eq!(set.still(Dimensions::fixed(512, 512)), None);
         assert_eq!(set.file("video.smil").map(|f| f.role), Some(FileRole::Smil));
@@ -545,7 +576,13 @@ mod tests {
         assert_eq!(Step::Encode.overall(Percent::DONE), Percent::new(80));
         assert_eq!(Step::Store.overall(Percent::DONE), Percent::new(99));
         let mut last = Percent::ZERO;
-        for step in [Step::Fetch, Step::Encode, Step::Package, Step::Pictures, Step::Store] {
+        for step in [
+            Step::Fetch,
+            Step::Encode,
+            Step::Package,
+            Step::Pictures,
+            Step::Store,
+        ] {
             for p in [0, 30, 100] {
                 let now = step.overall(Percent::new(p));
                 assert!(now >= last, "{step:?} {p}");

@@ -149,7 +149,8 @@ impl Dimensions {
     /// Parses `WxH` as [`fmt::Display`] writes it; `None` when it is not a size.
     pub fn parse(text: &str) -> Option<Self> {
         let (w, h) = text.split_once('x')?;
-        let digits = |s: &str| !s.is_empty() && s.len() <= 6 && s.bytes().all(|b| b.is_ascii_digit());
+        let digits =
+            |s: &str| !s.is_empty() && s.len() <= 6 && s.bytes().all(|b| b.is_ascii_digit());
         if !digits(w) || !digits(h) {
             return None;
         }

@@ -16,15 +16,15 @@ use medialib_domain::oauth::{Issuer, TokenLifetimes};
 use medialib_domain::{Lifetime, OrgNamespace};
 
 use crate::error::StoreError;
+use crate::processing::MediaProcessor;
 use crate::repos::{
     ClientRepository, CredentialRepository, GrantRepository, MediaRepository, OrgRepository,
     PendingSignInRepository, PurgeReport, SessionRepository, Store, UserRepository,
 };
 use crate::sso::{NoSso, SsoProvider};
-use crate::processing::MediaProcessor;
 use crate::storage::{MediaStorage, NoStorage};
-use processing::{ProcessingServices, ProcessingSettings};
 use crate::world::{Clock, RandomSource};
+use processing::{ProcessingServices, ProcessingSettings};
 
 pub use media::{
     AddMemberFailed, CatalogPage, CatalogSink, CreateObjectFailed, DescribeFailed,
@@ -296,14 +296,13 @@ impl Services {
         storage: Arc<dyn MediaStorage>,
         settings: UploadSettings,
     ) -> Self {
-        self.uploads =
-            UploadServices::new(
-                self.media.clone(),
-                self.store.clone(),
-                self.store.clone(),
-                storage,
-                settings,
-            );
+        self.uploads = UploadServices::new(
+            self.media.clone(),
+            self.store.clone(),
+            self.store.clone(),
+            storage,
+            settings,
+        );
         self
     }
 

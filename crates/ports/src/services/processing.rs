@@ -170,7 +170,9 @@ impl Lease<'_> {
                 Ok(true) => self.written = (now, percent.value()),
                 Ok(false) => self.lost = true,
                 // A database hiccup is no reason to stop encoding: the lease has time left.
-                Err(e) => tracing::warn!(object = %self.ticket.object, error = %e, "extending a job's lease failed"),
+                Err(e) => {
+                    tracing::warn!(object = %self.ticket.object, error = %e, "extending a job's lease failed")
+                }
             }
         }
         !self.lost
@@ -297,22 +299,59 @@ impl ProcessingServices {
             Err(AttemptError::Stopping) => (JobEnd::Released, Outcome::Released, false),
             Err(AttemptError::Refused(r)) => {
                 let error = r.to_string();
-                return self.finish(job, dir, JobEnd::Failed { error: &error }, Outcome::Failed { error: error.clone() }, false);
+                return self.finish(
+                    job,
+                    dir,
+                    JobEnd::Failed { error: &error },
+                    Outcome::Failed {
+                        error: error.clone(),
+                    },
+                    false,
+                );
             }
             Err(AttemptError::NotMedia(m)) => {
-                let error = format!("This file cannot be processed: it is damaged or cut short ({m}).");
-                return self.finish(job, dir, JobEnd::Failed { error: &error }, Outcome::Failed { error: error.clone() }, false);
+                let error =
+                    format!("This file cannot be processed: it is damaged or cut short ({m}).");
+                return self.finish(
+                    job,
+                    dir,
+                    JobEnd::Failed { error: &error },
+                    Outcome::Failed {
+                        error: error.clone(),
+                    },
+                    false,
+                );
             }
             Err(AttemptError::Transient(m)) => {
                 tracing::warn!(%object, attempt = job.attempt, error = %m, "a processing attempt failed");
                 return match self.settings.retry.after_failure(job.attempt, true) {
                     AfterFailure::RetryIn(delay) => {
                         let at = now.plus_secs(delay);
-                        self.finish(job, dir, JobEnd::Retry { error: m, at }, Outcome::Retrying { error: m.clone(), at }, false)
+                        self.finish(
+                            job,
+                            dir,
+                            JobEnd::Retry { error: m, at },
+                            Outcome::Retrying {
+                                error: m.clone(),
+                                at,
+                            },
+                            false,
+                        )
                     }
                     AfterFailure::GiveUp => {
-                        let error = format!("Processing failed {} times; the last error: {m}", job.attempt);
-                        self.finish(job, dir, JobEnd::Failed { error: &error }, Outcome::Failed { error: error.clone() }, false)
+                        let error = format!(
+                            "Processing failed {} times; the last error: {m}",
+                            job.attempt
+                        );
+                        self.finish(
+                            job,
+                            dir,
+                            JobEnd::Failed { error: &error },
+                            Outcome::Failed {
+                                error: error.clone(),
+                            },
+                            false,
+                        )
                     }
                 };
             }
@@ -364,7 +403,10 @@ impl ProcessingServices {
         let outcome = Outcome::Failed {
             error: error.to_owned(),
         };
-        match self.jobs.end_job(job.ticket, JobEnd::Failed { error }, self.world.clock.now())? {
+        match self
+            .jobs
+            .end_job(job.ticket, JobEnd::Failed { error }, self.world.clock.now())?
+        {
             JobEnded::Ended(previous) => {
                 if let Some(old) = previous.filter(|p| Some(p.dir()) != dir.as_ref()) {
                     self.delete_dir(job.ticket.object, old.dir());
@@ -414,13 +456,16 @@ impl ProcessingServices {
                 job.object_type.as_str()
             )));
         };
-        fs::create_dir_all(work).map_err(|e| AttemptError::transient("creating the work directory failed", e))?;
+        fs::create_dir_all(work)
+            .map_err(|e| AttemptError::transient("creating the work directory failed", e))?;
         // No extension: the tools find the format by content (see the processing port).
         let copy = work.join("source");
         self.fetch(&source.key, &copy)?;
         lease.checkpoint(Step::Fetch, Percent::new(80))?;
         let probe = self.processor.probe(&copy).map_err(|e| match e {
-            ProbeError::NotMedia(detail) => AttemptError::Refused(Refusal::unreadable(kind, &detail)),
+            ProbeError::NotMedia(detail) => {
+                AttemptError::Refused(Refusal::unreadable(kind, &detail))
+            }
             ProbeError::Tool(t) => AttemptError::Transient(t.to_string()),
         })?;
         let plan = derive::plan(kind, &probe).map_err(AttemptError::Refused)?;
@@ -443,8 +488,9 @@ impl ProcessingServices {
             }
         };
         let files = self.store(job.ticket.object, dir, &plan, &paths, work, lease)?;
-        DerivedSet::new(dir.clone(), files, duration)
-            .map_err(|e| AttemptError::Transient(format!("the derived files are inconsistent: {e}")))
+        DerivedSet::new(dir.clone(), files, duration).map_err(|e| {
+            AttemptError::Transient(format!("the derived files are inconsistent: {e}"))
+        })
     }
 
     /// Copies the stored source to `to`.
@@ -547,10 +593,15 @@ impl ProcessingServices {
 /// The picture size and bitrate the `media` call and the records show for a file.
 fn describe(plan: &DerivePlan, role: FileRole, path: &str) -> (Option<Dimensions>, Option<u32>) {
     match (plan, role) {
-        (DerivePlan::Video(v), FileRole::Rendition | FileRole::HlsPlaylist | FileRole::HlsMedia) => v
+        (
+            DerivePlan::Video(v),
+            FileRole::Rendition | FileRole::HlsPlaylist | FileRole::HlsMedia,
+        ) => v
             .renditions()
             .iter()
-            .find(|r| path == r.mp4_path() || path == r.hls_playlist_path() || path == r.hls_media_path())
+            .find(|r| {
+                path == r.mp4_path() || path == r.hls_playlist_path() || path == r.hls_media_path()
+            })
             .map_or((None, None), |r| (Some(r.size()), Some(r.bitrate()))),
         (DerivePlan::Video(v), FileRole::Sprite) => (Some(v.sprites().sheet_size()), None),
         (DerivePlan::Audio(a), FileRole::Rendition) => (None, Some(a.encoding().kbps() * 1000)),

@@ -26,9 +26,9 @@ use sha2::Digest as _;
 
 use crate::error::StoreError;
 use crate::failures::failures;
+use crate::jobs::JobRepository;
 use crate::repos::CreateObjectError;
 use crate::storage::{Append, AppendStop, MediaStorage, ObjectInfo, Reading, StorageError};
-use crate::jobs::JobRepository;
 use crate::uploads::{
     Finish, LockRequest, MediaRecord, NewMedia, Progress, SourceFile, UploadLock, UploadRecord,
     UploadRepository,
