@@ -86,7 +86,11 @@ pub async fn spawn_app_on(
     let loader = SettingsLoader::new()
         .set("database_url", db_url.clone())
         .set("bind", "127.0.0.1:0")
-        .set("storage_url", format!("file://{}", media.path().display()));
+        .set("storage_url", format!("file://{}", media.path().display()))
+        // No processing unless a test asks for it (`workers`): a worker would take the jobs
+        // of uploads whose state a test checks.
+        .set("workers", "0")
+        .set("work_dir", media.path().join("work").display().to_string());
     let settings = configure(loader).load().expect("test settings are invalid");
     let application = Application::build(settings)
         .await

@@ -22,6 +22,7 @@ mod authz_matrix;
 mod contract;
 mod hostile;
 mod oauth;
+mod processing;
 mod reliability;
 mod uploads;
 mod uploads_contract;

@@ -246,15 +246,18 @@ impl MediaProcessor for FfmpegProcessor {
         ]);
         args.push(url);
         match self.launcher.capture(&self.settings.ffprobe, &args) {
-            Ok(json) => probe::parse(&json).map_err(|unusable| match unusable {
-                probe::Unusable::NoFormat => {
-                    ProbeError::NotMedia("no audio, video or picture found".to_owned())
-                }
-                probe::Unusable::NotJson(e) => ProbeError::Tool(ToolFailure {
-                    tool: "ffprobe",
-                    reason: format!("its output is not JSON: {e}"),
-                }),
-            }),
+            Ok((json, stderr)) => {
+                probe::parse(&json, probe::refused_size(&stderr)).map_err(|unusable| match unusable
+                {
+                    probe::Unusable::NoFormat => {
+                        ProbeError::NotMedia("no audio, video or picture found".to_owned())
+                    }
+                    probe::Unusable::NotJson(e) => ProbeError::Tool(ToolFailure {
+                        tool: "ffprobe",
+                        reason: format!("its output is not JSON: {e}"),
+                    }),
+                })
+            }
             // An existing file that ffprobe reads and refuses is not media; a signal (a crash,
             // the watchdog) is the tool's failure.
             Err(RunFailure::Exit { status, stderr }) if status.code().is_some() => {

@@ -75,8 +75,9 @@ fn codec(stream: &Stream) -> Option<CodecName> {
         .or_else(|| CodecName::parse("unknown"))
 }
 
-fn video(stream: &Stream) -> Option<VideoStream> {
-    let coded = Dimensions::new(stream.width?, stream.height?)?;
+fn video(stream: &Stream, refused: Option<Dimensions>) -> Option<VideoStream> {
+    let coded =
+        Dimensions::new(stream.width.unwrap_or(0), stream.height.unwrap_or(0)).or(refused)?;
     let rotation = stream
         .side_data_list
         .iter()
@@ -103,8 +104,20 @@ fn audio(stream: &Stream) -> Option<AudioStream> {
     )
 }
 
-/// Reads ffprobe's JSON.
-pub(crate) fn parse(json: &[u8]) -> Result<MediaProbe, Unusable> {
+/// The picture size ffmpeg refused to allocate (`Picture size 20000x20000 is invalid` on
+/// standard error, when the stream then reads as 0 × 0): a decompression bomb's header, which
+/// the domain's size rule refuses in words.
+pub(crate) fn refused_size(stderr: &str) -> Option<Dimensions> {
+    let rest = stderr.split("Picture size ").nth(1)?;
+    let size = rest.split_whitespace().next()?;
+    rest[size.len()..]
+        .trim_start()
+        .starts_with("is invalid")
+        .then(|| Dimensions::parse(size))?
+}
+
+/// Reads ffprobe's JSON; a video stream without a size gets `refused` (see [`refused_size`]).
+pub(crate) fn parse(json: &[u8], refused: Option<Dimensions>) -> Result<MediaProbe, Unusable> {
     let output: Output =
         serde_json::from_slice(json).map_err(|e| Unusable::NotJson(e.to_string()))?;
     let format = output.format.as_ref().ok_or(Unusable::NoFormat)?;
@@ -136,7 +149,7 @@ pub(crate) fn parse(json: &[u8]) -> Result<MediaProbe, Unusable> {
     Ok(MediaProbe::new(
         name,
         duration,
-        of_type("video").filter_map(video).collect(),
+        of_type("video").filter_map(|s| video(s, refused)).collect(),
         of_type("audio").find_map(audio),
     ))
 }
@@ -155,7 +168,7 @@ mod tests {
             {"codec_type":"audio","codec_name":"aac","channels":2,"sample_rate":"48000"},
             {"codec_type":"data","codec_name":"bin_data"}],
           "format":{"format_name":"mov,mp4,m4a,3gp,3g2,mj2","duration":"12.345678"}}"#;
-        let probe = parse(json).unwrap();
+        let probe = parse(json, None).unwrap();
         let video = probe.video().unwrap();
         assert_eq!(video.display().to_string(), "1080x1920");
         assert_eq!(video.frame_rate().unwrap().to_string(), "30000/1001");
@@ -171,7 +184,7 @@ mod tests {
         let json =
             br#"{"streams":[{"codec_type":"video","codec_name":"png","width":800,"height":600,
             "avg_frame_rate":"0/0","r_frame_rate":"25/1"}],"format":{"format_name":"png_pipe"}}"#;
-        let probe = parse(json).unwrap();
+        let probe = parse(json, None).unwrap();
         assert_eq!(probe.duration(), None);
         assert_eq!(
             probe.video().unwrap().frame_rate().map(|r| r.to_string()),
@@ -180,13 +193,30 @@ mod tests {
     }
 
     #[test]
+    fn a_size_ffmpeg_refused_to_allocate_is_the_streams_size() {
+        let stderr = "[png @ 0x1] [IMGUTILS @ 0x2] Picture size 20000x20000 is invalid\n";
+        let size = refused_size(stderr);
+        assert_eq!(size, Dimensions::new(20_000, 20_000));
+        assert_eq!(refused_size("Picture size 20000x20000 is fine"), None);
+        assert_eq!(refused_size(""), None);
+        let json = br#"{"streams":[{"codec_type":"video","codec_name":"png","width":0,"height":0}],
+            "format":{"format_name":"png_pipe"}}"#;
+        let probe = parse(json, size).unwrap();
+        assert_eq!(probe.video().map(|v| v.display()), size);
+        assert!(parse(json, None).unwrap().video().is_none());
+    }
+
+    #[test]
     fn broken_streams_are_left_out_and_nothing_is_no_format() {
         let json = br#"{"streams":[{"codec_type":"video","width":0,"height":600},
             {"codec_type":"audio","channels":0,"sample_rate":"44100"}],
             "format":{"format_name":"matroska,webm","duration":"N/A"}}"#;
-        let probe = parse(json).unwrap();
+        let probe = parse(json, None).unwrap();
         assert!(probe.video().is_none() && probe.audio().is_none() && probe.duration().is_none());
-        assert_eq!(parse(b"{\n\n}").unwrap_err(), Unusable::NoFormat);
-        assert!(matches!(parse(b"not json"), Err(Unusable::NotJson(_))));
+        assert_eq!(parse(b"{\n\n}", None).unwrap_err(), Unusable::NoFormat);
+        assert!(matches!(
+            parse(b"not json", None),
+            Err(Unusable::NotJson(_))
+        ));
     }
 }

@@ -182,7 +182,11 @@ impl Launcher {
 
     /// Runs a tool that reports no progress (ffprobe) and returns its standard output; ends it
     /// when it takes longer than the stall timeout.
-    pub(crate) fn capture(&self, program: &Path, args: &[OsString]) -> Result<Vec<u8>, RunFailure> {
+    pub(crate) fn capture(
+        &self,
+        program: &Path,
+        args: &[OsString],
+    ) -> Result<(Vec<u8>, String), RunFailure> {
         let mut child = self
             .command(program, None)
             .args(args)
@@ -204,7 +208,7 @@ impl Launcher {
         let out = reader.join().unwrap_or_default();
         let stderr = stderr.join().unwrap_or_default();
         match outcome {
-            Ok(status) if status.success() => Ok(out),
+            Ok(status) if status.success() => Ok((out, stderr)),
             Ok(status) => Err(RunFailure::Exit { status, stderr }),
             Err(failure) => Err(failure),
         }

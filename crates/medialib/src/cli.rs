@@ -87,6 +87,14 @@ enum Command {
     /// the OAuth flow; with --json, one JSON object with the same information. Progress
     /// and logs go to standard error (MEDIALIB_LOG, default warn).
     Demo(DemoArgs),
+    /// Process media only: run processing jobs until Ctrl-C or SIGTERM (no HTTP)
+    ///
+    /// For processing on other machines than the servers: point it at the same database
+    /// and media storage as `medialib serve` (whose own `workers` can then be 0). Runs
+    /// --jobs jobs at once (default: `workers`, at least 1). On Ctrl-C or SIGTERM a job in
+    /// progress is handed back to the queue, uncounted, and taken again by the next worker.
+    /// Needs Debian's `ffmpeg` and `ffprobe` on the PATH.
+    Worker(WorkerArgs),
     /// Check the media storage (storage check)
     #[command(subcommand)]
     Storage(StorageCommand),
@@ -181,6 +189,13 @@ enum ClientCommand {
 }
 
 #[derive(Debug, Args)]
+struct WorkerArgs {
+    /// Jobs to run at once (1 to 64) [default: `workers`, at least 1]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
+    jobs: Option<u32>,
+}
+
+#[derive(Debug, Args)]
 struct ServeArgs {
     #[arg(long, value_name = "ADDR", help = key::bind.help())]
     bind: Option<String>,
@@ -250,7 +265,7 @@ pub fn main() -> ExitCode {
 fn is_server(args: &[OsString]) -> bool {
     matches!(
         Cli::try_parse_from(args).map(|cli| cli.command),
-        Ok(Command::Serve(_) | Command::Demo(_))
+        Ok(Command::Serve(_) | Command::Demo(_) | Command::Worker(_))
     )
 }
 
@@ -295,6 +310,7 @@ where
     };
     let outcome = match cli.command {
         Command::Serve(_) => serve(settings, cli.json),
+        Command::Worker(WorkerArgs { jobs }) => worker(settings, jobs, cli.json),
         Command::Migrate => migrate(&settings, cli.json),
         Command::User(cmd) => admin_command(&settings, |s| match cmd {
             UserCommand::Add {
@@ -379,6 +395,31 @@ fn serve(mut settings: Settings, json: bool) -> Result<(), Failure> {
         tracing::info!("medialib stopped");
         Ok(())
     })
+}
+
+/// `medialib worker`.
+fn worker(mut settings: Settings, jobs: Option<u32>, json: bool) -> Result<(), Failure> {
+    if json {
+        settings.log_format = LogFormat::Json;
+    }
+    let filter = settings.log.clone().unwrap_or_else(|| "info".to_owned());
+    telemetry::init(&filter, settings.log_format, LogTarget::Stdout)
+        .map_err(|error| Failure::Usage(error.to_string()))?;
+    let count = jobs.unwrap_or(settings.workers.max(1));
+    tracing::info!(
+        version = env!("CARGO_PKG_VERSION"),
+        database = %settings.database_url,
+        jobs = count,
+        "starting medialib worker"
+    );
+    let services = admin::services(&settings).map_err(admin_failure)?;
+    let workers = crate::worker::Workers::start(&services, &settings, count)
+        .map_err(|error| Failure::Usage(error.to_string()))?;
+    actix_web::rt::System::new().block_on(crate::startup::shutdown_signal());
+    tracing::info!("stopping: jobs in progress go back to the queue");
+    workers.stop();
+    tracing::info!("medialib worker stopped");
+    Ok(())
 }
 
 /// `medialib demo`.

@@ -16,4 +16,5 @@ pub mod secret;
 pub mod startup;
 pub mod telemetry;
 pub mod tls;
+pub mod worker;
 pub mod world;

@@ -43,7 +43,7 @@ pub fn open_storage(
 
 /// This host's name, which names the upload locks this process takes (a restarted process
 /// frees those of its earlier life).
-fn instance() -> String {
+pub fn instance() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .ok()
         .or_else(|| std::env::var("HOSTNAME").ok())

@@ -20,6 +20,7 @@ use tracing::Instrument as _;
 use crate::configuration::{BaseUrl, OidcSettings, Settings, Sso, TrustedProxy};
 use crate::database::{self, DatabaseError, DatabaseReadiness};
 use crate::tls::{self, TlsError};
+use crate::worker::Workers;
 use crate::world::{OsRandom, SystemClock};
 
 /// Seconds that in-flight requests get to finish after Ctrl-C or SIGTERM.
@@ -52,12 +53,15 @@ pub enum StartupError {
     /// The media storage cannot be opened.
     #[error("{0}")]
     Storage(String),
+    /// The processing workers cannot start (their `work_dir` cannot be created).
+    #[error("{0}")]
+    Workers(String),
 }
 
 impl StartupError {
     /// True when the operator's configuration is at fault (exit code 2).
     pub fn is_configuration_error(&self) -> bool {
-        matches!(self, Self::Tls(_) | Self::Storage(_))
+        matches!(self, Self::Tls(_) | Self::Storage(_) | Self::Workers(_))
     }
 }
 
@@ -67,6 +71,7 @@ pub struct Application {
     base_url: BaseUrl,
     server: Server,
     housekeeping: Housekeeping,
+    workers: Workers,
 }
 
 impl Application {
@@ -97,6 +102,8 @@ impl Application {
             Ok(n) => tracing::info!(locks = n, "freed upload locks held before a restart"),
             Err(error) => tracing::warn!(%error, "cannot free upload locks held before a restart"),
         }
+        let workers = Workers::start(&services, &settings, settings.workers)
+            .map_err(|e| StartupError::Workers(e.to_string()))?;
         let housekeeping = Housekeeping {
             services: services.clone(),
             every: Duration::from_secs(u64::from(settings.purge_interval.seconds())),
@@ -153,6 +160,7 @@ impl Application {
             base_url,
             server,
             housekeeping,
+            workers,
         })
     }
 
@@ -172,12 +180,23 @@ impl Application {
     /// Housekeeping runs alongside (each pass on the blocking pool, so it never holds up a
     /// request) and stops with the server: a pass still waiting for a blocking thread is
     /// dropped, so it cannot keep the process alive.
+    ///
+    /// The processing workers (`workers`) stop with it: a job in progress is released, to be
+    /// taken again by the next worker.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         let housekeeping = self.housekeeping.run();
-        tokio::select! {
+        let result = tokio::select! {
             result = self.server => result,
             never = housekeeping => match never {},
+        };
+        let workers = self.workers;
+        if !workers.is_empty() {
+            let stopped = actix_web::rt::task::spawn_blocking(move || workers.stop()).await;
+            if let Err(error) = stopped {
+                tracing::warn!(%error, "the processing workers did not stop cleanly");
+            }
         }
+        result
     }
 }
 
@@ -349,7 +368,7 @@ fn trusted_proxies(networks: &[TrustedProxy]) -> TrustedProxies {
 /// Resolves on the first Ctrl-C (SIGINT) or SIGTERM. actix treats SIGINT as a
 /// forced stop; medialib drains on both (DECISIONS.md §1). A signal that cannot
 /// be watched is logged and never fires.
-async fn shutdown_signal() {
+pub(crate) async fn shutdown_signal() {
     async fn ctrl_c() {
         match tokio::signal::ctrl_c().await {
             Ok(()) => tracing::info!("Ctrl-C received; draining in-flight requests"),

@@ -23,6 +23,10 @@ const MAX_DB_POOL_SIZE: u32 = 1_000;
 const MAX_DB_TIMEOUT_SECONDS: u32 = 300;
 /// The largest `max_in_flight` accepted.
 const MAX_IN_FLIGHT: u32 = 100_000;
+/// The largest `workers` accepted.
+const MAX_WORKERS: u32 = 64;
+/// The largest `job_attempts` accepted.
+const MAX_JOB_ATTEMPTS: u32 = 20;
 
 settings! {
     keys {
@@ -119,6 +123,22 @@ settings! {
         /// the same media must share it
         field media_signing_key: Option<Secret> =
             secret "one generated at first start and kept in the database", values::signing_key;
+        /// media processing jobs `medialib serve` runs at once (0 to 64; `0` leaves processing
+        /// to `medialib worker` processes)
+        field workers: u32 = default "1", |text| values::count_up_to(text, MAX_WORKERS);
+        /// seconds a processing job stays with a worker that stopped reporting before another
+        /// worker takes it (a running worker renews it every third of this)
+        field job_lease: Ttl = default "60", Ttl::parse;
+        /// tries of a processing job before its media is `failed` (1 to 20)
+        field job_attempts: Count = default "3", |text| Count::parse(text, MAX_JOB_ATTEMPTS);
+        /// seconds before a failed processing job is tried again, doubled for each further try
+        /// (at most an hour)
+        field job_retry_delay: Ttl = default "30", Ttl::parse;
+        /// seconds ffmpeg may go without progress before it is stopped and the try fails
+        field job_stall_timeout: Ttl = default "120", Ttl::parse;
+        /// directory for processing's working files: a copy of the source and the files made
+        /// from it, deleted when a try ends (needs room for a few times the largest source)
+        field work_dir: PathBuf = default "./medialib-data/work", values::directory;
     }
     derived {
         /// Where media is kept (`storage_url`, `storage_s3_*`).

@@ -367,6 +367,22 @@ pub(super) fn seconds_up_to(text: &str, max: u32) -> Result<u32, String> {
     }
 }
 
+/// An integer from 0 to `max`.
+pub(super) fn count_up_to(text: &str, max: u32) -> Result<u32, String> {
+    match text.trim().parse::<u32>() {
+        Ok(n) if n <= max => Ok(n),
+        _ => Err(format!("`{text}` is not an integer from 0 to {max}")),
+    }
+}
+
+/// A directory path (created when it is used; not checked here).
+pub(super) fn directory(text: &str) -> Result<PathBuf, String> {
+    if text.trim().is_empty() {
+        return Err("the directory is empty".to_owned());
+    }
+    Ok(PathBuf::from(text))
+}
+
 /// An HTTP header name (RFC 9110 token).
 pub(super) fn header_name(text: &str) -> Result<String, String> {
     let is_token = !text.is_empty()
