@@ -433,7 +433,7 @@ fn demo(settings: Settings, json: bool) -> Result<(), Failure> {
     let services = admin::services(&settings).map_err(admin_failure)?;
     let data =
         demo::prepare(&services, &OsRandom, &mut |line| progress(line)).map_err(admin_failure)?;
-    drop(services);
+    let processes = settings.workers > 0;
     let code_ttl = settings.code_ttl.seconds();
     actix_web::rt::System::new().block_on(async move {
         let application = Application::build(settings).await?;
@@ -448,6 +448,24 @@ fn demo(settings: Settings, json: bool) -> Result<(), Failure> {
             std::task::Poll::Pending => std::task::Poll::Ready(None),
         })
         .await;
+        if early.is_none() && processes && !data.media.is_empty() {
+            // The server (and its worker) runs meanwhile: the media is processed by it.
+            let (user, library, media) = (data.user.clone(), data.library, data.media.clone());
+            let waited = actix_web::rt::task::spawn_blocking(move || {
+                crate::demo_media::wait_until_processed(
+                    &services,
+                    &user,
+                    library,
+                    &media,
+                    crate::demo_media::PROCESSING_WAIT,
+                    &mut |line| progress(line),
+                )
+            })
+            .await;
+            if let Ok(true) = waited {
+                progress("the demo media is ready");
+            }
+        }
         if early.is_none() {
             let mut stdout = std::io::stdout().lock();
             if json {

@@ -127,6 +127,8 @@ pub struct DemoData {
     pub password: Secret,
     /// The demo library.
     pub library: ObjectId,
+    /// Its members whose media was uploaded now or before (processing may still run).
+    pub media: Vec<ObjectId>,
     /// The demo client.
     pub client_id: ClientId,
     /// The secret just issued to it.
@@ -157,12 +159,14 @@ pub fn prepare(
     progress(&format!(
         "user {DEMO_USER}: a new password is set (it changes at every start)"
     ));
-    let library = demo_library(services, &user, progress)?;
+    let (library, members) = demo_library(services, &user, progress)?;
+    let media = crate::demo_media::attach(services, &user, library, &members, progress);
     let (client_id, client_secret) = demo_client(services, progress)?;
     Ok(DemoData {
         user,
         password,
         library,
+        media,
         client_id,
         client_secret,
     })
@@ -240,11 +244,12 @@ fn ensure_member(
     Ok((created.id(), true))
 }
 
+/// The demo library and its members that carry media, with their types.
 fn demo_library(
     services: &Services,
     user: &User,
     progress: &mut dyn FnMut(&str),
-) -> Result<ObjectId, AdminError> {
+) -> Result<(ObjectId, Vec<(ObjectId, ObjectType)>), AdminError> {
     let caller = user.as_caller();
     let existing = services
         .store()
@@ -272,11 +277,14 @@ fn demo_library(
     };
     let mut created = 0_usize;
     let mut sub = None;
+    let mut media = Vec::new();
     for item in &ITEMS {
         let (id, new) = ensure_member(services, &caller, library, item)?;
         created += usize::from(new);
         if item.title == DEMO_SUB_LIBRARY {
             sub = Some(id);
+        } else {
+            media.push((id, item.object_type));
         }
     }
     if let Some(sub) = sub {
@@ -289,7 +297,7 @@ fn demo_library(
         (false, n) => format!("exists; {n} missing object(s) added"),
     };
     progress(&format!("library {DEMO_LIBRARY:?}: {message} ({library})"));
-    Ok(library)
+    Ok((library, media))
 }
 
 fn demo_client(

@@ -10,6 +10,7 @@ pub mod cli;
 pub mod configuration;
 pub mod database;
 pub mod demo;
+pub mod demo_media;
 pub mod malloc;
 pub mod media;
 pub mod secret;
