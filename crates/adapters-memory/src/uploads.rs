@@ -3,7 +3,7 @@
 //! statement or transaction in the diesel adapter.
 
 use medialib_domain::media::MediaState;
-use medialib_domain::{MediaObject, ObjectId, Timestamp};
+use medialib_domain::{Lifecycle, MediaObject, ObjectId, Timestamp};
 use medialib_ports::{
     CreateObjectError, Finish, LockRequest, MediaRecord, NewMedia, Progress, StoreError,
     UploadLock, UploadRecord, UploadRepository,
@@ -234,6 +234,66 @@ impl UploadRepository for MemoryStore {
 
     fn media(&self, object: ObjectId) -> Result<Option<MediaRecord>, StoreError> {
         Ok(self.lock().media.get(&object).cloned())
+    }
+
+    fn deleted_before(&self, before: Timestamp, limit: usize) -> Result<Vec<ObjectId>, StoreError> {
+        let state = self.lock();
+        let mut due: Vec<(Timestamp, ObjectId)> = state
+            .objects
+            .values()
+            .filter_map(|r| match r.object.lifecycle() {
+                Lifecycle::SoftDeleted { at } if at < before => Some((at, r.object.id())),
+                _ => None,
+            })
+            .collect();
+        // Mirrors the diesel adapter: ORDER BY deleted_at, id.
+        due.sort();
+        Ok(due.into_iter().take(limit).map(|(_, id)| id).collect())
+    }
+
+    fn purge_deleted(
+        &self,
+        object: ObjectId,
+        before: Timestamp,
+        now: Timestamp,
+    ) -> Result<bool, StoreError> {
+        let mut state = self.lock();
+        let due = state.objects.get(&object).is_some_and(
+            |r| matches!(r.object.lifecycle(), Lifecycle::SoftDeleted { at } if at < before),
+        );
+        if !due {
+            return Ok(false);
+        }
+        state.objects.remove(&object);
+        state.permissions.remove(&object);
+        state.uploads.remove(&object);
+        state.media.remove(&object);
+        state.jobs.remove(&object);
+        for parent in state.parents_of(object).collect::<Vec<_>>() {
+            state.unlink(parent, object);
+        }
+        let members: Vec<ObjectId> = state
+            .members
+            .get(&object)
+            .map(|m| m.keys().copied().collect())
+            .unwrap_or_default();
+        for member in members {
+            state.unlink(object, member);
+            // Mirrors the diesel adapter: a member left in no collection is soft-deleted now,
+            // with no collection to restore it to.
+            if state.parents_of(member).next().is_none() {
+                if let Some(record) = state
+                    .objects
+                    .get_mut(&member)
+                    .filter(|r| r.object.lifecycle() == Lifecycle::Live)
+                {
+                    record.object =
+                        State::rebuilt(&record.object, now, Lifecycle::SoftDeleted { at: now });
+                    record.deleted_from = None;
+                }
+            }
+        }
+        Ok(true)
     }
 
     fn remove_media(

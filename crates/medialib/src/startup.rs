@@ -246,6 +246,14 @@ impl Housekeeping {
                     Ok(n) => tracing::info!(uploads = n, "housekeeping deleted expired uploads"),
                     Err(error) => tracing::warn!(%error, "deleting expired uploads failed"),
                 }
+                match services.uploads().purge_deleted_objects() {
+                    Ok(0) => {}
+                    Ok(n) => tracing::info!(
+                        objects = n,
+                        "housekeeping purged objects deleted more than 30 days ago"
+                    ),
+                    Err(error) => tracing::warn!(%error, "purging deleted objects failed"),
+                }
                 report
             });
             match pass.instrument(span.clone()).await {

@@ -206,6 +206,22 @@ pub trait UploadRepository: Send + Sync {
     /// The media of `object`.
     fn media(&self, object: ObjectId) -> Result<Option<MediaRecord>, StoreError>;
 
+    /// Up to `limit` objects soft-deleted before `before` (the oldest first): those the purge
+    /// takes, once their media's bytes are deleted.
+    fn deleted_before(&self, before: Timestamp, limit: usize) -> Result<Vec<ObjectId>, StoreError>;
+
+    /// Deletes `object` for good when it was soft-deleted before `before`, with everything
+    /// that hangs on it (properties, memberships both ways, permissions, upload, media, job);
+    /// a member it held that is left in no collection is soft-deleted at `now`, as removing
+    /// its last membership would (restorable for 30 days, with `--into`). One step; `false`
+    /// when the object is not (or no longer) such an object.
+    fn purge_deleted(
+        &self,
+        object: ObjectId,
+        before: Timestamp,
+        now: Timestamp,
+    ) -> Result<bool, StoreError>;
+
     /// Deletes the media record of `object` (its source included), its upload and its
     /// processing job; returns the first two so the caller can delete their bytes.
     fn remove_media(

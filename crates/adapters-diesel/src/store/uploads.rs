@@ -15,13 +15,14 @@ use medialib_ports::{
     StoreError, UploadLock, UploadRecord, UploadRepository,
 };
 
+use super::Locks as _;
 use super::jobs::enqueue_job;
 use super::media::create_member;
 use super::rows::{corrupt, object_id, ts, user_id};
 use super::{DieselStore, flatten};
 use crate::error::DbError;
 use crate::macros::{with_conn, with_tx};
-use crate::schema::{jobs, media, organization, uploads};
+use crate::schema::{jobs, media, memberships, objects, organization, uploads};
 
 /// An `uploads` row.
 #[derive(Debug, Queryable, Selectable, Insertable)]
@@ -524,6 +525,66 @@ impl UploadRepository for DieselStore {
             })
         })()?;
         row.map(MediaRow::into_domain).transpose()
+    }
+
+    fn deleted_before(&self, before: Timestamp, limit: usize) -> Result<Vec<ObjectId>, StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let ids: Vec<String> = (|| -> Result<_, DbError> {
+            with_conn!(self.db, conn => {
+                Ok(objects::table
+                    .filter(objects::deleted_at.lt(before.epoch_seconds()))
+                    .order((objects::deleted_at.asc(), objects::id.asc()))
+                    .limit(limit)
+                    .select(objects::id)
+                    .load(conn)?)
+            })
+        })()?;
+        ids.iter().map(|id| object_id(id)).collect()
+    }
+
+    fn purge_deleted(
+        &self,
+        object: ObjectId,
+        before: Timestamp,
+        now: Timestamp,
+    ) -> Result<bool, StoreError> {
+        let o = object.to_string();
+        let r: Result<bool, DbError> = with_tx!(self.db, conn => {
+            conn.lock_object(&o)?;
+            let members: Vec<String> = memberships::table
+                .filter(memberships::collection_id.eq(&o))
+                .select(memberships::member_id)
+                .load(conn)?;
+            // The rows that reference the object go with it (ON DELETE CASCADE).
+            let n = diesel::delete(
+                objects::table
+                    .find(&o)
+                    .filter(objects::deleted_at.lt(before.epoch_seconds())),
+            )
+            .execute(conn)?;
+            if n == 0 {
+                return Ok(false);
+            }
+            for m in &members {
+                let remaining: i64 = memberships::table
+                    .filter(memberships::member_id.eq(m))
+                    .count()
+                    .get_result(conn)?;
+                if remaining == 0 {
+                    diesel::update(
+                        objects::table.find(m).filter(objects::deleted_at.is_null()),
+                    )
+                    .set((
+                        objects::deleted_at.eq(Some(now.epoch_seconds())),
+                        objects::deleted_from.eq(None::<String>),
+                        objects::modified_at.eq(now.epoch_seconds()),
+                    ))
+                    .execute(conn)?;
+                }
+            }
+            Ok(true)
+        });
+        Ok(r?)
     }
 
     fn remove_media(
