@@ -180,18 +180,18 @@ impl Launcher {
         }
     }
 
-    /// Runs a tool that reports no progress (ffprobe) and returns its standard output; ends it
-    /// when it takes longer than the stall timeout.
+    /// Runs a tool that reports no progress (ffprobe) and returns its standard output and the
+    /// tail of its standard error; ends it when it takes longer than the stall timeout.
     pub(crate) fn capture(
         &self,
         program: &Path,
         args: &[OsString],
     ) -> Result<(Vec<u8>, String), RunFailure> {
-        let mut child = self
-            .command(program, None)
-            .args(args)
-            .spawn()
-            .map_err(RunFailure::Io)?;
+        let mut command = self.command(program, None);
+        command.args(args);
+        // The same debug line as `ffmpeg`'s: bench/pipeline.sh replays these commands.
+        tracing::debug!(?command, "running ffprobe");
+        let mut child = command.spawn().map_err(RunFailure::Io)?;
         let stderr = collect_tail(child.stderr.take());
         let stdout = child.stdout.take();
         let reader = thread::spawn(move || {
