@@ -74,12 +74,14 @@ fn claim(b: &Bench, holder: &str, now: i64, dir: &DerivedDir) -> Option<ClaimedJ
         .unwrap()
 }
 
-fn end(b: &Bench, ticket: JobTicket, how: JobEnd<'_>, now: i64) -> JobEnded {
-    b.store.end_job(ticket, how, at(now)).unwrap()
+fn end(b: &Bench, ticket: &JobTicket, how: JobEnd<'_>, now: i64) -> JobEnded {
+    b.store.end_job(ticket.clone(), how, at(now)).unwrap()
 }
 
-fn extend(b: &Bench, ticket: JobTicket, until: i64, progress: u8) -> bool {
-    b.store.extend_job(ticket, at(until), progress).unwrap()
+fn extend(b: &Bench, ticket: &JobTicket, until: i64, progress: u8) -> bool {
+    b.store
+        .extend_job(ticket.clone(), at(until), progress)
+        .unwrap()
 }
 
 fn counts(b: &Bench, now: i64) -> JobCounts {
@@ -254,18 +256,18 @@ mod cases {
         assert_eq!(media(b, id), second.media);
 
         // w1's ticket is spent: it neither extends nor ends anything.
-        assert!(!extend(b, first.ticket, T0 + 500, 50));
+        assert!(!extend(b, &first.ticket, T0 + 500, 50));
         let set = set_in(&dir(1), 1000);
         for how in every_end(&set) {
             assert_eq!(
-                end(b, first.ticket, how, T0 + 62),
+                end(b, &first.ticket, how, T0 + 62),
                 JobEnded::Superseded,
                 "{how:?}"
             );
         }
         assert_eq!(media(b, id), second.media);
         // w2's does (the positive control).
-        assert!(extend(b, second.ticket, T0 + 500, 50));
+        assert!(extend(b, &second.ticket, T0 + 500, 50));
         assert_eq!(media(b, id).progress, 50);
 
         // A claimer that writes where the dead attempt wrote has nothing to clean.
@@ -308,27 +310,32 @@ mod cases {
         let job = claim(b, "w1", T0, &dir(1)).unwrap();
         let t = job.ticket;
         // The ticket's own extension holds the job past the first lease.
-        assert!(extend(b, t, T0 + 120, 40));
+        assert!(extend(b, &t, T0 + 120, 40));
         assert_eq!(media(b, id).progress, 40);
         assert!(claim(b, "w2", T0 + 100, &dir(2)).is_none());
 
-        // Tickets of other generations or objects write nothing: no progress, no lease.
+        // Tickets of other generations, directories or objects write nothing: no progress, no
+        // lease.
         let stale = [
             JobTicket {
                 generation: t.generation.wrapping_sub(1),
-                ..t
+                ..t.clone()
             },
             JobTicket {
                 generation: t.generation + 1,
-                ..t
+                ..t.clone()
+            },
+            JobTicket {
+                dir: dir(99),
+                ..t.clone()
             },
             JobTicket {
                 object: b.object(ObjectType::Video).id(),
-                ..t
+                ..t.clone()
             },
         ];
         for ticket in stale {
-            assert!(!extend(b, ticket, T0 + 1000, 70), "{ticket:?}");
+            assert!(!extend(b, &ticket, T0 + 1000, 70), "{ticket:?}");
         }
         let before = media(b, id);
         assert_eq!(
@@ -339,25 +346,25 @@ mod cases {
         assert_eq!(next.attempt, 2, "the lease ended at T0 + 120");
 
         // Progress stays below 100 until the job is done.
-        assert!(extend(b, next.ticket, T0 + 200, 150));
+        assert!(extend(b, &next.ticket, T0 + 200, 150));
         assert_eq!(media(b, id).progress, 99);
         assert_eq!(
             end(
                 b,
-                next.ticket,
+                &next.ticket,
                 JobEnd::Ready(&set_in(&dir(2), 1000)),
                 T0 + 130
             ),
             JobEnded::Ended(None)
         );
-        assert!(!extend(b, next.ticket, T0 + 300, 10), "the job is done");
+        assert!(!extend(b, &next.ticket, T0 + 300, 10), "the job is done");
         assert_eq!(media(b, id).progress, 100);
     }
 
     pub fn ending_ready_records_the_files_the_duration_and_the_change(b: &Bench) {
         let id = uploaded(b, T0);
         let job = claim(b, "w1", T0 + 100, &dir(1)).unwrap();
-        assert!(extend(b, job.ticket, T0 + 160, 55));
+        assert!(extend(b, &job.ticket, T0 + 160, 55));
         assert!(
             !changed_since(b, T0 + 150).contains(&id),
             "claims and progress are no change a catalog lists"
@@ -365,7 +372,7 @@ mod cases {
 
         let set = set_in(&dir(1), 61_500);
         assert_eq!(
-            end(b, job.ticket, JobEnd::Ready(&set), T0 + 200),
+            end(b, &job.ticket, JobEnd::Ready(&set), T0 + 200),
             JobEnded::Ended(None)
         );
         assert_eq!(
@@ -394,7 +401,7 @@ mod cases {
         assert_eq!(counts(b, T0 + 200), JobCounts::default());
         assert!(claim(b, "w2", T0 + 1000, &dir(2)).is_none());
         assert_eq!(
-            end(b, job.ticket, JobEnd::Ready(&set), T0 + 201),
+            end(b, &job.ticket, JobEnd::Ready(&set), T0 + 201),
             JobEnded::Superseded
         );
 
@@ -403,7 +410,7 @@ mod cases {
         let again = claim(b, "w2", T0 + 300, &dir(2)).unwrap();
         let newer = set_in(&dir(2), 30_000);
         assert_eq!(
-            end(b, again.ticket, JobEnd::Ready(&newer), T0 + 400),
+            end(b, &again.ticket, JobEnd::Ready(&newer), T0 + 400),
             JobEnded::Ended(Some(set))
         );
         assert_eq!(media(b, id).derived, Some(newer));
@@ -415,12 +422,12 @@ mod cases {
     pub fn a_retry_queues_the_media_with_its_error_until_the_job_is_due_again(b: &Bench) {
         let id = uploaded(b, T0);
         let job = claim(b, "w1", T0, &dir(1)).unwrap();
-        assert!(extend(b, job.ticket, T0 + LEASE, 30));
+        assert!(extend(b, &job.ticket, T0 + LEASE, 30));
         let error = "ffmpeg failed: exit status 1";
         assert_eq!(
             end(
                 b,
-                job.ticket,
+                &job.ticket,
                 JobEnd::Retry {
                     error,
                     at: at(T0 + 90)
@@ -453,7 +460,7 @@ mod cases {
         assert_eq!((again.attempt, again.media.attempts), (2, 2));
         assert_eq!(again.stale_dir, Some(dir(1)));
         assert!(
-            !extend(b, job.ticket, T0 + 200, 1),
+            !extend(b, &job.ticket, T0 + 200, 1),
             "the retried ticket is spent"
         );
     }
@@ -461,9 +468,9 @@ mod cases {
     pub fn a_released_job_is_due_at_once_and_its_attempt_is_not_counted(b: &Bench) {
         let id = uploaded(b, T0);
         let job = claim(b, "w1", T0, &dir(1)).unwrap();
-        assert!(extend(b, job.ticket, T0 + LEASE, 42));
+        assert!(extend(b, &job.ticket, T0 + LEASE, 42));
         assert_eq!(
-            end(b, job.ticket, JobEnd::Released, T0 + 10),
+            end(b, &job.ticket, JobEnd::Released, T0 + 10),
             JobEnded::Ended(None)
         );
         assert_eq!(
@@ -496,7 +503,7 @@ mod cases {
         let job = claim(b, "w1", T0, &dir(1)).unwrap();
         let refused = "This file is text, not a video.";
         assert_eq!(
-            end(b, job.ticket, JobEnd::Failed { error: refused }, T0 + 5),
+            end(b, &job.ticket, JobEnd::Failed { error: refused }, T0 + 5),
             JobEnded::Ended(None)
         );
         assert_eq!(
@@ -516,13 +523,13 @@ mod cases {
         b.store.requeue(id, at(T0 + 10)).unwrap().unwrap();
         let job = claim(b, "w1", T0 + 10, &dir(2)).unwrap();
         let set = set_in(&dir(2), 1000);
-        end(b, job.ticket, JobEnd::Ready(&set), T0 + 11);
+        end(b, &job.ticket, JobEnd::Ready(&set), T0 + 11);
         b.store.requeue(id, at(T0 + 20)).unwrap().unwrap();
         assert_eq!(media(b, id).derived, Some(set.clone()), "kept while queued");
         let job = claim(b, "w1", T0 + 20, &dir(3)).unwrap();
         let gave_up = "Processing failed 3 times; the last error: ffmpeg failed";
         assert_eq!(
-            end(b, job.ticket, JobEnd::Failed { error: gave_up }, T0 + 30),
+            end(b, &job.ticket, JobEnd::Failed { error: gave_up }, T0 + 30),
             JobEnded::Ended(Some(set))
         );
         let failed = media(b, id);
@@ -536,16 +543,16 @@ mod cases {
         let id = uploaded(b, T0);
         let job = claim(b, "w1", T0, &dir(1)).unwrap();
         assert!(
-            extend(b, job.ticket, T0 + LEASE, 20),
+            extend(b, &job.ticket, T0 + LEASE, 20),
             "good until the requeue"
         );
         let requeued = b.store.requeue(id, at(T0 + 5)).unwrap().unwrap();
 
-        assert!(!extend(b, job.ticket, T0 + LEASE, 50));
+        assert!(!extend(b, &job.ticket, T0 + LEASE, 50));
         let set = set_in(&dir(1), 1000);
         for how in every_end(&set) {
             assert_eq!(
-                end(b, job.ticket, how, T0 + 6),
+                end(b, &job.ticket, how, T0 + 6),
                 JobEnded::Superseded,
                 "{how:?}"
             );
@@ -565,7 +572,7 @@ mod cases {
         assert_eq!(
             end(
                 b,
-                next.ticket,
+                &next.ticket,
                 JobEnd::Ready(&set_in(&dir(2), 1000)),
                 T0 + 7
             ),
@@ -584,11 +591,11 @@ mod cases {
         }
         finish_again(b, id, &second);
 
-        assert!(!extend(b, job.ticket, T0 + LEASE, 50));
+        assert!(!extend(b, &job.ticket, T0 + LEASE, 50));
         let set = set_in(&dir(1), 1000);
         for how in every_end(&set) {
             assert_eq!(
-                end(b, job.ticket, how, T0 + 3),
+                end(b, &job.ticket, how, T0 + 3),
                 JobEnded::Superseded,
                 "{how:?}"
             );
@@ -601,7 +608,7 @@ mod cases {
         assert_eq!(
             end(
                 b,
-                next.ticket,
+                &next.ticket,
                 JobEnd::Ready(&set_in(&dir(2), 1000)),
                 T0 + 4
             ),
@@ -613,11 +620,11 @@ mod cases {
         let id = uploaded(b, T0);
         let job = claim(b, "w1", T0, &dir(1)).unwrap();
         assert!(b.store.remove_media(id).unwrap().0.is_some());
-        assert!(!extend(b, job.ticket, T0 + LEASE, 50));
+        assert!(!extend(b, &job.ticket, T0 + LEASE, 50));
         let set = set_in(&dir(1), 1000);
         for how in every_end(&set) {
             assert_eq!(
-                end(b, job.ticket, how, T0 + 1),
+                end(b, &job.ticket, how, T0 + 1),
                 JobEnded::Superseded,
                 "{how:?}"
             );
@@ -625,6 +632,62 @@ mod cases {
         assert_eq!(b.store.media(id).unwrap(), None);
         assert_eq!(counts(b, T0 + 1), JobCounts::default());
         assert!(claim(b, "w2", T0 + 1, &dir(2)).is_none());
+    }
+
+    pub fn a_spent_ticket_stays_spent_when_its_object_is_queued_again(b: &Bench) {
+        // w1 takes the job and stalls past its lease; w2 takes it over and finishes it.
+        let id = uploaded(b, T0);
+        let slow = claim(b, "w1", T0, &dir(1)).unwrap();
+        let fast = claim(b, "w2", T0 + LEASE + 1, &dir(2)).unwrap();
+        assert_eq!(
+            end(
+                b,
+                &fast.ticket,
+                JobEnd::Ready(&set_in(&dir(2), 1000)),
+                T0 + 70
+            ),
+            JobEnded::Ended(None)
+        );
+        // Queued again and taken by w3: w1, waking up, must not pass for w3.
+        b.store.requeue(id, at(T0 + 80)).unwrap().unwrap();
+        let third = claim(b, "w3", T0 + 80, &dir(3)).unwrap();
+        assert_ne!(third.ticket, slow.ticket);
+        assert!(!extend(b, &slow.ticket, T0 + 500, 10));
+        let stale = set_in(&dir(1), 1000);
+        for how in every_end(&stale) {
+            assert_eq!(
+                end(b, &slow.ticket, how, T0 + 90),
+                JobEnded::Superseded,
+                "{how:?}"
+            );
+        }
+        assert_eq!(media(b, id), third.media);
+
+        // Its media removed and uploaded anew, then taken by w4: w3 must not pass for w4.
+        b.store.remove_media(id).unwrap();
+        finish_again(b, id, &queued(id, T0 + 100));
+        let fourth = claim(b, "w4", T0 + 100, &dir(4)).unwrap();
+        assert_ne!(fourth.ticket, third.ticket);
+        assert!(!extend(b, &third.ticket, T0 + 500, 10));
+        for how in every_end(&stale) {
+            assert_eq!(
+                end(b, &third.ticket, how, T0 + 110),
+                JobEnded::Superseded,
+                "{how:?}"
+            );
+        }
+        assert_eq!(media(b, id), fourth.media);
+        // The positive control: the ticket of the attempt that holds the job ends it.
+        assert_eq!(
+            end(
+                b,
+                &fourth.ticket,
+                JobEnd::Ready(&set_in(&dir(4), 1000)),
+                T0 + 120
+            ),
+            JobEnded::Ended(None)
+        );
+        assert_eq!(media(b, id).derived, Some(set_in(&dir(4), 1000)));
     }
 
     pub fn requeue_resets_the_attempts_and_needs_a_stored_source(b: &Bench) {
@@ -648,10 +711,10 @@ mod cases {
             error: "first",
             at: at(T0 + 30),
         };
-        end(b, job.ticket, retry, T0 + 1);
+        end(b, &job.ticket, retry, T0 + 1);
         let job = claim(b, "w1", T0 + 30, &dir(2)).unwrap();
         assert_eq!(job.attempt, 2);
-        end(b, job.ticket, JobEnd::Failed { error: "second" }, T0 + 31);
+        end(b, &job.ticket, JobEnd::Failed { error: "second" }, T0 + 31);
         let record = b.store.requeue(id, at(T0 + 40)).unwrap().unwrap();
         assert_eq!(
             record,
@@ -676,7 +739,7 @@ mod cases {
             error: "third",
             at: at(T0 + 1000),
         };
-        end(b, job.ticket, later, T0 + 41);
+        end(b, &job.ticket, later, T0 + 41);
         assert!(claim(b, "w1", T0 + 42, &dir(4)).is_none());
         b.store.requeue(id, at(T0 + 42)).unwrap().unwrap();
         let job = claim(b, "w1", T0 + 42, &dir(4)).unwrap();
@@ -716,7 +779,7 @@ mod cases {
         assert_eq!(
             end(
                 b,
-                job.ticket,
+                &job.ticket,
                 JobEnd::Ready(&set_in(&dir(1), 1000)),
                 T0 + LEASE + 1
             ),
@@ -748,6 +811,7 @@ medialib_adapters_diesel::backend_tests!(
     a_requeue_supersedes_the_running_attempt,
     a_new_upload_of_the_object_supersedes_the_running_attempt,
     removing_the_media_supersedes_the_running_attempt,
+    a_spent_ticket_stays_spent_when_its_object_is_queued_again,
     requeue_resets_the_attempts_and_needs_a_stored_source,
     job_counts_tell_waiting_from_running,
 );

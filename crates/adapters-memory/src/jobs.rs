@@ -47,11 +47,15 @@ impl State {
         job.last_error = None;
     }
 
-    /// The job a ticket names, when the ticket is still its own.
-    fn ticketed(&mut self, ticket: JobTicket) -> Option<&mut JobEntry> {
-        self.jobs
-            .get_mut(&ticket.object)
-            .filter(|j| j.generation == ticket.generation && j.lease.is_some())
+    /// The job a ticket names, when the ticket is still its own. Mirrors adapters-diesel
+    /// jobs.rs: the generation, the directory and a holder (a job queued anew after one that
+    /// ended counts its generations from 0 again; the directory tells the attempts apart).
+    fn ticketed(&mut self, ticket: &JobTicket) -> Option<&mut JobEntry> {
+        self.jobs.get_mut(&ticket.object).filter(|j| {
+            j.generation == ticket.generation
+                && j.work_dir.as_ref() == Some(&ticket.dir)
+                && j.lease.is_some()
+        })
     }
 }
 
@@ -99,7 +103,11 @@ impl JobRepository for MemoryStore {
         };
         state.media.insert(object, media.clone());
         Ok(Some(ClaimedJob {
-            ticket: JobTicket { object, generation },
+            ticket: JobTicket {
+                object,
+                generation,
+                dir: dir.clone(),
+            },
             attempt: attempts,
             object_type: record.object_type(),
             media,
@@ -114,7 +122,7 @@ impl JobRepository for MemoryStore {
         progress: u8,
     ) -> Result<bool, StoreError> {
         let mut state = self.lock();
-        let Some(job) = state.ticketed(ticket) else {
+        let Some(job) = state.ticketed(&ticket) else {
             return Ok(false);
         };
         if let Some((_, lease)) = &mut job.lease {
@@ -133,7 +141,7 @@ impl JobRepository for MemoryStore {
         now: Timestamp,
     ) -> Result<JobEnded, StoreError> {
         let mut state = self.lock();
-        let Some(job) = state.ticketed(ticket) else {
+        let Some(job) = state.ticketed(&ticket) else {
             return Ok(JobEnded::Superseded);
         };
         let object = ticket.object;
