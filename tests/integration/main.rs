@@ -21,6 +21,7 @@ mod api;
 mod authz_matrix;
 mod contract;
 mod hostile;
+mod jobs_contract;
 mod oauth;
 mod processing;
 mod reliability;

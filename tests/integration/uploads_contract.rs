@@ -21,24 +21,25 @@ use medialib_ports::{
 };
 
 /// When every case starts.
-const T0: i64 = 1_700_000_000;
+pub(crate) const T0: i64 = 1_700_000_000;
 
-fn at(secs: i64) -> Timestamp {
+pub(crate) fn at(secs: i64) -> Timestamp {
     Timestamp::from_epoch_seconds(secs)
 }
 
-/// A store on one backend with a user and their library.
-struct Bench {
-    store: Arc<dyn Store>,
+/// A store on one backend with a user and their library (the jobs contract, jobs_contract.rs,
+/// runs on it too).
+pub(crate) struct Bench {
+    pub(crate) store: Arc<dyn Store>,
     owner: UserId,
-    library: ObjectId,
+    pub(crate) library: ObjectId,
     /// Dropped last: removes the database.
     _db: Option<TestDb>,
 }
 
 impl Bench {
     /// The runner of `backend_tests!`.
-    fn run(backend: TestBackend, case: fn(&Bench)) {
+    pub(crate) fn run(backend: TestBackend, case: fn(&Bench)) {
         case(&Self::on(backend));
     }
 
@@ -72,12 +73,12 @@ impl Bench {
     }
 
     /// A new object, not stored yet.
-    fn object(&self, object_type: ObjectType) -> MediaObject {
+    pub(crate) fn object(&self, object_type: ObjectType) -> MediaObject {
         new_object(self.store.as_ref(), self.owner, object_type)
     }
 
     /// An upload of `length` bytes for `object`, expiring at `expires`.
-    fn record(&self, object: ObjectId, length: u64, expires: i64) -> UploadRecord {
+    pub(crate) fn record(&self, object: ObjectId, length: u64, expires: i64) -> UploadRecord {
         UploadRecord {
             object,
             owner: self.owner,
@@ -98,7 +99,7 @@ impl Bench {
     }
 
     /// A video in the library with an upload of `length` bytes expiring at `expires`.
-    fn started(&self, length: u64, expires: i64) -> UploadRecord {
+    pub(crate) fn started(&self, length: u64, expires: i64) -> UploadRecord {
         let object = self.object(ObjectType::Video);
         let upload = self.record(object.id(), length, expires);
         self.store
@@ -107,7 +108,7 @@ impl Bench {
         upload
     }
 
-    fn lock(&self, object: ObjectId, holder: &str, until: i64, now: i64) -> UploadLock {
+    pub(crate) fn lock(&self, object: ObjectId, holder: &str, until: i64, now: i64) -> UploadLock {
         self.store
             .lock_upload(
                 object,
@@ -156,7 +157,7 @@ fn uploading(object: ObjectId) -> MediaRecord {
 }
 
 /// A finished upload's media record.
-fn ready(object: ObjectId, size: u64, modified: i64) -> MediaRecord {
+pub(crate) fn ready(object: ObjectId, size: u64, modified: i64) -> MediaRecord {
     MediaRecord {
         object,
         state: MediaState::Ready,
@@ -175,7 +176,7 @@ fn ready(object: ObjectId, size: u64, modified: i64) -> MediaRecord {
     }
 }
 
-fn locked(lock: &UploadLock) -> bool {
+pub(crate) fn locked(lock: &UploadLock) -> bool {
     matches!(lock, UploadLock::Locked(_))
 }
 

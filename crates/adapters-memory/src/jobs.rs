@@ -47,11 +47,15 @@ impl State {
         job.last_error = None;
     }
 
-    /// The job a ticket names, when the ticket is still its own.
-    fn ticketed(&mut self, ticket: JobTicket) -> Option<&mut JobEntry> {
-        self.jobs
-            .get_mut(&ticket.object)
-            .filter(|j| j.generation == ticket.generation && j.lease.is_some())
+    /// The job a ticket names, when the ticket is still its own. Mirrors adapters-diesel
+    /// jobs.rs: the generation, the directory and a holder (a job queued anew after one that
+    /// ended counts its generations from 0 again; the directory tells the attempts apart).
+    fn ticketed(&mut self, ticket: &JobTicket) -> Option<&mut JobEntry> {
+        self.jobs.get_mut(&ticket.object).filter(|j| {
+            j.generation == ticket.generation
+                && j.work_dir.as_ref() == Some(&ticket.dir)
+                && j.lease.is_some()
+        })
     }
 }
 
@@ -84,7 +88,9 @@ impl JobRepository for MemoryStore {
                 "job {object} has no object or no media"
             )));
         };
-        let job = state.jobs.get_mut(&object).expect("the job just found");
+        let Some(job) = state.jobs.get_mut(&object) else {
+            return Ok(None);
+        };
         job.generation += 1;
         job.attempts += 1;
         job.lease = Some((holder.to_owned(), until));
@@ -99,7 +105,11 @@ impl JobRepository for MemoryStore {
         };
         state.media.insert(object, media.clone());
         Ok(Some(ClaimedJob {
-            ticket: JobTicket { object, generation },
+            ticket: JobTicket {
+                object,
+                generation,
+                dir: dir.clone(),
+            },
             attempt: attempts,
             object_type: record.object_type(),
             media,
@@ -114,7 +124,7 @@ impl JobRepository for MemoryStore {
         progress: u8,
     ) -> Result<bool, StoreError> {
         let mut state = self.lock();
-        let Some(job) = state.ticketed(ticket) else {
+        let Some(job) = state.ticketed(&ticket) else {
             return Ok(false);
         };
         if let Some((_, lease)) = &mut job.lease {
@@ -133,7 +143,7 @@ impl JobRepository for MemoryStore {
         now: Timestamp,
     ) -> Result<JobEnded, StoreError> {
         let mut state = self.lock();
-        let Some(job) = state.ticketed(ticket) else {
+        let Some(job) = state.ticketed(&ticket) else {
             return Ok(JobEnded::Superseded);
         };
         let object = ticket.object;
@@ -162,22 +172,25 @@ impl JobRepository for MemoryStore {
                 }
             }
             JobEnd::Retry { error, at } => {
-                let job = state.jobs.get_mut(&object).expect("ticketed");
-                job.lease = None;
-                job.run_at = at;
-                job.last_error = Some(error.to_owned());
+                if let Some(job) = state.jobs.get_mut(&object) {
+                    job.lease = None;
+                    job.run_at = at;
+                    job.last_error = Some(error.to_owned());
+                }
                 media.state = MediaState::Queued;
                 media.progress = 0;
                 media.error = Some(error.to_owned());
             }
             JobEnd::Released => {
-                let job = state.jobs.get_mut(&object).expect("ticketed");
-                job.lease = None;
-                job.run_at = now;
-                job.attempts = attempts.saturating_sub(1);
+                let attempts = attempts.saturating_sub(1);
+                if let Some(job) = state.jobs.get_mut(&object) {
+                    job.lease = None;
+                    job.run_at = now;
+                    job.attempts = attempts;
+                }
                 media.state = MediaState::Queued;
                 media.progress = 0;
-                media.attempts = job.attempts;
+                media.attempts = attempts;
             }
             JobEnd::Failed { error } => {
                 state.jobs.remove(&object);

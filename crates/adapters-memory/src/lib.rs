@@ -3,7 +3,7 @@
 //!
 //! [`MemoryStore`] behaves as the diesel adapter's `DieselStore` does, method by method:
 //! the same outcomes, error variants and orderings (the contract suite in
-//! `tests/integration/contract.rs` and `uploads_contract.rs` is the specification). Every method takes the mutex once
+//! `tests/integration/contract.rs`, `uploads_contract.rs` and `jobs_contract.rs` is the specification). Every method takes the mutex once
 //! and decides its outcome before it changes anything, so a method that returns an error
 //! leaves the store as it was, except where the outcome itself is a change (a replayed code
 //! revokes its grant, a failed redemption burns the code, a reused refresh token revokes its

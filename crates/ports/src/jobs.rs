@@ -5,8 +5,10 @@
 //! or [`JobRepository::requeue`]), taken by one worker at a time under a lease the worker
 //! extends while it works, and ended in the same step as the media record turns `ready`, back
 //! to `queued` (a retry) or `failed`. Every claim and every re-queue bumps the job's
-//! generation; a worker's writes name the generation it claimed, so a worker whose lease
-//! another took over, or whose job was queued again meanwhile, changes nothing.
+//! generation; a worker's writes name the generation it claimed and its attempt's directory,
+//! so a worker whose lease another took over, or whose job was queued again meanwhile, changes
+//! nothing. (The generation alone does not tell attempts apart for good: a job that ended, or
+//! whose media was removed, is gone, and the next job of the same object counts from 0 again.)
 
 use medialib_domain::media::derived::{DerivedDir, DerivedSet};
 use medialib_domain::{ObjectId, ObjectType, Timestamp};
@@ -15,12 +17,16 @@ use crate::error::StoreError;
 use crate::uploads::MediaRecord;
 
 /// One claimed attempt of a job: what a worker's later writes name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobTicket {
     /// The object.
     pub object: ObjectId,
     /// The generation the claim gave the job.
     pub generation: u64,
+    /// The directory the claim named ([`ClaimRequest::dir`], fresh for every attempt): with
+    /// the generation, what tells this attempt from one of a later job of the same object,
+    /// whose generations start over.
+    pub dir: DerivedDir,
 }
 
 /// A job a worker took ([`JobRepository::claim_job`]).
@@ -107,7 +113,8 @@ pub trait JobRepository: Send + Sync {
     fn claim_job(&self, request: ClaimRequest<'_>) -> Result<Option<ClaimedJob>, StoreError>;
 
     /// Extends the lease of a claimed job to `until` and records its progress (0 to 99) on
-    /// the media; `false`, with nothing written, when the ticket is no longer the job's.
+    /// the media; `false`, with nothing written, when the ticket is no longer the job's (its
+    /// generation or its directory differ from the job's, or there is no job).
     fn extend_job(
         &self,
         ticket: JobTicket,

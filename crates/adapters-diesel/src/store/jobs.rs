@@ -3,10 +3,11 @@
 //! A claim picks the due job with no live lease (on PostgreSQL `FOR UPDATE SKIP LOCKED`, so
 //! concurrent workers take different jobs instead of queueing on one row; SQLite's write
 //! transactions are serial already) and updates it by its generation in the same
-//! transaction. Every later write of a worker is conditional on the generation it claimed
-//! (`WHERE generation = … AND holder IS NOT NULL`), so a worker that lost its lease, or whose
-//! job was queued again, changes nothing; the outcome and the media row are written in one
-//! transaction.
+//! transaction. Every later write of a worker is conditional on the generation and the
+//! directory it claimed (`WHERE generation = … AND work_dir = … AND holder IS NOT NULL`: a new
+//! row starts its generations over, the directory is fresh for every attempt), so a worker that
+//! lost its lease, or whose job was queued again, changes nothing; the outcome and the media row
+//! are written in one transaction.
 
 use diesel::prelude::*;
 use diesel::{PgConnection, SqliteConnection};
@@ -180,6 +181,7 @@ impl JobRepository for DieselStore {
             ticket: JobTicket {
                 object: object_id(&rows.object)?,
                 generation: generation(rows.generation)?,
+                dir: dir.clone(),
             },
             attempt,
             object_type: ObjectType::parse(&rows.object_type)
@@ -202,6 +204,7 @@ impl JobRepository for DieselStore {
                 jobs::table
                     .find(&o)
                     .filter(jobs::generation.eq(g))
+                    .filter(jobs::work_dir.eq(ticket.dir.as_str()))
                     .filter(jobs::holder.is_not_null()),
             )
             .set(jobs::lease_until.eq(until.epoch_seconds()))
@@ -238,6 +241,7 @@ impl JobRepository for DieselStore {
             let ours = jobs::table
                 .find(&o)
                 .filter(jobs::generation.eq(g))
+                .filter(jobs::work_dir.eq(ticket.dir.as_str()))
                 .filter(jobs::holder.is_not_null());
             let n = match end {
                 JobEnd::Ready(_) | JobEnd::Failed { .. } => diesel::delete(ours).execute(conn)?,

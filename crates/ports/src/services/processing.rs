@@ -163,7 +163,7 @@ impl Lease<'_> {
         let changed = percent.value() != last && now.epoch_seconds() > at.epoch_seconds();
         if due || changed {
             match self.services.jobs.extend_job(
-                self.ticket,
+                self.ticket.clone(),
                 now.plus_secs(self.services.settings.lease),
                 percent.value(),
             ) {
@@ -260,7 +260,7 @@ impl ProcessingServices {
                 .join(format!("{object}-{}", dir.as_str()));
             let mut lease = Lease {
                 services: self,
-                ticket: job.ticket,
+                ticket: job.ticket.clone(),
                 stop,
                 written: (now, 0),
                 lost: false,
@@ -370,7 +370,9 @@ impl ProcessingServices {
         keep: bool,
     ) -> Result<Outcome, StoreError> {
         let object = job.ticket.object;
-        let ended = self.jobs.end_job(job.ticket, end, self.world.clock.now());
+        let ended = self
+            .jobs
+            .end_job(job.ticket.clone(), end, self.world.clock.now());
         let ended = match ended {
             Ok(e) => e,
             Err(e) => {
@@ -403,10 +405,11 @@ impl ProcessingServices {
         let outcome = Outcome::Failed {
             error: error.to_owned(),
         };
-        match self
-            .jobs
-            .end_job(job.ticket, JobEnd::Failed { error }, self.world.clock.now())?
-        {
+        match self.jobs.end_job(
+            job.ticket.clone(),
+            JobEnd::Failed { error },
+            self.world.clock.now(),
+        )? {
             JobEnded::Ended(previous) => {
                 if let Some(old) = previous.filter(|p| Some(p.dir()) != dir.as_ref()) {
                     self.delete_dir(job.ticket.object, old.dir());
