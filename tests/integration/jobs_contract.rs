@@ -78,9 +78,14 @@ fn end(b: &Bench, ticket: &JobTicket, how: JobEnd<'_>, now: i64) -> JobEnded {
     b.store.end_job(ticket.clone(), how, at(now)).unwrap()
 }
 
+/// Extends `ticket`'s lease to `until`, asked at T0 (before any lease of these cases ends).
 fn extend(b: &Bench, ticket: &JobTicket, until: i64, progress: u8) -> bool {
+    extend_at(b, ticket, T0, until, progress)
+}
+
+fn extend_at(b: &Bench, ticket: &JobTicket, now: i64, until: i64, progress: u8) -> bool {
     b.store
-        .extend_job(ticket.clone(), at(until), progress)
+        .extend_job(ticket.clone(), at(now), at(until), progress)
         .unwrap()
 }
 
@@ -303,6 +308,20 @@ mod cases {
             queued.sort_by_key(ObjectId::to_string);
             assert_eq!(won, queued, "round {round}");
         }
+    }
+
+    pub fn a_lease_that_ended_is_not_extended(b: &Bench) {
+        let id = uploaded(b, T0);
+        let job = claim(b, "w1", T0, &dir(1)).unwrap();
+        // Positive control: asked while the lease runs (at its last second), it is extended.
+        assert!(extend_at(b, &job.ticket, T0 + LEASE, T0 + LEASE + 30, 20));
+        assert_eq!(media(b, id).progress, 20);
+        // Asked after that lease ended, even with nobody else holding the job: refused, and
+        // nothing written.
+        assert!(!extend_at(b, &job.ticket, T0 + LEASE + 31, T0 + 500, 50));
+        assert_eq!(media(b, id).progress, 20);
+        let next = claim(b, "w2", T0 + LEASE + 31, &dir(2)).expect("the job is free");
+        assert_eq!(next.attempt, 2);
     }
 
     pub fn only_the_claimed_ticket_extends_the_lease_and_records_progress(b: &Bench) {
@@ -803,6 +822,7 @@ medialib_adapters_diesel::backend_tests!(
     a_claim_takes_the_due_job_queued_longest_and_marks_its_media_processing,
     a_held_job_is_taken_again_only_once_its_lease_ended,
     of_racing_claimers_each_job_goes_to_exactly_one,
+    a_lease_that_ended_is_not_extended,
     only_the_claimed_ticket_extends_the_lease_and_records_progress,
     ending_ready_records_the_files_the_duration_and_the_change,
     a_retry_queues_the_media_with_its_error_until_the_job_is_due_again,

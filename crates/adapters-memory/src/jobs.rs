@@ -120,6 +120,7 @@ impl JobRepository for MemoryStore {
     fn extend_job(
         &self,
         ticket: JobTicket,
+        now: Timestamp,
         until: Timestamp,
         progress: u8,
     ) -> Result<bool, StoreError> {
@@ -127,8 +128,10 @@ impl JobRepository for MemoryStore {
         let Some(job) = state.ticketed(&ticket) else {
             return Ok(false);
         };
-        if let Some((_, lease)) = &mut job.lease {
-            *lease = until;
+        // Mirrors the diesel adapter: a lease that ended before `now` is not extended.
+        match &mut job.lease {
+            Some((_, lease)) if *lease >= now => *lease = until,
+            _ => return Ok(false),
         }
         if let Some(m) = state.media.get_mut(&ticket.object) {
             m.progress = progress.min(99);

@@ -113,11 +113,13 @@ pub trait JobRepository: Send + Sync {
     fn claim_job(&self, request: ClaimRequest<'_>) -> Result<Option<ClaimedJob>, StoreError>;
 
     /// Extends the lease of a claimed job to `until` and records its progress (0 to 99) on
-    /// the media; `false`, with nothing written, when the ticket is no longer the job's (its
-    /// generation or its directory differ from the job's, or there is no job).
+    /// the media; `false`, with nothing written, when the ticket is no longer the job's or its
+    /// lease ended before `now` (a worker that was silent past its lease stops: another may
+    /// have been told the job is free).
     fn extend_job(
         &self,
         ticket: JobTicket,
+        now: Timestamp,
         until: Timestamp,
         progress: u8,
     ) -> Result<bool, StoreError>;

@@ -1041,8 +1041,9 @@ fn processing_abandoned_by_dead_workers_fails_with_the_abandoned_message() {
         }
         b.advance(LEASE + 1);
     }
-    let message = "Processing was interrupted 3 times (the worker stopped while working on \
-                   it); it was not tried again. Ask for reprocessing once the cause is fixed.";
+    let message = "Processing did not finish in 3 tries: the last one stopped without a result \
+                   (the worker processing it ended). It is not tried again; ask for reprocessing \
+                   once the cause is fixed.";
     assert_eq!(
         b.work("w1"),
         Some(JobReport {

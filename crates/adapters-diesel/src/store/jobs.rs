@@ -194,6 +194,7 @@ impl JobRepository for DieselStore {
     fn extend_job(
         &self,
         ticket: JobTicket,
+        now: Timestamp,
         until: Timestamp,
         progress: u8,
     ) -> Result<bool, StoreError> {
@@ -205,7 +206,8 @@ impl JobRepository for DieselStore {
                     .find(&o)
                     .filter(jobs::generation.eq(g))
                     .filter(jobs::work_dir.eq(ticket.dir.as_str()))
-                    .filter(jobs::holder.is_not_null()),
+                    .filter(jobs::holder.is_not_null())
+                    .filter(jobs::lease_until.ge(now.epoch_seconds())),
             )
             .set(jobs::lease_until.eq(until.epoch_seconds()))
             .execute(conn)?;

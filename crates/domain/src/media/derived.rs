@@ -405,11 +405,13 @@ impl RetryPolicy {
     }
 }
 
-/// The message a job gets when its attempts all ended without an outcome.
+/// The message a job gets when its tries are used up and the last one ended without an
+/// outcome (its worker stopped while working on it).
 pub fn abandoned_message(attempts: u32) -> String {
     format!(
-        "Processing was interrupted {attempts} times (the worker stopped while working on it); \
-         it was not tried again. Ask for reprocessing once the cause is fixed."
+        "Processing did not finish in {attempts} tries: the last one stopped without a result \
+         (the worker processing it ended). It is not tried again; ask for reprocessing once the \
+         cause is fixed."
     )
 }
 

@@ -13,7 +13,8 @@
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use medialib_domain::media::derive::{
@@ -119,6 +120,8 @@ enum AttemptError {
     Refused(Refusal),
     /// The source cannot be decoded: for people, never retried.
     NotMedia(String),
+    /// Nothing to do for this object, ever (its type has no processing): never retried.
+    Permanent(String),
     /// Something another attempt may get past (a tool, storage, the disk).
     Transient(String),
     /// The lease was lost: another owns the job now.
@@ -140,49 +143,72 @@ impl From<StoreError> for AttemptError {
 }
 
 /// What an attempt keeps between steps: its ticket, the lease and the progress it last wrote.
+/// Shared by the attempt and its heartbeat thread.
 struct Lease<'a> {
     services: &'a ProcessingServices,
     ticket: JobTicket,
     stop: &'a (dyn Fn() -> bool + Sync),
-    written: (Timestamp, u8),
-    lost: bool,
+    /// When the lease was last extended, and the percentage written then.
+    written: Mutex<(Timestamp, u8)>,
+    lost: AtomicBool,
 }
 
 impl Lease<'_> {
+    fn is_lost(&self) -> bool {
+        self.lost.load(Ordering::SeqCst)
+    }
+
     /// Records `percent` when it changed since the last whole second, and extends the lease
     /// when a third of it has passed; `false` when the worker should stop (the lease is lost,
     /// or the worker is asked to stop).
-    fn report(&mut self, percent: Percent) -> bool {
-        if self.lost || (self.stop)() {
+    fn report(&self, percent: Percent) -> bool {
+        if self.is_lost() || (self.stop)() {
             return false;
         }
+        self.extend(Some(percent));
+        !self.is_lost()
+    }
+
+    /// Extends the lease when a third of it has passed since the last extension, with the
+    /// percentage last written: the heartbeat of steps that report no progress (copying a
+    /// large source, packaging, storing).
+    fn keep_alive(&self) {
+        if !self.is_lost() {
+            self.extend(None);
+        }
+    }
+
+    fn extend(&self, percent: Option<Percent>) {
         let now = self.services.world.clock.now();
-        let (at, last) = self.written;
+        let mut written = self.written.lock().unwrap_or_else(PoisonError::into_inner);
+        let (at, last) = *written;
         let third = i64::try_from(self.services.settings.lease.as_secs() / 3).unwrap_or(1);
         let due = now.epoch_seconds() >= at.epoch_seconds() + third.max(1);
-        let changed = percent.value() != last && now.epoch_seconds() > at.epoch_seconds();
-        if due || changed {
-            match self.services.jobs.extend_job(
-                self.ticket.clone(),
-                now.plus_secs(self.services.settings.lease),
-                percent.value(),
-            ) {
-                Ok(true) => self.written = (now, percent.value()),
-                Ok(false) => self.lost = true,
-                // A database hiccup is no reason to stop encoding: the lease has time left.
-                Err(e) => {
-                    tracing::warn!(object = %self.ticket.object, error = %e, "extending a job's lease failed")
-                }
+        let value = percent.map_or(last, Percent::value);
+        let changed = value != last && now.epoch_seconds() > at.epoch_seconds();
+        if !(due || changed) {
+            return;
+        }
+        match self.services.jobs.extend_job(
+            self.ticket.clone(),
+            now,
+            now.plus_secs(self.services.settings.lease),
+            value,
+        ) {
+            Ok(true) => *written = (now, value),
+            Ok(false) => self.lost.store(true, Ordering::SeqCst),
+            // A database hiccup is no reason to stop encoding: the lease has time left.
+            Err(e) => {
+                tracing::warn!(object = %self.ticket.object, error = %e, "extending a job's lease failed");
             }
         }
-        !self.lost
     }
 
     /// `report` at a step's boundary, as an error when the attempt should end.
-    fn checkpoint(&mut self, step: Step, within: Percent) -> Result<(), AttemptError> {
+    fn checkpoint(&self, step: Step, within: Percent) -> Result<(), AttemptError> {
         if self.report(step.overall(within)) {
             Ok(())
-        } else if self.lost {
+        } else if self.is_lost() {
             Err(AttemptError::LeaseLost)
         } else {
             Err(AttemptError::Stopping)
@@ -193,12 +219,15 @@ impl Lease<'_> {
     fn failed(&self, e: ProcessError) -> AttemptError {
         match e {
             ProcessError::NotMedia(m) => AttemptError::NotMedia(m),
-            ProcessError::Stopped if self.lost => AttemptError::LeaseLost,
+            ProcessError::Stopped if self.is_lost() => AttemptError::LeaseLost,
             ProcessError::Stopped => AttemptError::Stopping,
             other => AttemptError::Transient(other.to_string()),
         }
     }
 }
+
+/// How often the heartbeat looks whether the lease needs extending.
+const HEARTBEAT: Duration = Duration::from_millis(250);
 
 impl ProcessingServices {
     /// The processing use cases.
@@ -258,14 +287,26 @@ impl ProcessingServices {
                 .settings
                 .work_root
                 .join(format!("{object}-{}", dir.as_str()));
-            let mut lease = Lease {
+            let lease = Lease {
                 services: self,
                 ticket: job.ticket.clone(),
                 stop,
-                written: (now, 0),
-                lost: false,
+                written: Mutex::new((now, 0)),
+                lost: AtomicBool::new(false),
             };
-            let result = self.attempt(&job, &dir, &work, &mut lease);
+            let done = AtomicBool::new(false);
+            // The heartbeat keeps the lease through steps that report no progress.
+            let result = std::thread::scope(|scope| {
+                scope.spawn(|| {
+                    while !done.load(Ordering::SeqCst) {
+                        std::thread::sleep(HEARTBEAT);
+                        lease.keep_alive();
+                    }
+                });
+                let result = self.attempt(&job, &dir, &work, &lease);
+                done.store(true, Ordering::SeqCst);
+                result
+            });
             if let Err(e) = fs::remove_dir_all(&work) {
                 if e.kind() != io::ErrorKind::NotFound {
                     tracing::warn!(%object, error = %e, path = %work.display(), "a work directory stays behind");
@@ -309,9 +350,13 @@ impl ProcessingServices {
                     false,
                 );
             }
-            Err(AttemptError::NotMedia(m)) => {
-                let error =
-                    format!("This file cannot be processed: it is damaged or cut short ({m}).");
+            Err(AttemptError::NotMedia(m) | AttemptError::Permanent(m)) => {
+                let error = match &result {
+                    Err(AttemptError::NotMedia(_)) => {
+                        format!("This file cannot be processed: it is damaged or cut short ({m}).")
+                    }
+                    _ => m.clone(),
+                };
                 return self.finish(
                     job,
                     dir,
@@ -446,7 +491,7 @@ impl ProcessingServices {
         job: &ClaimedJob,
         dir: &DerivedDir,
         work: &Path,
-        lease: &mut Lease<'_>,
+        lease: &Lease<'_>,
     ) -> Result<DerivedSet, AttemptError> {
         let source = job
             .media
@@ -454,7 +499,7 @@ impl ProcessingServices {
             .as_ref()
             .ok_or_else(|| AttemptError::Transient("the media has no source".into()))?;
         let Some(kind) = MediaKind::of(job.object_type) else {
-            return Err(AttemptError::Transient(format!(
+            return Err(AttemptError::Permanent(format!(
                 "objects of type {} are not processed",
                 job.object_type.as_str()
             )));
@@ -515,7 +560,7 @@ impl ProcessingServices {
         source: &Path,
         plan: &VideoPlan,
         work: &Path,
-        lease: &mut Lease<'_>,
+        lease: &Lease<'_>,
     ) -> Result<(), AttemptError> {
         let mut sink = |p: Percent| lease.report(Step::Encode.overall(p));
         let done = self.processor.transcode(source, plan, work, &mut sink);
@@ -541,7 +586,7 @@ impl ProcessingServices {
         source: &Path,
         plan: &AudioPlan,
         work: &Path,
-        lease: &mut Lease<'_>,
+        lease: &Lease<'_>,
     ) -> Result<(), AttemptError> {
         let mut sink = |p: Percent| lease.report(Step::Encode.overall(p));
         let done = self.processor.encode_audio(source, plan, work, &mut sink);
@@ -562,7 +607,7 @@ impl ProcessingServices {
         plan: &DerivePlan,
         paths: &[(FileRole, String)],
         work: &Path,
-        lease: &mut Lease<'_>,
+        lease: &Lease<'_>,
     ) -> Result<Vec<DerivedFile>, AttemptError> {
         let mut files = Vec::with_capacity(paths.len());
         for (n, (role, path)) in paths.iter().enumerate() {
