@@ -55,6 +55,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 bench=$root/bench
+# step, stop_pid, cleanup, apt_install, free_port, wait_http, json_field, start_medialib.
+# shellcheck source=bench/lib.sh
+. "$bench/lib.sh"
 
 smoke=0
 for arg in "$@"; do
@@ -99,59 +102,16 @@ MIB=1048576
 redirect=http://127.0.0.1/callback
 
 run_started=$(date +%s)
-step() {
-    local t=$(($(date +%s) - run_started))
-    printf '\n== [%d:%02d] %s\n' $((t / 60)) $((t % 60)) "$*"
-}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/medialib-media.XXXXXX")
 results=$work/results
 mkdir -p "$results"
 pids=()
 
-stop_pid() {
-    local pid=$1
-    if kill -0 "$pid" 2>/dev/null; then
-        kill -TERM "$pid" 2>/dev/null || true
-        for _ in $(seq 1 50); do
-            kill -0 "$pid" 2>/dev/null || break
-            sleep 0.1
-        done
-        kill -KILL "$pid" 2>/dev/null || true
-    fi
-    wait "$pid" 2>/dev/null || true
-}
-cleanup() {
-    local status=$?
-    set +e
-    for pid in "${pids[@]}"; do
-        stop_pid "$pid"
-    done
-    if [ "$status" != 0 ]; then
-        for log in "$work"/*.log "$work"/*/*.log; do
-            [ -s "$log" ] || continue
-            echo "-- last lines of $log:" >&2
-            tail -n 20 "$log" >&2
-        done
-    fi
-    rm -rf "$work"
-    exit "$status"
-}
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 step "tools"
-apt_install() { # PACKAGE (for COMMAND)
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-        echo "installing $1 from Debian"
-        export DEBIAN_FRONTEND=noninteractive
-        apt-get install -y -qq --no-install-recommends "$1" >/dev/null 2>&1 ||
-            { apt-get update -qq && apt-get install -y -qq --no-install-recommends "$1" >/dev/null; }
-    else
-        echo "$2 is missing: install it (Debian: apt-get install $1)" >&2
-        exit 1
-    fi
-}
 command -v wrk >/dev/null || apt_install wrk wrk
 # Debian's postinst starts nginx as a service where it can (not in a container without an
 # init); this script runs its own nginx on a free port either way.
@@ -191,24 +151,6 @@ else
     binary=$CARGO_TARGET_DIR/$profile/medialib
 fi
 
-free_port() {
-    "$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-wait_http() { # URL PID [-f]: until the URL answers over HTTP (with -f: a 2xx)
-    for _ in $(seq 1 300); do
-        kill -0 "$2" 2>/dev/null || {
-            echo "the server exited before it was ready" >&2
-            return 1
-        }
-        curl -s ${3:-} -o /dev/null "$1" && return 0
-        sleep 0.2
-    done
-    echo "$1 did not answer within 60 seconds" >&2
-    return 1
-}
-json_field() { # FILE EXPR (python expression on `d`)
-    "$python" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
-}
 
 # The file every upload sends (or the first --length bytes of): random, so that nothing on
 # the way can compress it, and in the page cache, as it would be for a client sending it.
@@ -254,43 +196,6 @@ PY
     stop_pid "$pid"
 }
 
-# A fresh medialib on a fresh SQLite database in $work/NAME, storing into STORAGE_URL (extra
-# environment after it); sets base, token, lib, server_pid and server_dir.
-start_medialib() { # NAME STORAGE_URL [VAR=VALUE ...]
-    local name=$1 storage=$2
-    shift 2
-    server_dir=$work/$name
-    mkdir -p "$server_dir"
-    local db_url="sqlite://$server_dir/medialib.db"
-    "$binary" migrate --database-url "$db_url" >/dev/null
-    printf '%s\n' 'benchmark password' |
-        "$binary" user add --database-url "$db_url" --unique-id bench \
-            --first-name Bench --last-name Mark --password-stdin >/dev/null
-    "$binary" client add --database-url "$db_url" --json --name bench \
-        --redirect-uri "$redirect" >"$server_dir/client.json"
-    local port
-    port=$(free_port)
-    base="http://127.0.0.1:$port"
-    env MEDIALIB_LOG=warn MEDIALIB_RATE_LIMIT_LOGIN=0 MEDIALIB_RATE_LIMIT_TOKEN=0 \
-        MEDIALIB_PURGE_INTERVAL=86400 MEDIALIB_ACCESS_TOKEN_TTL=86400 \
-        MEDIALIB_STORAGE_URL="$storage" "$@" \
-        "$binary" serve --bind "127.0.0.1:$port" --database-url "$db_url" \
-        >"$server_dir/server.log" 2>&1 &
-    server_pid=$!
-    pids+=("$server_pid")
-    wait_http "$base/readyz" "$server_pid" -f
-    "$python" "$bench/seed.py" setup "$base" "$server_dir" \
-        "$(json_field "$server_dir/client.json" 'd["client_id"]')" \
-        "$(json_field "$server_dir/client.json" 'd["client_secret"]')" \
-        bench 'benchmark password' 1 1
-    token=$(json_field "$server_dir/state.json" 'd["access_token"]')
-    lib=$(json_field "$server_dir/state.json" 'd["public_library"]')
-    echo "medialib serve on $base, $storage (pid $server_pid)"
-}
-stop_medialib() {
-    stop_pid "$server_pid"
-    rm -rf "$server_dir"
-}
 
 garage_pid=
 garage_env=()

@@ -7,7 +7,9 @@ ceiling_NAME.json. For each scenario the measured runs' median (by req/s) gives 
 and p99; the ratio is medialib's figure divided by the scenario's ceiling measured in the
 same run. The analysis section of docs/performance.md is kept between the markers
 <!-- analysis --> and <!-- /analysis --> (written by hand, preserved on every run), and so
-is the "Media" section between <!-- media --> and <!-- /media --> (bench/media.sh writes it).
+is the "Media" section between <!-- media --> and <!-- /media --> (bench/media.sh writes it), and
+so is the "Processing" section between <!-- processing --> and <!-- /processing -->
+(bench/pipeline.sh writes it).
 """
 
 import argparse
@@ -178,6 +180,7 @@ def main():
     analysis = "<!-- analysis -->\n_No analysis written yet._\n<!-- /analysis -->\n"
     # bench/media.sh's section (its own run, its own markers): kept as it is.
     media = ""
+    processing = ""
     if os.path.exists(a.out_md):
         old = open(a.out_md).read()
         start, end = old.find("<!-- analysis -->"), old.find("<!-- /analysis -->")
@@ -186,6 +189,9 @@ def main():
         start, end = old.find("<!-- media -->"), old.find("<!-- /media -->")
         if start >= 0 and end > start:
             media = old[start : end + len("<!-- /media -->")] + "\n"
+        start, end = old.find("<!-- processing -->"), old.find("<!-- /processing -->")
+        if start >= 0 and end > start:
+            processing = old[start : end + len("<!-- /processing -->")] + "\n"
 
     md = []
     md.append("# Performance\n")
@@ -252,6 +258,8 @@ def main():
     md.append("")
     if media:
         md.append(media)
+    if processing:
+        md.append(processing)
     md.append("## Analysis\n")
     md.append(analysis)
     with open(a.out_md, "w") as f:
