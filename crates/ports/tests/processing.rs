@@ -1138,3 +1138,41 @@ fn reprocess_queues_processing_again_and_nothing_else_does() {
     );
     assert_eq!(b.work("w1"), None);
 }
+
+#[test]
+fn the_purge_deletes_a_long_deleted_objects_media_bytes_and_rows_and_nothing_sooner() {
+    let b = bench();
+    b.fake.probing(Ok(video_probe()));
+    let object = b.upload("clip.mp4");
+    assert_eq!(b.work("w1").map(|r| r.outcome), Some(Outcome::Ready));
+    let prefix = StorageKey::parse(&format!("media/{object}")).unwrap();
+    let stored = || {
+        b.storage
+            .inner
+            .inventory()
+            .0
+            .into_iter()
+            .filter(|k| k.is_under(&prefix))
+            .count()
+    };
+    let files = stored();
+    assert!(
+        files > VIDEO_FILES.len(),
+        "the source and the derived files: {files}"
+    );
+    b.w.h.store.remove_member(b.w.lib, object, b.now()).unwrap();
+
+    // Within the 30-day restore window nothing goes.
+    b.advance(medialib_domain::object::SOFT_DELETE_RETENTION_SECS);
+    assert_eq!(b.s.uploads().purge_deleted_objects().unwrap(), 0);
+    assert_eq!(stored(), files);
+    assert!(b.w.h.store.object_any_state(object).unwrap().is_some());
+
+    // After it, the bytes and the rows go.
+    b.advance(1);
+    assert_eq!(b.s.uploads().purge_deleted_objects().unwrap(), 1);
+    assert_eq!(stored(), 0);
+    assert!(b.w.h.store.object_any_state(object).unwrap().is_none());
+    assert!(b.w.h.store.media(object).unwrap().is_none());
+    assert_eq!(b.s.uploads().purge_deleted_objects().unwrap(), 0);
+}
