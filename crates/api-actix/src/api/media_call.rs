@@ -7,7 +7,7 @@ use medialib_ports::services::{MediaFailed, MediaView};
 use serde::Serialize;
 
 use super::{Answer, Call, MemberPath, Resource, answer};
-use crate::apidoc::responses::{ReadErrors, WriteErrors};
+use crate::apidoc::responses::{ConflictingWriteErrors, ReadErrors, WriteErrors};
 use crate::apidoc::schemas::{CollectionObjectId, ErrorBody, MediaActionForm};
 use crate::blocking::run;
 use crate::error::ApiError;
@@ -157,7 +157,9 @@ pub(crate) async fn read(call: &Call<'_>, MemberPath(c, o): MemberPath) -> Answe
 
 /// Process an object's media again.
 ///
-/// Needs `admin` on the collection; `action=reprocess` is the only action.
+/// Needs `admin` on the collection; `action=reprocess` is the only action. Queues the media
+/// again with a fresh count of attempts (a worker busy with it is superseded); a `file`
+/// object, which is not processed, is a 409.
 #[utoipa::path(
     post,
     path = "/api/media/c/{collection_uuid}/o/{object_id}",
@@ -167,7 +169,7 @@ pub(crate) async fn read(call: &Call<'_>, MemberPath(c, o): MemberPath) -> Answe
     request_body(description = "The action.", content = MediaActionForm),
     responses(
         (status = 202, description = "Queued again (no body)."),
-        WriteErrors,
+        ConflictingWriteErrors,
     )
 )]
 pub(crate) async fn reprocess(call: &Call<'_>, MemberPath(c, o): MemberPath) -> Answer {
