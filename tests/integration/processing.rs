@@ -23,6 +23,10 @@ medialib_adapters_diesel::backend_tests!(async on [sqlite] with run:
     an_image_gets_its_three_sizes,
     text_uploaded_as_video_fails_in_words_and_reprocess_queues_it_again,
     a_decompression_bomb_is_refused_unprocessed,
+    a_portrait_clip_keeps_its_orientation,
+    a_silent_clip_gets_renditions_without_sound,
+    a_one_frame_video_is_a_short_video_with_one_thumbnail,
+    a_truncated_clip_fails_as_damaged_without_retries,
 );
 
 fn skip() -> bool {
@@ -528,6 +532,140 @@ async fn a_decompression_bomb_is_refused_unprocessed(b: Backend) {
     assert_eq!(media["state"], "failed", "{media}");
     let error = media["error"].as_str().unwrap();
     assert!(error.contains("20000 × 20000"), "{error}");
+    assert_eq!(
+        media["files"].as_array().unwrap().len(),
+        1,
+        "nothing derived: {media}"
+    );
+}
+
+async fn a_portrait_clip_keeps_its_orientation(b: Backend) {
+    if skip() {
+        return;
+    }
+    let app = processing_app(b).await;
+    let dir = tempfile::tempdir().unwrap();
+    let source = clip(dir.path(), "phone.mp4", "720x1280", 2);
+    let object = upload(&app, &source, "phone.mp4").await;
+    let media = settled(&app, &object).await;
+    assert_eq!(media["state"], "ready", "{media}");
+    let mut sizes = Vec::new();
+    for r in files(&media, "rendition") {
+        let p = ffprobe(&fetch(&app, r["url"].as_str().unwrap(), "video/mp4").await);
+        assert!(p.height > p.width, "upright: {p:?}");
+        sizes.push((p.width, p.height));
+    }
+    sizes.sort_unstable();
+    assert_eq!(sizes, [(360, 640), (720, 1280)]);
+}
+
+async fn a_silent_clip_gets_renditions_without_sound(b: Backend) {
+    if skip() {
+        return;
+    }
+    let app = processing_app(b).await;
+    let dir = tempfile::tempdir().unwrap();
+    let source = generate(
+        dir.path(),
+        "silent.mp4",
+        &[
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc2=size=640x360:rate=25:duration=2",
+            "-c:v",
+            "libx264",
+            "-preset",
+            "ultrafast",
+            "-pix_fmt",
+            "yuv420p",
+        ],
+    );
+    let object = upload(&app, &source, "silent.mp4").await;
+    let media = settled(&app, &object).await;
+    assert_eq!(media["state"], "ready", "{media}");
+    let mp4 = fetch(
+        &app,
+        files(&media, "rendition")[0]["url"].as_str().unwrap(),
+        "video/mp4",
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.mp4");
+    std::fs::write(&path, mp4).unwrap();
+    let out = std::process::Command::new("ffprobe")
+        .args([
+            "-v",
+            "error",
+            "-show_entries",
+            "stream=codec_type",
+            "-of",
+            "csv=p=0",
+        ])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "video",
+        "no audio stream"
+    );
+}
+
+async fn a_one_frame_video_is_a_short_video_with_one_thumbnail(b: Backend) {
+    if skip() {
+        return;
+    }
+    let app = processing_app(b).await;
+    let dir = tempfile::tempdir().unwrap();
+    let source = generate(
+        dir.path(),
+        "frame.mp4",
+        &[
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc2=size=640x360",
+            "-frames:v",
+            "1",
+            "-c:v",
+            "libx264",
+            "-pix_fmt",
+            "yuv420p",
+        ],
+    );
+    let object = upload(&app, &source, "frame.mp4").await;
+    let media = settled(&app, &object).await;
+    // An MP4 of one frame has a length (one frame's): it plays as a video. (A picture
+    // uploaded as a video, with no length, is refused: the domain's `StillAsVideo`.)
+    assert_eq!(media["state"], "ready", "{media}");
+    assert_eq!(files(&media, "rendition").len(), 1);
+    assert_eq!(files(&media, "sprite").len(), 1);
+    let vtt_url = files(&media, "thumbnails")[0]["url"].as_str().unwrap().to_owned();
+    let vtt = String::from_utf8(fetch(&app, &vtt_url, "text/vtt").await).unwrap();
+    assert_eq!(vtt.matches("#xywh=").count(), 1, "{vtt}");
+    check_stills(&app, &media, "image/jpeg").await;
+}
+
+async fn a_truncated_clip_fails_as_damaged_without_retries(b: Backend) {
+    if skip() {
+        return;
+    }
+    let app = processing_app(b).await;
+    let dir = tempfile::tempdir().unwrap();
+    let source = clip(dir.path(), "whole.mp4", "640x360", 3);
+    let bytes = std::fs::read(&source).unwrap();
+    let cut = dir.path().join("cut.mp4");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let object = upload(&app, &cut, "cut.mp4").await;
+    let media = settled(&app, &object).await;
+    assert_eq!(media["state"], "failed", "{media}");
+    assert_eq!(
+        media["attempts"], 1,
+        "a damaged source is not retried: {media}"
+    );
+    let error = media["error"].as_str().unwrap();
+    assert!(error.starts_with("This file"), "{error}");
     assert_eq!(
         media["files"].as_array().unwrap().len(),
         1,
