@@ -23,6 +23,7 @@ mod contract;
 mod hostile;
 mod oauth;
 mod processing;
+mod processing_faults;
 mod reliability;
 mod uploads;
 mod uploads_contract;

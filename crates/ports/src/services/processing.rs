@@ -8,7 +8,8 @@
 //! the attempt as the [`RetryPolicy`] says: queued again after a backoff, or `failed` with a
 //! message for people. The attempt's directory is fresh, and only a finished job's set is ever
 //! recorded, so files of an attempt that died or was superseded are never served; the next
-//! claimer, or the attempt itself, deletes them.
+//! claimer, or the attempt itself, deletes them (and the work directory of an attempt that
+//! died on the claimer's machine).
 
 use std::fs;
 use std::io;
@@ -249,6 +250,9 @@ impl ProcessingServices {
         let object = job.ticket.object;
         if let Some(stale) = &job.stale_dir {
             self.delete_dir(object, stale);
+            // A worker killed on this machine also left its work directory: the source's
+            // copy and half-made files, which nothing else would ever delete.
+            remove_stale_work(&self.settings.work_root, object, stale);
         }
         tracing::info!(%object, attempt = job.attempt, "processing started");
         let outcome = if self.settings.retry.exhausted(job.attempt) {
@@ -612,6 +616,17 @@ fn describe(plan: &DerivePlan, role: FileRole, path: &str) -> (Option<Dimensions
             None,
         ),
         _ => (None, None),
+    }
+}
+
+/// Deletes the work directory a dead attempt of `object` that wrote to `dir` left under
+/// `root` (the one `work_once` names), if it is there; a failure is logged.
+fn remove_stale_work(root: &Path, object: ObjectId, dir: &DerivedDir) {
+    let work = root.join(format!("{object}-{}", dir.as_str()));
+    if let Err(e) = fs::remove_dir_all(&work) {
+        if e.kind() != io::ErrorKind::NotFound {
+            tracing::warn!(%object, error = %e, path = %work.display(), "a work directory stays behind");
+        }
     }
 }
 
