@@ -502,7 +502,7 @@ impl ProcessingServices {
         let reading = self
             .storage
             .read(key, None)
-            .map_err(|e| AttemptError::transient("reading the source from storage failed", e))?;
+            .map_err(|e| storage_failed("reading the source from storage failed", key, &e))?;
         let mut body = reading.body;
         let mut file = fs::File::create(to)
             .map_err(|e| AttemptError::transient("copying the source failed", e))?;
@@ -576,8 +576,8 @@ impl ProcessingServices {
                 AttemptError::Transient(format!("the processor made no {path}: {e}"))
             })?;
             let info = self.storage.put(&key, &mut file).map_err(|e| match e {
-                StorageError::NotFound => AttemptError::transient("storage refused a file", e),
-                other => AttemptError::transient("writing to storage failed", other),
+                StorageError::NotFound => storage_failed("storage refused a file", &key, &e),
+                other => storage_failed("writing to storage failed", &key, &other),
             })?;
             let (dimensions, bitrate) = describe(plan, *role, path);
             files.push(DerivedFile {
@@ -617,6 +617,20 @@ fn describe(plan: &DerivePlan, role: FileRole, path: &str) -> (Option<Dimensions
         ),
         _ => (None, None),
     }
+}
+
+/// A storage failure as the attempt's error, which the media call shows: what failed and how,
+/// in the port's words; the store's own (its endpoint, bucket and key, a path) go to the log.
+fn storage_failed(what: &str, key: &StorageKey, e: &StorageError) -> AttemptError {
+    tracing::warn!(%key, error = %e, "{what}");
+    let how = match e {
+        StorageError::NotFound | StorageError::OutOfRange | StorageError::Full => e.to_string(),
+        StorageError::Unavailable(_) => "the media storage is unavailable".to_owned(),
+        StorageError::Corrupt(_) | StorageError::Unexpected(_) => {
+            "unexpected media storage error".to_owned()
+        }
+    };
+    AttemptError::Transient(format!("{what}: {how}"))
 }
 
 /// Deletes the work directory a dead attempt of `object` that wrote to `dir` left under
