@@ -3,7 +3,7 @@
 
 use std::io::BufRead as _;
 use std::process::{Child, Command, Stdio};
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
 use medialib::configuration::{LogFormat, SettingsLoader};
@@ -146,19 +146,7 @@ impl ServeProcess {
     /// waits until it listens. Calling it again on the same `db_url` restarts the service on
     /// that database (on a new port).
     pub fn start_with_env(db_url: &str, env: &[(&str, &str)]) -> Self {
-        let mut cmd = Command::new(crate::cli::medialib_bin());
-        cmd.args(["serve", "--bind", "127.0.0.1:0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        for (name, _) in std::env::vars_os() {
-            if name.to_string_lossy().starts_with("MEDIALIB_") {
-                cmd.env_remove(name);
-            }
-        }
-        // As a service starts: medialib chooses the malloc arenas (crates/medialib/src/malloc.rs).
-        cmd.env_remove("MALLOC_ARENA_MAX")
-            .env_remove("GLIBC_TUNABLES");
+        let mut cmd = medialib_command(&["serve", "--bind", "127.0.0.1:0"]);
         // Media next to a SQLite file (kept across restarts on it), else in the temporary
         // directory of this process.
         let media = match db_url
@@ -174,8 +162,6 @@ impl ServeProcess {
         };
         cmd.envs([
             ("MEDIALIB_DATABASE_URL", db_url),
-            ("MEDIALIB_LOG", "info"),
-            ("MEDIALIB_LOG_FORMAT", "json"),
             ("MEDIALIB_STORAGE_URL", &media),
         ]);
         cmd.envs(env.iter().copied());
@@ -215,14 +201,7 @@ impl ServeProcess {
     /// `kill -9`: SIGKILL, no chance to finish a request or a transaction; reaps the process
     /// and checks that the signal is what ended it.
     pub fn kill_hard(&mut self) {
-        use std::os::unix::process::ExitStatusExt as _;
-        self.child.kill().expect("cannot send SIGKILL");
-        let status = self.child.wait().expect("cannot reap the killed server");
-        assert_eq!(
-            status.signal(),
-            Some(9),
-            "the server ended otherwise: {status}"
-        );
+        kill_hard(&mut self.child, "server");
     }
 }
 
@@ -231,4 +210,233 @@ impl Drop for ServeProcess {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// `medialib ARGS` from the built binary, logging JSON lines at `info` on its standard output
+/// (piped), its standard input and error closed, and none of this process's `MEDIALIB_*`
+/// settings; the caller adds the database, storage and the rest.
+fn medialib_command(args: &[&str]) -> Command {
+    let mut cmd = Command::new(crate::cli::medialib_bin());
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("MEDIALIB_") {
+            cmd.env_remove(name);
+        }
+    }
+    // As a service starts: medialib chooses the malloc arenas (crates/medialib/src/malloc.rs).
+    cmd.env_remove("MALLOC_ARENA_MAX")
+        .env_remove("GLIBC_TUNABLES");
+    cmd.envs([("MEDIALIB_LOG", "info"), ("MEDIALIB_LOG_FORMAT", "json")]);
+    cmd
+}
+
+/// SIGKILLs `child`, reaps it and checks that the signal is what ended it.
+fn kill_hard(child: &mut Child, what: &str) {
+    use std::os::unix::process::ExitStatusExt as _;
+    child.kill().expect("cannot send SIGKILL");
+    let status = child.wait().expect("cannot reap a killed process");
+    assert_eq!(
+        status.signal(),
+        Some(9),
+        "the {what} ended otherwise: {status}"
+    );
+}
+
+/// Sends `signal` (`TERM`, `STOP`, `KILL`, ...) to the process `pid` with kill(1); whether
+/// it was sent (not when the process is gone).
+pub fn signal(pid: u32, signal: &str) -> bool {
+    Command::new("kill")
+        .arg(format!("-{signal}"))
+        .arg(pid.to_string())
+        .stderr(Stdio::null())
+        .status()
+        .expect("kill(1) runs")
+        .success()
+}
+
+/// The processes whose parent is `pid` and whose command name is `name` (from `/proc`).
+pub fn children_named(pid: u32, name: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|child| {
+            // `/proc/PID/stat`: `PID (COMM) STATE PPID ...`; COMM may hold spaces, not `)`.
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
+                return false;
+            };
+            let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+                return false;
+            };
+            let ppid = stat[close + 1..].split_whitespace().nth(1);
+            &stat[open + 1..close] == name && ppid == Some(pid.to_string().as_str())
+        })
+        .collect()
+}
+
+/// Whether the process `pid` exists and is no zombie.
+pub fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rfind(')')
+            .and_then(|close| stat[close + 1..].split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X")
+    })
+}
+
+/// The JSON lines a child process logs on its standard output, read as they come on a
+/// thread of their own (a line that is not JSON is kept as a string).
+#[derive(Clone, Default)]
+pub struct Logs(Arc<Mutex<Vec<serde_json::Value>>>);
+
+impl Logs {
+    /// Reads `out` to its end.
+    fn follow(out: impl std::io::Read + Send + 'static) -> Self {
+        let logs = Self::default();
+        let lines = Arc::clone(&logs.0);
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+                let v = serde_json::from_str(&line).unwrap_or(serde_json::Value::String(line));
+                lines.lock().unwrap().push(v);
+            }
+        });
+        logs
+    }
+
+    /// Every line so far.
+    pub fn lines(&self) -> Vec<serde_json::Value> {
+        self.0.lock().unwrap().clone()
+    }
+
+    /// The lines so far whose `message` is `message` and whose `object` is `object`.
+    pub fn about(&self, message: &str, object: &str) -> Vec<serde_json::Value> {
+        self.lines()
+            .into_iter()
+            .filter(|l| l["message"] == message && l["object"] == object)
+            .collect()
+    }
+
+    /// Waits until a line with `message` comes, at most `timeout`.
+    pub fn wait_for(&self, message: &str, timeout: Duration) -> serde_json::Value {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(line) = self.lines().into_iter().find(|l| l["message"] == message) {
+                return line;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no {message:?} in {timeout:?}; the log:\n{}",
+                self.text()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The lines so far as text, for failure messages.
+    pub fn text(&self) -> String {
+        self.lines()
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+/// `medialib worker --jobs 1` as a child process (processing only), with JSON logs kept in
+/// `logs`; killed and reaped when dropped.
+pub struct WorkerProcess {
+    /// The process.
+    pub child: Child,
+    /// What it logged.
+    pub logs: Logs,
+}
+
+impl WorkerProcess {
+    /// Starts it on `db_url` with `env` (`MEDIALIB_STORAGE_URL`, `MEDIALIB_WORK_DIR`, the job
+    /// settings; `PATH` too) and waits until its worker runs. Blocking: call it off the async
+    /// workers.
+    pub fn start(db_url: &str, env: &[(&str, &str)]) -> Self {
+        let mut cmd = medialib_command(&["worker", "--jobs", "1"]);
+        cmd.env("MEDIALIB_DATABASE_URL", db_url);
+        cmd.envs(env.iter().copied());
+        let mut child = cmd.spawn().expect("cannot start medialib worker");
+        let logs = Logs::follow(child.stdout.take().unwrap());
+        let this = Self { child, logs };
+        this.logs
+            .wait_for("processing workers started", Duration::from_secs(30));
+        this
+    }
+
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// `kill -9`: the worker ends mid-job, without releasing it; reaped.
+    pub fn kill_hard(&mut self) {
+        kill_hard(&mut self.child, "worker");
+    }
+
+    /// SIGTERM, as an operator stops it; waits (at most 30 s) and returns how it exited.
+    pub fn terminate(&mut self) -> std::process::ExitStatus {
+        assert!(signal(self.pid(), "TERM"), "the worker is gone");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = self.child.try_wait().expect("cannot wait for the worker") {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the worker did not stop in 30 s after SIGTERM:\n{}",
+                self.logs.text()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for WorkerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// What `sql` answers on `db_url`, through the `sqlite3` or `psql` shell: one line per row,
+/// columns separated by `|`, NULL as the empty string.
+pub fn sql(db_url: &str, sql: &str) -> String {
+    let out = if let Some(path) = db_url.strip_prefix("sqlite://") {
+        Command::new("sqlite3")
+            .args(["-batch", "-noheader", "-separator", "|", path, sql])
+            .output()
+            .expect("sqlite3 (the SQLite shell) is needed")
+    } else {
+        Command::new("psql")
+            .args([
+                "-X",
+                "-q",
+                "-A",
+                "-t",
+                "-F",
+                "|",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-d",
+                db_url,
+                "-c",
+                sql,
+            ])
+            .output()
+            .expect("psql (the PostgreSQL client) is needed")
+    };
+    assert!(
+        out.status.success(),
+        "{sql}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim_end().to_owned()
 }

@@ -24,6 +24,7 @@ mod hostile;
 mod jobs_contract;
 mod oauth;
 mod processing;
+mod processing_faults;
 mod purge_contract;
 mod reliability;
 mod uploads;

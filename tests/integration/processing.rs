@@ -4,7 +4,8 @@
 //! (`ffprobe` on every rendition and still, the HLS playlists parsed and every segment range
 //! fetched, the WebVTT track parsed and every `#xywh` checked against its sprite sheet).
 //!
-//! SQLite and the file system here; the scale-out and fault tests run on PostgreSQL and Garage.
+//! SQLite and the file system here; `processing_faults.rs` runs workers as processes of their
+//! own, kills them, stops the tools and the storage (PostgreSQL and Garage for the scale-out).
 //! `MEDIALIB_TEST_SKIP_FFMPEG=1` skips these where no ffmpeg is installed.
 
 use std::path::{Path, PathBuf};
@@ -29,7 +30,7 @@ medialib_adapters_diesel::backend_tests!(async on [sqlite] with run:
     a_truncated_clip_fails_as_damaged_without_retries,
 );
 
-fn skip() -> bool {
+pub(crate) fn skip() -> bool {
     std::env::var_os("MEDIALIB_TEST_SKIP_FFMPEG").is_some_and(|v| v == "1")
 }
 
@@ -44,7 +45,7 @@ async fn processing_app(b: Backend) -> UploadApp {
 }
 
 /// Runs ffmpeg (quietly) with `args`, writing `name` in `dir`.
-fn generate(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
+pub(crate) fn generate(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
     let out = dir.join(name);
     let status = std::process::Command::new("ffmpeg")
         .args(["-hide_banner", "-loglevel", "error", "-y"])
@@ -57,7 +58,7 @@ fn generate(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
 }
 
 /// A `secs`-second test clip of `size` with a tone, H.264/AAC MP4.
-fn clip(dir: &Path, name: &str, size: &str, secs: u32) -> PathBuf {
+pub(crate) fn clip(dir: &Path, name: &str, size: &str, secs: u32) -> PathBuf {
     let video = format!("testsrc2=size={size}:rate=30:duration={secs}");
     let audio = format!("sine=frequency=440:duration={secs}");
     generate(
@@ -86,9 +87,15 @@ fn clip(dir: &Path, name: &str, size: &str, secs: u32) -> PathBuf {
 }
 
 /// Uploads `path` through tus as `filename`; returns the new object's id.
-async fn upload(app: &UploadApp, path: &Path, filename: &str) -> String {
+pub(crate) async fn upload(app: &UploadApp, path: &Path, filename: &str) -> String {
+    upload_at(app, &app.api.app.address, path, filename).await
+}
+
+/// Uploads `path` through tus to the medialib at `base` (on `app`'s database); returns the
+/// new object's id.
+pub(crate) async fn upload_at(app: &UploadApp, base: &str, path: &Path, filename: &str) -> String {
     let bytes = std::fs::read(path).unwrap();
-    let location = app.create(bytes.len(), filename).await;
+    let location = app.create_at(base, bytes.len(), filename).await;
     let res = app.patch(&location, 0, &bytes).await;
     assert_eq!(res.status(), StatusCode::NO_CONTENT);
     object_of(&location)
@@ -96,21 +103,37 @@ async fn upload(app: &UploadApp, path: &Path, filename: &str) -> String {
 
 /// Polls the media call until the state is `ready` or `failed` (or two minutes passed);
 /// checks on the way that progress never goes back within one attempt.
-async fn settled(app: &UploadApp, object: &str) -> Value {
+pub(crate) async fn settled(app: &UploadApp, object: &str) -> Value {
+    settled_at(app, &app.api.app.address, object, |_| {}).await
+}
+
+/// [`settled`] on the medialib at `base`, handing `each` every media record seen on the way
+/// (the last, settled one included).
+pub(crate) async fn settled_at(
+    app: &UploadApp,
+    base: &str,
+    object: &str,
+    mut each: impl FnMut(&Value),
+) -> Value {
     let start = Instant::now();
     let mut last = (0u64, 0u64);
     loop {
-        let media = app.media(object).await;
+        let media = app.media_at(base, object).await;
+        each(&media);
         let state = media["state"].as_str().unwrap().to_owned();
         if state == "ready" || state == "failed" {
             return media;
         }
-        let now = (
-            media["attempts"].as_u64().unwrap(),
-            media["progress"].as_u64().unwrap(),
-        );
-        assert!(now >= last, "progress went back: {last:?} then {now:?}");
-        last = now;
+        // A failed attempt queues the job again with progress 0: progress only rises while
+        // an attempt runs.
+        if state == "processing" {
+            let now = (
+                media["attempts"].as_u64().unwrap(),
+                media["progress"].as_u64().unwrap(),
+            );
+            assert!(now >= last, "progress went back: {last:?} then {now:?}");
+            last = now;
+        }
         assert!(
             start.elapsed() < Duration::from_secs(120),
             "processing did not end in 2 minutes: {media}"
@@ -120,7 +143,7 @@ async fn settled(app: &UploadApp, object: &str) -> Value {
 }
 
 /// The files of `role`.
-fn files<'a>(media: &'a Value, role: &str) -> Vec<&'a Value> {
+pub(crate) fn files<'a>(media: &'a Value, role: &str) -> Vec<&'a Value> {
     media["files"]
         .as_array()
         .unwrap()
@@ -141,14 +164,14 @@ async fn fetch(app: &UploadApp, url: &str, content_type: &str) -> Vec<u8> {
 /// What ffprobe says of a file: the first video stream's codec, width and height (or the
 /// first audio stream's codec), and the container's duration.
 #[derive(Debug)]
-struct Probed {
-    codec: String,
-    width: u64,
-    height: u64,
-    duration: f64,
+pub(crate) struct Probed {
+    pub codec: String,
+    pub width: u64,
+    pub height: u64,
+    pub duration: f64,
 }
 
-fn ffprobe(bytes: &[u8]) -> Probed {
+pub(crate) fn ffprobe(bytes: &[u8]) -> Probed {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("probe");
     std::fs::write(&path, bytes).unwrap();

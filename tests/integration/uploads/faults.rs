@@ -59,21 +59,6 @@ async fn head_offset(app: &UploadApp, location: &str) -> usize {
         .unwrap()
 }
 
-/// `GET {base}/api/media/c/{lib}/o/{object}/`.
-async fn media_at(app: &UploadApp, base: &str, object: &str) -> serde_json::Value {
-    let res = app
-        .api
-        .app
-        .client
-        .get(format!("{base}/api/media/c/{}/o/{object}/", app.lib))
-        .bearer_auth(&app.token)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), StatusCode::OK);
-    res.json().await.unwrap()
-}
-
 async fn kill_9_mid_patch_loses_nothing_acknowledged_and_the_upload_resumes(b: Backend) {
     let app = UploadApp::start(b).await;
     let media = crate::helpers::media_dir();
@@ -162,7 +147,7 @@ async fn kill_9_mid_patch_loses_nothing_acknowledged_and_the_upload_resumes(b: B
     let res = app.patch(&location, offset, &bytes[offset..]).await;
     assert_eq!(res.status(), StatusCode::NO_CONTENT);
     assert_eq!(res.headers()["upload-offset"], bytes.len().to_string());
-    let media_json = media_at(&app, &server.address, &object).await;
+    let media_json = app.media_at(&server.address, &object).await;
     assert_eq!(media_json["source"]["sha256"], sha256_hex(&bytes));
     let url = media_json["files"][0]["url"].as_str().unwrap();
     let got = app.api.app.client.get(url).send().await.unwrap();
@@ -236,7 +221,7 @@ async fn two_patches_at_once_one_wins_the_other_is_a_409(b: Backend) {
 }
 
 /// Starts Garage off the async workers (its readiness probe blocks on a runtime of its own).
-async fn garage() -> Garage {
+pub(crate) async fn garage() -> Garage {
     tokio::task::spawn_blocking(Garage::start)
         .await
         .unwrap()
@@ -244,18 +229,44 @@ async fn garage() -> Garage {
 }
 
 async fn on_garage(b: Backend, garage: &Garage, redirect: bool) -> UploadApp {
-    let (bucket, endpoint) = (garage.bucket().to_owned(), garage.endpoint());
-    let (key, secret) = (
-        garage.access_key_id().to_owned(),
-        garage.secret_access_key().to_owned(),
-    );
+    on_garage_with(b, garage, move |l| {
+        l.set("storage_redirect", redirect.to_string())
+    })
+    .await
+}
+
+/// The settings of a medialib whose media is in `garage`'s bucket, under `medialib/`.
+pub(crate) fn garage_settings(garage: &Garage) -> [(&'static str, String); 5] {
+    [
+        ("storage_url", format!("s3://{}/medialib", garage.bucket())),
+        ("storage_s3_endpoint", garage.endpoint()),
+        ("storage_s3_region", REGION.to_owned()),
+        (
+            "storage_s3_access_key_id",
+            garage.access_key_id().to_owned(),
+        ),
+        (
+            "storage_s3_secret_access_key",
+            garage.secret_access_key().to_owned(),
+        ),
+    ]
+}
+
+/// The app on `garage`'s bucket, with `configure`'s settings too.
+pub(crate) async fn on_garage_with(
+    b: Backend,
+    garage: &Garage,
+    configure: impl FnOnce(
+        medialib::configuration::SettingsLoader,
+    ) -> medialib::configuration::SettingsLoader,
+) -> UploadApp {
+    let storage = garage_settings(garage);
     UploadApp::start_with(b, move |l| {
-        l.set("storage_url", format!("s3://{bucket}/medialib"))
-            .set("storage_s3_endpoint", endpoint)
-            .set("storage_s3_region", REGION)
-            .set("storage_s3_access_key_id", key)
-            .set("storage_s3_secret_access_key", secret)
-            .set("storage_redirect", redirect.to_string())
+        configure(
+            storage
+                .into_iter()
+                .fold(l, |l, (name, value)| l.set(name, value)),
+        )
     })
     .await
 }
@@ -312,7 +323,7 @@ async fn garage_stopped_mid_upload_is_a_503_and_the_upload_resumes_when_it_is_ba
 }
 
 /// Drops `garage` (it kills its process) off the async workers.
-async fn garage_off_runtime(garage: Garage) {
+pub(crate) async fn garage_off_runtime(garage: Garage) {
     tokio::task::spawn_blocking(move || drop(garage))
         .await
         .unwrap();

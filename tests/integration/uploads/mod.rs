@@ -11,7 +11,7 @@
 //!   nothing outside the upload's own storage key; metrics and readiness.
 
 mod clients;
-mod faults;
+pub(crate) mod faults;
 mod flow;
 mod hostile;
 
@@ -73,10 +73,17 @@ impl UploadApp {
 
     /// Creates an upload of `length` bytes named `filename`; returns its Location.
     pub async fn create(&self, length: usize, filename: &str) -> String {
+        self.create_at(&self.api.app.address, length, filename)
+            .await
+    }
+
+    /// Creates an upload on the medialib at `base` (`http://HOST:PORT`, on the same
+    /// database); returns its Location.
+    pub async fn create_at(&self, base: &str, length: usize, filename: &str) -> String {
         use base64::Engine as _;
         let name = base64::engine::general_purpose::STANDARD.encode(filename);
         let res = self
-            .tus(Method::POST, &self.upload_path("0"))
+            .tus(Method::POST, &format!("{base}{}", self.upload_path("0")))
             .header("Upload-Length", length.to_string())
             .header("Upload-Metadata", format!("filename {name}"))
             .send()
@@ -99,15 +106,24 @@ impl UploadApp {
 
     /// The media record of `object`.
     pub async fn media(&self, object: &str) -> serde_json::Value {
-        let answer = self
+        self.media_at(&self.api.app.address, object).await
+    }
+
+    /// The media record of `object` from the medialib at `base` (`http://HOST:PORT`).
+    pub async fn media_at(&self, base: &str, object: &str) -> serde_json::Value {
+        let res = self
             .api
-            .get(
-                &format!("/api/media/c/{}/o/{object}/", self.lib),
-                Some(&self.token),
-            )
-            .await;
-        assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.json);
-        answer.json
+            .app
+            .client
+            .get(format!("{base}/api/media/c/{}/o/{object}/", self.lib))
+            .bearer_auth(&self.token)
+            .send()
+            .await
+            .unwrap();
+        let status = res.status();
+        let body = res.text().await.unwrap();
+        assert_eq!(status, StatusCode::OK, "{base}: {body}");
+        serde_json::from_str(&body).unwrap()
     }
 }
 

@@ -8,7 +8,8 @@
 //! the attempt as the [`RetryPolicy`] says: queued again after a backoff, or `failed` with a
 //! message for people. The attempt's directory is fresh, and only a finished job's set is ever
 //! recorded, so files of an attempt that died or was superseded are never served; the next
-//! claimer, or the attempt itself, deletes them.
+//! claimer, or the attempt itself, deletes them (and the work directory of an attempt that
+//! died on the claimer's machine).
 
 use std::fs;
 use std::io;
@@ -278,6 +279,9 @@ impl ProcessingServices {
         let object = job.ticket.object;
         if let Some(stale) = &job.stale_dir {
             self.delete_dir(object, stale);
+            // A worker killed on this machine also left its work directory: the source's
+            // copy and half-made files, which nothing else would ever delete.
+            remove_stale_work(&self.settings.work_root, object, stale);
         }
         tracing::info!(%object, attempt = job.attempt, "processing started");
         let outcome = if self.settings.retry.exhausted(job.attempt) {
@@ -546,7 +550,7 @@ impl ProcessingServices {
         let reading = self
             .storage
             .read(key, None)
-            .map_err(|e| AttemptError::transient("reading the source from storage failed", e))?;
+            .map_err(|e| storage_failed("reading the source from storage failed", key, &e))?;
         let mut body = reading.body;
         let mut file = fs::File::create(to)
             .map_err(|e| AttemptError::transient("copying the source failed", e))?;
@@ -620,8 +624,8 @@ impl ProcessingServices {
                 AttemptError::Transient(format!("the processor made no {path}: {e}"))
             })?;
             let info = self.storage.put(&key, &mut file).map_err(|e| match e {
-                StorageError::NotFound => AttemptError::transient("storage refused a file", e),
-                other => AttemptError::transient("writing to storage failed", other),
+                StorageError::NotFound => storage_failed("storage refused a file", &key, &e),
+                other => storage_failed("writing to storage failed", &key, &other),
             })?;
             let (dimensions, bitrate) = describe(plan, *role, path);
             files.push(DerivedFile {
@@ -660,6 +664,31 @@ fn describe(plan: &DerivePlan, role: FileRole, path: &str) -> (Option<Dimensions
             None,
         ),
         _ => (None, None),
+    }
+}
+
+/// A storage failure as the attempt's error, which the media call shows: what failed and how,
+/// in the port's words; the store's own (its endpoint, bucket and key, a path) go to the log.
+fn storage_failed(what: &str, key: &StorageKey, e: &StorageError) -> AttemptError {
+    tracing::warn!(%key, error = %e, "{what}");
+    let how = match e {
+        StorageError::NotFound | StorageError::OutOfRange | StorageError::Full => e.to_string(),
+        StorageError::Unavailable(_) => "the media storage is unavailable".to_owned(),
+        StorageError::Corrupt(_) | StorageError::Unexpected(_) => {
+            "unexpected media storage error".to_owned()
+        }
+    };
+    AttemptError::Transient(format!("{what}: {how}"))
+}
+
+/// Deletes the work directory a dead attempt of `object` that wrote to `dir` left under
+/// `root` (the one `work_once` names), if it is there; a failure is logged.
+fn remove_stale_work(root: &Path, object: ObjectId, dir: &DerivedDir) {
+    let work = root.join(format!("{object}-{}", dir.as_str()));
+    if let Err(e) = fs::remove_dir_all(&work) {
+        if e.kind() != io::ErrorKind::NotFound {
+            tracing::warn!(%object, error = %e, path = %work.display(), "a work directory stays behind");
+        }
     }
 }
 
