@@ -84,7 +84,9 @@ impl JobRepository for MemoryStore {
                 "job {object} has no object or no media"
             )));
         };
-        let job = state.jobs.get_mut(&object).expect("the job just found");
+        let Some(job) = state.jobs.get_mut(&object) else {
+            return Ok(None);
+        };
         job.generation += 1;
         job.attempts += 1;
         job.lease = Some((holder.to_owned(), until));
@@ -162,22 +164,25 @@ impl JobRepository for MemoryStore {
                 }
             }
             JobEnd::Retry { error, at } => {
-                let job = state.jobs.get_mut(&object).expect("ticketed");
-                job.lease = None;
-                job.run_at = at;
-                job.last_error = Some(error.to_owned());
+                if let Some(job) = state.jobs.get_mut(&object) {
+                    job.lease = None;
+                    job.run_at = at;
+                    job.last_error = Some(error.to_owned());
+                }
                 media.state = MediaState::Queued;
                 media.progress = 0;
                 media.error = Some(error.to_owned());
             }
             JobEnd::Released => {
-                let job = state.jobs.get_mut(&object).expect("ticketed");
-                job.lease = None;
-                job.run_at = now;
-                job.attempts = attempts.saturating_sub(1);
+                let attempts = attempts.saturating_sub(1);
+                if let Some(job) = state.jobs.get_mut(&object) {
+                    job.lease = None;
+                    job.run_at = now;
+                    job.attempts = attempts;
+                }
                 media.state = MediaState::Queued;
                 media.progress = 0;
-                media.attempts = job.attempts;
+                media.attempts = attempts;
             }
             JobEnd::Failed { error } => {
                 state.jobs.remove(&object);

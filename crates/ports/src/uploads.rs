@@ -216,6 +216,10 @@ pub trait UploadRepository: Send + Sync {
 
 /// The answer to [`UploadRepository::finish_upload`].
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one answer per finished upload, moved once: boxing would only add an allocation"
+)]
 pub enum Finish {
     /// Done; the media record replaced, if there was one.
     Finished(Option<MediaRecord>),
