@@ -1,18 +1,24 @@
-//! Processed media over HTTP, on SQLite and PostgreSQL (DECISIONS §7 "Delivery URLs"): a
-//! source uploaded with tus, its processing ended through the job port with small fake files
-//! stored through the storage port, then delivery of nested paths: the HLS master, a media
-//! playlist and a byte range of its media, each reached from the one before by resolving its
-//! relative URI under the signed prefix.
+//! Records of processed media over HTTP, on SQLite and PostgreSQL (DECISIONS §7 "Records",
+//! "Delivery URLs"): a source uploaded with tus, its processing ended through the job port
+//! with small fake files stored through the storage port, then
+//! - delivery of nested paths: the HLS master, a media playlist and a byte range of its media,
+//!   each reached from the one before by resolving its relative URI under the signed prefix;
+//! - `images` in describe (complete and limited), catalog items (complete, limited, paged,
+//!   a sub-catalog) and the video record, each URL serving its still;
+//! - the video record's files of a video and of an audio recording, and the player page's
+//!   sources;
+//! - `{}` and `[]` before processing ends.
 
 use medialib_adapters_storage::FileStorage;
 use medialib_domain::media::derived::{DerivedDir, DerivedFile, DerivedPath, DerivedSet, FileRole};
 use medialib_domain::media::probe::Dimensions;
-use medialib_domain::media::StorageKey;
+use medialib_domain::media::{StorageKey, content_type_of};
 use medialib_domain::{ObjectId, Timestamp};
 use medialib_ports::{ClaimRequest, JobEnd, JobEnded, MediaStorage as _};
-use reqwest::StatusCode;
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
 
-use super::{Backend, run};
+use super::{Answer, Backend, keys, run};
 use crate::uploads::{RawAnswer, UploadApp, data, object_of, read_answer};
 
 /// An app whose media directory this test writes derived files to through the storage port.
@@ -108,6 +114,19 @@ pub fn video_files() -> Vec<Fake> {
     ]
 }
 
+/// What processing an audio recording leaves.
+pub fn audio_files() -> Vec<Fake> {
+    let mut m4a = fake(FileRole::Rendition, "audio.m4a", data(2000));
+    m4a.bitrate = Some(128_000);
+    vec![
+        m4a,
+        fake(FileRole::Waveform, "waveform.json", "{}"),
+        still("stills/128x128.png", 128, 128),
+        still("stills/512x512.png", 512, 512),
+        still("stills/1280x760.png", 1280, 760),
+    ]
+}
+
 impl MediaApp {
     pub async fn start(b: Backend) -> Self {
         let dir = tempfile::Builder::new()
@@ -187,6 +206,11 @@ impl MediaApp {
         object
     }
 
+    /// `GET path` with alice's token.
+    pub async fn get(&self, path: &str) -> Answer {
+        self.app.api.get(path, Some(&self.app.token)).await
+    }
+
     /// `GET url` (a delivery URL: no token), with extra headers.
     pub async fn fetch(&self, url: &str, headers: &[(&str, &str)]) -> reqwest::Response {
         let mut req = self.app.api.app.client.get(url);
@@ -203,8 +227,36 @@ pub fn file_of(url: &str) -> &str {
     rest.splitn(4, '/').nth(3).unwrap()
 }
 
+/// Asserts that `url` is a delivery URL under the base URL that serves `bytes` as
+/// `content_type`.
+async fn serves(m: &MediaApp, url: &str, bytes: &[u8], content_type: &str) {
+    assert!(
+        url.starts_with(&format!("{}/m/", m.app.api.app.address)),
+        "{url}"
+    );
+    let res = m.fetch(url, &[]).await;
+    assert_eq!(res.status(), StatusCode::OK, "{url}");
+    assert_eq!(res.headers()["content-type"], content_type, "{url}");
+    assert_eq!(res.bytes().await.unwrap().as_ref(), bytes, "{url}");
+}
+
 fn bytes_of<'a>(files: &'a [Fake], path: &str) -> &'a [u8] {
     &files.iter().find(|f| f.path == path).unwrap().bytes
+}
+
+/// Asserts that `images` holds the three stills of `files` (by path, each serving its bytes).
+async fn shows_stills(m: &MediaApp, images: &Value, files: &[Fake], ext: &str) {
+    assert_eq!(keys(images), ["large", "square", "thumbnail"], "{images}");
+    for (key, size) in [
+        ("thumbnail", "128x128"),
+        ("square", "512x512"),
+        ("large", "1280x760"),
+    ] {
+        let url = images[key].as_str().unwrap();
+        let path = format!("stills/{size}.{ext}");
+        assert_eq!(file_of(url), path);
+        serves(m, url, bytes_of(files, &path), content_type_of(ext)).await;
+    }
 }
 
 /// `GET path` sent byte for byte on a connection of its own.
@@ -352,7 +404,250 @@ async fn hls_playlists_resolve_under_the_signed_prefix(b: Backend) {
     assert_eq!(m.fetch(&forged, &[]).await.status(), StatusCode::FORBIDDEN);
 }
 
+async fn records_show_images_and_playable_files_once_media_is_ready(b: Backend) {
+    let m = MediaApp::start(b).await;
+    let lib = m.app.lib.clone();
+    let files = video_files();
+    let video = m.upload("lecture.mp4").await;
+    let describe = format!("/api/describe/c/{lib}/o/{video}");
+    let video_record = format!("/api/video/c/{lib}/o/{video}");
+    let catalog = format!("/api/catalog/c/{lib}/o/0");
+
+    // Queued: nothing to show yet.
+    assert_eq!(m.get(&describe).await.json["images"], json!({}));
+    assert_eq!(
+        m.get(&video_record).await.json,
+        json!({"type": "video", "properties": {"files": []}, "images": {}, "uuid": video})
+    );
+    assert_eq!(m.get(&catalog).await.json["list"][0]["images"], json!({}));
+
+    m.process(&video, "0a", &files);
+
+    // describe, complete and (public, anonymous) limited.
+    let a = m.get(&describe).await;
+    assert_eq!(a.status, StatusCode::OK);
+    shows_stills(&m, &a.json["images"], &files, "jpg").await;
+    let a = m
+        .app
+        .api
+        .call(
+            Method::POST,
+            &describe,
+            Some(&m.app.token),
+            &[("type", "video"), ("public", "true")],
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::ACCEPTED);
+    let limited = m.app.api.get(&describe, None).await;
+    assert_eq!(limited.json["authenticated"], "false");
+    shows_stills(&m, &limited.json["images"], &files, "jpg").await;
+
+    // The video record: each MP4 with its track, size and bitrate, the master, the SMIL.
+    let a = m.get(&video_record).await;
+    assert_eq!(a.status, StatusCode::OK, "{a:?}");
+    assert_eq!(keys(&a.json), ["images", "properties", "type", "uuid"]);
+    shows_stills(&m, &a.json["images"], &files, "jpg").await;
+    let listed = a.json["properties"]["files"].as_array().unwrap();
+    let summary: Vec<(&str, &str, Value)> = listed
+        .iter()
+        .map(|f| {
+            let mut props = f["properties"].clone();
+            let track = props
+                .as_object_mut()
+                .unwrap()
+                .remove("thumbnail")
+                .expect("every video file names the thumbnail track");
+            assert_eq!(file_of(track.as_str().unwrap()), "thumbs/thumbnails.vtt");
+            (
+                f["format"].as_str().unwrap(),
+                file_of(f["url"].as_str().unwrap()),
+                props,
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            (
+                "mp4",
+                "mp4/720p.mp4",
+                json!({"width": 1280, "height": 720, "bitrate": 2_928_000})
+            ),
+            (
+                "mp4",
+                "mp4/360p.mp4",
+                json!({"width": 640, "height": 360, "bitrate": 928_000})
+            ),
+            ("hls", "hls/master.m3u8", json!({})),
+            ("smil", "video.smil", json!({})),
+        ]
+    );
+    for f in listed {
+        let url = f["url"].as_str().unwrap();
+        let path = file_of(url);
+        let ext = path.rsplit_once('.').unwrap().1;
+        serves(&m, url, bytes_of(&files, path), content_type_of(ext)).await;
+    }
+    let track = listed[0]["properties"]["thumbnail"].as_str().unwrap();
+    serves(
+        &m,
+        track,
+        bytes_of(&files, "thumbs/thumbnails.vtt"),
+        "text/vtt; charset=utf-8",
+    )
+    .await;
+
+    // Catalog items: complete, limited, a page, and through a sub-catalog.
+    let sub = m
+        .app
+        .api
+        .object(&m.app.token, &lib, "catalog", "Week 1")
+        .await;
+    let a = m
+        .app
+        .api
+        .call(
+            Method::PUT,
+            &format!("/api/catalog/c/{sub}/o/{video}"),
+            Some(&m.app.token),
+            &[],
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::CREATED);
+    for path in [
+        catalog.clone(),
+        format!("{catalog}?completeRecords=0"),
+        format!("/api/catalog/o/{lib}?limit=2&completeRecords=1"),
+        format!("/api/catalog/c/{lib}/o/{sub}"),
+    ] {
+        let a = m.get(&path).await;
+        assert_eq!(a.status, StatusCode::OK, "{path}: {a:?}");
+        let list = a.json["list"].as_array().unwrap();
+        let item = list
+            .iter()
+            .find(|i| i["uuid"] == video.as_str())
+            .unwrap_or_else(|| panic!("{path}: {a:?}"));
+        shows_stills(&m, &item["images"], &files, "jpg").await;
+        for other in list.iter().filter(|i| i["uuid"] != video.as_str()) {
+            assert_eq!(other["images"], json!({}), "{path}: {other}");
+        }
+    }
+}
+
+async fn an_audio_recording_answers_the_video_record_with_its_m4a(b: Backend) {
+    let m = MediaApp::start(b).await;
+    let files = audio_files();
+    let song = m.processed("song.m4a", "0b", &files).await;
+    let a = m.get(&format!("/api/video/c/{}/o/{song}", m.app.lib)).await;
+    assert_eq!(a.status, StatusCode::OK, "{a:?}");
+    assert_eq!(a.json["type"], "video");
+    let listed = a.json["properties"]["files"].as_array().unwrap();
+    assert_eq!(listed.len(), 1, "{a:?}");
+    assert_eq!(listed[0]["format"], "mp4");
+    assert_eq!(listed[0]["properties"], json!({"bitrate": 128_000}));
+    let url = listed[0]["url"].as_str().unwrap();
+    assert_eq!(file_of(url), "audio.m4a");
+    serves(&m, url, bytes_of(&files, "audio.m4a"), "audio/mp4").await;
+    shows_stills(&m, &a.json["images"], &files, "png").await;
+    // A file has no video record.
+    let notes = m.upload("notes.pdf").await;
+    let a = m
+        .get(&format!("/api/video/c/{}/o/{notes}", m.app.lib))
+        .await;
+    super::assert_error(&a, 400);
+    assert_eq!(
+        a.json["message"],
+        "not a video or an audio recording: the object's type is file"
+    );
+}
+
+/// The `src` of each `<source>` of a page, and its `type`.
+fn sources(page: &str) -> Vec<(String, String)> {
+    page.split("<source src=\"")
+        .skip(1)
+        .map(|rest| {
+            let (src, rest) = rest.split_once('"').unwrap();
+            let kind = rest
+                .split("type=\"")
+                .nth(1)
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap();
+            (src.to_owned(), kind.to_owned())
+        })
+        .collect()
+}
+
+async fn the_player_page_of_a_public_object_plays_its_processed_files(b: Backend) {
+    let m = MediaApp::start(b).await;
+    let video_files = video_files();
+    let video = m.processed("lecture.mp4", "0c", &video_files).await;
+    let audio_files = audio_files();
+    let song = m.processed("song.m4a", "0d", &audio_files).await;
+    for (object, element, expected) in [
+        (
+            &video,
+            "<video",
+            vec![
+                ("mp4/720p.mp4", "video/mp4"),
+                ("mp4/360p.mp4", "video/mp4"),
+                ("hls/master.m3u8", "application/vnd.apple.mpegurl"),
+            ],
+        ),
+        (&song, "<audio", vec![("audio.m4a", "audio/mp4")]),
+    ] {
+        let describe = format!("/api/describe/c/{}/o/{object}", m.app.lib);
+        let kind = m.get(&describe).await.json["type"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let a = m
+            .app
+            .api
+            .call(
+                Method::POST,
+                &describe,
+                Some(&m.app.token),
+                &[("type", kind.as_str()), ("public", "true")],
+            )
+            .await;
+        assert_eq!(a.status, StatusCode::ACCEPTED);
+        let link = m.get(&describe).await.json["permLink"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let code = link.trim_end_matches('/').rsplit('/').next().unwrap();
+        for page in [format!("/m/{code}"), format!("/embed/{code}")] {
+            let res = m.app.api.app.get(&page).await;
+            assert_eq!(res.status(), StatusCode::OK, "{page}");
+            let body = res.text().await.unwrap();
+            assert!(body.contains(element), "{page}: {body}");
+            let found = sources(&body);
+            assert_eq!(
+                found
+                    .iter()
+                    .map(|(src, kind)| (file_of(src), kind.as_str()))
+                    .collect::<Vec<_>>(),
+                expected,
+                "{page}"
+            );
+            let files = if object == &video {
+                &video_files
+            } else {
+                &audio_files
+            };
+            for (src, kind) in &found {
+                serves(&m, src, bytes_of(files, file_of(src)), kind).await;
+            }
+        }
+    }
+}
+
 medialib_adapters_diesel::backend_tests!(
     async on [sqlite, postgres] with run:
     hls_playlists_resolve_under_the_signed_prefix,
+    records_show_images_and_playable_files_once_media_is_ready,
+    an_audio_recording_answers_the_video_record_with_its_m4a,
+    the_player_page_of_a_public_object_plays_its_processed_files,
 );
