@@ -10,14 +10,16 @@ use std::sync::{Arc, Barrier};
 use medialib_adapters_diesel::testing::{TestBackend, TestDb};
 use medialib_adapters_diesel::{Database, DieselStore, PoolOptions};
 use medialib_adapters_memory::MemoryStore;
+use medialib_domain::media::derived::{DerivedDir, DerivedFile, DerivedPath, DerivedSet, FileRole};
+use medialib_domain::media::probe::Dimensions;
 use medialib_domain::media::{FileName, MediaState, ResumableSha256, StorageKey, UploadProgress};
 use medialib_domain::{
     Description, MediaObject, NewObject, ObjectFields, ObjectId, ObjectType, PersonName,
     Properties, ShortCode, Timestamp, Title, UniqueId, User, UserId,
 };
 use medialib_ports::{
-    CreateObjectError, Finish, LockRequest, MediaRecord, NewMedia, Progress, SourceFile, Staging,
-    Store, UploadLock, UploadRecord,
+    ClaimRequest, CreateObjectError, Finish, JobEnd, JobEnded, LockRequest, MediaRecord, NewMedia,
+    Progress, SourceFile, Staging, Store, UploadLock, UploadRecord,
 };
 
 /// When every case starts.
@@ -178,6 +180,62 @@ pub(crate) fn ready(object: ObjectId, size: u64, modified: i64) -> MediaRecord {
 
 pub(crate) fn locked(lock: &UploadLock) -> bool {
     matches!(lock, UploadLock::Locked(_))
+}
+
+/// A derived set in `dir` with a still of each of `sizes` and an MP4.
+fn derived(dir: &str, sizes: &[(u32, u32)]) -> DerivedSet {
+    let mut files = vec![DerivedFile {
+        role: FileRole::Rendition,
+        path: DerivedPath::parse("mp4/360p.mp4").unwrap(),
+        size: 1000,
+        dimensions: Dimensions::new(640, 360),
+        bitrate: Some(900_000),
+    }];
+    files.extend(sizes.iter().map(|&(w, h)| DerivedFile {
+        role: FileRole::Still,
+        path: DerivedPath::parse(&format!("stills/{w}x{h}.jpg")).unwrap(),
+        size: 10,
+        dimensions: Dimensions::new(w, h),
+        bitrate: None,
+    }));
+    DerivedSet::new(DerivedDir::parse(dir).unwrap(), files, None).unwrap()
+}
+
+impl Bench {
+    /// A video whose one-shot source is stored and whose processing job ended `ready` with
+    /// `set`, through the job port as a worker ends it.
+    fn processed(&self, set: &DerivedSet) -> ObjectId {
+        let object = self.object(ObjectType::Video);
+        let id = object.id();
+        let queued = MediaRecord {
+            state: MediaState::Queued,
+            progress: 0,
+            error: None,
+            attempts: 0,
+            ..ready(id, 10, T0)
+        };
+        self.store
+            .create_with_media(&object, self.library, NewMedia::Stored(&queued))
+            .unwrap();
+        let job = self
+            .store
+            .claim_job(ClaimRequest {
+                holder: "worker",
+                now: at(T0 + 10),
+                until: at(T0 + 70),
+                dir: set.dir(),
+            })
+            .unwrap()
+            .expect("the job of the stored source is due");
+        assert_eq!(job.ticket.object, id);
+        assert_eq!(
+            self.store
+                .end_job(job.ticket, JobEnd::Ready(set), at(T0 + 11))
+                .unwrap(),
+            JobEnded::Ended(None)
+        );
+        id
+    }
 }
 
 mod cases {
@@ -535,6 +593,62 @@ mod cases {
         assert_eq!(b.store.remove_media(id).unwrap(), (Some(done), None));
         assert!(b.store.object(id).unwrap().is_some());
     }
+
+    pub fn derived_files_are_read_for_many_objects_in_one_call(b: &Bench) {
+        let one = derived("0a", &[(128, 128), (512, 512), (1280, 760)]);
+        let two = derived("0b", &[(128, 128)]);
+        let a = b.processed(&one);
+        let c = b.processed(&two);
+        // Media without derived files: a source waiting for processing, an upload.
+        let waiting = b.object(ObjectType::Video);
+        let queued = MediaRecord {
+            state: MediaState::Queued,
+            ..ready(waiting.id(), 10, T0)
+        };
+        b.store
+            .create_with_media(&waiting, b.library, NewMedia::Stored(&queued))
+            .unwrap();
+        let uploading = b.started(100, T0 + 3600).object;
+        let catalog = b.object(ObjectType::Catalog);
+        b.store.create_in_collection(&catalog, b.library).unwrap();
+        let unknown = b.object(ObjectType::Video).id();
+
+        let sorted = |mut v: Vec<(ObjectId, DerivedSet)>| {
+            v.sort_by_key(|(id, _)| *id);
+            v
+        };
+        let asked = [unknown, a, waiting.id(), c, uploading, catalog.id(), a];
+        assert_eq!(
+            sorted(b.store.derived_of(&asked).unwrap()),
+            sorted(vec![(a, one.clone()), (c, two.clone())]),
+            "each object with derived files once, the others left out"
+        );
+        assert_eq!(b.store.derived_of(&[]).unwrap(), vec![]);
+        assert_eq!(b.store.derived_of(&[waiting.id()]).unwrap(), vec![]);
+
+        // More ids than one statement binds: still every one is looked at.
+        let mut many: Vec<ObjectId> = (0..1200)
+            .map(|_| b.object(ObjectType::Video).id())
+            .collect();
+        many.insert(700, c);
+        many.push(a);
+        assert_eq!(
+            sorted(b.store.derived_of(&many).unwrap()),
+            sorted(vec![(a, one.clone()), (c, two.clone())])
+        );
+
+        // A new source keeps the files derived from the old one until its own processing
+        // ends: records show them meanwhile.
+        let again = b.record(a, 10, T0 + 3600);
+        b.store.replace_upload(&again).unwrap();
+        assert!(locked(&b.lock(a, "p", T0 + 60, T0)));
+        let requeued = MediaRecord {
+            state: MediaState::Queued,
+            ..ready(a, 10, T0 + 20)
+        };
+        b.store.finish_upload(a, "p", &requeued).unwrap();
+        assert_eq!(b.store.derived_of(&[a]).unwrap(), vec![(a, one)]);
+    }
 }
 
 use cases::*;
@@ -555,4 +669,5 @@ medialib_adapters_diesel::backend_tests!(
     the_first_signing_key_stays,
     concurrent_first_starts_share_one_signing_key,
     removing_media_returns_the_record_and_the_upload,
+    derived_files_are_read_for_many_objects_in_one_call,
 );

@@ -188,6 +188,24 @@ fn corrupt_upload_and_media_rows_are_corrupt_errors(f: &Fixture) {
         ))
         .unwrap();
     }
+    // Derived files: a set reads back one by one and in a batch (positive control); text
+    // that is no set is a Corrupt error either way.
+    raw.exec("UPDATE media SET derived = 'v1 0a -\nstill\tstills/128x128.jpg\t10\t128x128\t-'")
+        .unwrap();
+    assert!(store.media(id(0)).unwrap().unwrap().derived.is_some());
+    assert_eq!(store.derived_of(&[id(0), id(1)]).unwrap().len(), 2);
+    raw.exec("UPDATE media SET derived = 'v1 0a -\nposter\ta.jpg\t1\t-\t-'")
+        .unwrap();
+    for (r, how) in [
+        (store.media(id(0)).map(drop), "media"),
+        (store.derived_of(&[id(1), id(2)]).map(drop), "derived_of"),
+    ] {
+        assert!(
+            matches!(r, Err(StoreError::Corrupt(_))),
+            "media.derived, {how}: {r:?} is not a Corrupt error"
+        );
+    }
+    raw.exec("UPDATE media SET derived = NULL").unwrap();
     // A signing key that is no hex.
     raw.exec("UPDATE organization SET media_signing_key = 'xyz1'")
         .unwrap();

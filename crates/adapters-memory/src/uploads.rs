@@ -232,6 +232,22 @@ impl UploadRepository for MemoryStore {
             .clone())
     }
 
+    fn derived_of(
+        &self,
+        objects: &[ObjectId],
+    ) -> Result<Vec<(ObjectId, medialib_domain::media::derived::DerivedSet)>, StoreError> {
+        let state = self.lock();
+        // Mirrors adapters-diesel: an id named twice is one row.
+        let ids: std::collections::BTreeSet<&ObjectId> = objects.iter().collect();
+        Ok(ids
+            .into_iter()
+            .filter_map(|o| {
+                let set = state.media.get(o)?.derived.clone()?;
+                Some((*o, set))
+            })
+            .collect())
+    }
+
     fn media(&self, object: ObjectId) -> Result<Option<MediaRecord>, StoreError> {
         Ok(self.lock().media.get(&object).cloned())
     }

@@ -2,6 +2,11 @@
 //! the signature is the permission (minted only for readers of the object), so these answers
 //! need no token or cookie and work in a `<video src>`, a player's fetch, or curl.
 //! Range (206/416), `ETag`, `Last-Modified`, `If-None-Match` (304), `If-Range`, CORS.
+//!
+//! `{file}` is the rest of the path, `/` included: derived files live in folders
+//! (`hls/720p.m3u8`), and the relative URIs inside a playlist (`720p.m4s`) resolve under the
+//! same signed prefix, which the signature covers whatever the file. Which paths exist is the
+//! use case's to say (only what the object's media lists: anything else is a 404).
 
 use actix_web::http::{Method, StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -14,9 +19,11 @@ use crate::error::ApiError;
 use crate::state::AppState;
 use crate::transfer::{on_thread, stream};
 
-/// Registers the delivery route.
+/// Registers the delivery route: `{file}` takes every segment after the signature.
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(crate::routing::resource("/m/{object}/{expires}/{signature}/{file}").to(deliver));
+    cfg.service(
+        crate::routing::resource("/m/{object}/{expires}/{signature}/{file:.+}").to(deliver),
+    );
 }
 
 impl From<DeliverFailed> for ApiError {
@@ -114,6 +121,26 @@ fn small_or_stream(reading: medialib_ports::Reading, length: u64) -> std::io::Re
     Ok(Body::Read(all))
 }
 
+/// The body of a HEAD answer: the GET's size and no bytes. actix writes `Content-Length`
+/// from the body's size (a `Content-Length` header set by hand loses to an empty body's 0),
+/// and sends no body to a HEAD.
+struct HeadOnly(u64);
+
+impl actix_web::body::MessageBody for HeadOnly {
+    type Error = std::convert::Infallible;
+
+    fn size(&self) -> actix_web::body::BodySize {
+        actix_web::body::BodySize::Sized(self.0)
+    }
+
+    fn poll_next(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<actix_web::web::Bytes, Self::Error>>> {
+        std::task::Poll::Ready(None)
+    }
+}
+
 fn http_date(t: medialib_domain::Timestamp) -> header::HttpDate {
     let secs = u64::try_from(t.epoch_seconds()).unwrap_or(0);
     header::HttpDate::from(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs))
@@ -122,8 +149,9 @@ fn http_date(t: medialib_domain::Timestamp) -> header::HttpDate {
 /// A stored media file, by the signed URL a record gave.
 ///
 /// Needs no token: the signature is the permission, minted for a reader of the object and
-/// valid until `expires`. Range requests (206), `ETag`/`If-None-Match` (304), `If-Range`,
-/// `Last-Modified`, the file's `Content-Type`.
+/// valid until `expires`. `file` is the rest of the path and may hold `/` (`hls/720p.m3u8`),
+/// so a playlist's relative URIs resolve under the same signature. Range requests (206),
+/// `ETag`/`If-None-Match` (304), `If-Range`, `Last-Modified`, the file's `Content-Type`.
 #[utoipa::path(
     get,
     path = "/m/{object}/{expires}/{signature}/{file}",
@@ -224,7 +252,7 @@ pub(crate) async fn deliver(
     };
     let Some(reading) = reading else {
         // HEAD: the headers of the GET, no body.
-        return Ok(builder.no_chunking(length).finish());
+        return Ok(builder.body(HeadOnly(length)));
     };
     match reading {
         Body::Read(bytes) => {

@@ -531,7 +531,7 @@ impl From<medialib_ports::services::catalog::VideoFailed> for ApiError {
         match e {
             F::NotFound => not_in_collection(),
             F::Refused(r) => r.into(),
-            F::NotAVideo(_) => Self::BadRequest(e.to_string()),
+            F::NotPlayable(_) => Self::BadRequest(e.to_string()),
             F::Store(s) => s.into(),
         }
     }

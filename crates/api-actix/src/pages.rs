@@ -14,7 +14,9 @@
 use actix_web::http::header;
 use actix_web::{HttpResponse, HttpResponseBuilder, ResponseError, web};
 use askama::Template;
+use medialib_domain::media::records::PlayFormat;
 use medialib_domain::{MediaObject, ObjectType, ShortCode};
+use medialib_ports::services::PlayableFile;
 use medialib_ports::services::catalog::PermLinkFailed;
 
 use crate::api::{Answer, Call, Endpoint, endpoint, is_read, not_implemented};
@@ -23,9 +25,7 @@ use crate::apidoc::schemas::OEmbedQuery;
 use crate::blocking::run;
 use crate::error::ApiError;
 use crate::input::Form;
-use crate::records::{
-    OEmbedResponse, PLAYER_HEIGHT, PLAYER_WIDTH, VideoFile, embed_url, perm_link,
-};
+use crate::records::{OEmbedResponse, PLAYER_HEIGHT, PLAYER_WIDTH, embed_url, perm_link};
 use crate::routing::read_only;
 use crate::state::AppState;
 
@@ -131,21 +131,22 @@ struct PlayerPage<'a> {
     embedded: bool,
 }
 
-/// The sources a browser can play natively (SMIL is a playlist for other players).
-fn sources(o: &MediaObject) -> Vec<Source> {
-    if !matches!(o.object_type(), ObjectType::Video | ObjectType::Audio) {
-        return Vec::new();
-    }
-    VideoFile::of(o)
-        .into_iter()
+/// The sources a browser can play natively, URLs under `base_url` (SMIL is a playlist for
+/// other players).
+fn sources(o: &MediaObject, files: &[PlayableFile], base_url: &str) -> Vec<Source> {
+    files
+        .iter()
         .filter_map(|f| {
             let mime = match f.format {
-                "mp4" if o.object_type() == ObjectType::Audio => "audio/mp4",
-                "mp4" => "video/mp4",
-                "hls" => "application/vnd.apple.mpegurl",
-                _ => return None,
+                PlayFormat::Mp4 if o.object_type() == ObjectType::Audio => "audio/mp4",
+                PlayFormat::Mp4 => "video/mp4",
+                PlayFormat::Hls => "application/vnd.apple.mpegurl",
+                PlayFormat::Smil => return None,
             };
-            Some(Source { url: f.url, mime })
+            Some(Source {
+                url: format!("{base_url}{}", f.path),
+                mime,
+            })
         })
         .collect()
 }
@@ -165,8 +166,19 @@ pub(crate) fn query_escape(value: &str) -> String {
 
 /// The player page of a public object, or an HTML error page.
 async fn player(state: &AppState, code: &str, framing: Framing) -> HttpResponse {
-    let object = match public_object(state, code).await {
-        Ok(o) => o,
+    let shown = match shortcode(code) {
+        Ok(code) => {
+            run(state, move |s| -> Result<_, ApiError> {
+                let object = s.media().public_object(&code)?;
+                let files = s.uploads().playable_files(&object)?;
+                Ok((object, files))
+            })
+            .await
+        }
+        Err(e) => Err(e),
+    };
+    let (object, files) = match shown {
+        Ok(shown) => shown,
         Err(e) => return html_error(&e, framing),
     };
     let base = state.base_url();
@@ -184,7 +196,7 @@ async fn player(state: &AppState, code: &str, framing: Framing) -> HttpResponse 
         oembed_url: format!("{base}/api/oembed?url={}&format=json", query_escape(&link)),
         perm_link: link,
         audio: object.object_type() == ObjectType::Audio,
-        sources: sources(&object),
+        sources: sources(&object, &files, base),
         embedded: framing == Framing::Anyone,
     };
     match page.render() {

@@ -9,12 +9,21 @@ use std::collections::BTreeMap;
 
 use medialib_domain::object::bool_str;
 use medialib_domain::{MediaObject, User};
+use medialib_ports::services::{ImageLinks, PlayableFile, VideoView};
 use serde::Serialize;
 
 pub use catalog::{CatalogResponse, CatalogWriter};
 
 /// Image URLs by size (`thumbnail`, `square`, `large`), only the sizes that exist.
 pub type Images = BTreeMap<&'static str, String>;
+
+/// `images` from the signed paths the use case minted, as URLs under `base_url`.
+pub fn images(links: &ImageLinks, base_url: &str) -> Images {
+    links
+        .iter()
+        .map(|(size, path)| (size.key(), format!("{base_url}{path}")))
+        .collect()
+}
 
 /// The permanent short URL of an object.
 pub fn perm_link(base_url: &str, o: &MediaObject) -> String {
@@ -109,12 +118,12 @@ pub enum AnyRecord {
 
 impl DescribeRecord {
     /// Builds the complete record.
-    pub fn new(o: &MediaObject, base_url: &str, authenticated: bool) -> Self {
+    pub fn new(o: &MediaObject, base_url: &str, authenticated: bool, images: Images) -> Self {
         let f = o.fields();
         Self {
             kind: o.object_type().as_str(),
             title: f.title.as_str().to_owned(),
-            images: Images::new(),
+            images,
             public: bool_str(f.public),
             metadata: metadata(o),
             description: f.description.as_str().to_owned(),
@@ -130,14 +139,14 @@ impl DescribeRecord {
 }
 
 impl LimitedRecord {
-    /// Builds the limited record.
-    pub fn new(o: &MediaObject, base_url: &str, authenticated: bool) -> Self {
+    /// Builds the limited record (a public object's: its images are public too).
+    pub fn new(o: &MediaObject, base_url: &str, authenticated: bool, images: Images) -> Self {
         let f = o.fields();
         Self {
             kind: o.object_type().as_str(),
             title: f.title.as_str().to_owned(),
             description: f.description.as_str().to_owned(),
-            images: Images::new(),
+            images,
             public: bool_str(f.public),
             uuid: o.id().to_string(),
             perm_link: perm_link(base_url, o),
@@ -263,10 +272,10 @@ fn escape_html(text: &str) -> String {
     out
 }
 
-/// The video record (spec §2.7).
+/// The video record (spec §2.7): the playable files of a video or an audio recording.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct VideoRecord {
-    /// Always `video`.
+    /// Always `video` (an audio recording's record too).
     #[serde(rename = "type")]
     #[schema(example = "video")]
     pub kind: &'static str,
@@ -282,7 +291,8 @@ pub struct VideoRecord {
 /// The files of a video record.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct VideoProperties {
-    /// The files, `[]` while none are stored.
+    /// Each MP4 rendition, the HLS master playlist and the SMIL; an audio recording's `.m4a`
+    /// (format `mp4`). `[]` until processing made them.
     pub files: Vec<VideoFile>,
 }
 
@@ -292,30 +302,60 @@ pub struct VideoFile {
     /// `hls`, `smil` or `mp4`.
     #[schema(example = "mp4")]
     pub format: &'static str,
-    /// The file's URL.
+    /// The file's signed delivery URL.
     pub url: String,
-    /// Keyed extras, e.g. `thumbnail`: a WebVTT thumbnail track URL.
-    pub properties: BTreeMap<String, String>,
+    /// What is known of it; keys without a value are left out (`{}` when none has one).
+    pub properties: VideoFileProperties,
+}
+
+/// The keyed extras of a video file.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct VideoFileProperties {
+    /// The signed URL of the video's WebVTT thumbnail track (its cues name sprite-sheet
+    /// regions under the same signed prefix). Absent for an audio recording.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thumbnail: Option<String>,
+    /// Pixels (MP4 renditions).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub width: Option<u32>,
+    /// Pixels (MP4 renditions).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub height: Option<u32>,
+    /// Bits per second, video and audio together (MP4 renditions, the `.m4a`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bitrate: Option<u32>,
 }
 
 impl VideoFile {
-    /// The playable files of an object. No media files are stored yet (upload and
-    /// transcoding are not built), so this is always empty (docs/decisions.md).
-    pub fn of(_object: &MediaObject) -> Vec<Self> {
-        Vec::new()
+    /// A file with its URLs under `base_url`.
+    pub fn new(f: &PlayableFile, base_url: &str) -> Self {
+        Self {
+            format: f.format.as_str(),
+            url: format!("{base_url}{}", f.path),
+            properties: VideoFileProperties {
+                thumbnail: f.thumbnails.as_ref().map(|t| format!("{base_url}{t}")),
+                width: f.dimensions.map(|d| d.width()),
+                height: f.dimensions.map(|d| d.height()),
+                bitrate: f.bitrate,
+            },
+        }
     }
 }
 
 impl VideoRecord {
-    /// Builds the record.
-    pub fn new(o: &MediaObject) -> Self {
+    /// Builds the record, URLs under `base_url`.
+    pub fn new(view: &VideoView, base_url: &str) -> Self {
         Self {
             kind: "video",
             properties: VideoProperties {
-                files: VideoFile::of(o),
+                files: view
+                    .files
+                    .iter()
+                    .map(|f| VideoFile::new(f, base_url))
+                    .collect(),
             },
-            images: Images::new(),
-            uuid: o.id().to_string(),
+            images: images(&view.images, base_url),
+            uuid: view.object.id().to_string(),
         }
     }
 }

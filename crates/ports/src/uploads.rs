@@ -203,6 +203,11 @@ pub trait UploadRepository: Send + Sync {
     /// caller gets its key).
     fn media_signing_key(&self, candidate: &[u8; 32]) -> Result<Vec<u8>, StoreError>;
 
+    /// The derived files of each of `objects` whose media has some, in no particular order;
+    /// an object without media, or without derived files, is left out. One read for many
+    /// objects (the `images` of a catalog answer), never one per object.
+    fn derived_of(&self, objects: &[ObjectId]) -> Result<Vec<(ObjectId, DerivedSet)>, StoreError>;
+
     /// The media of `object`.
     fn media(&self, object: ObjectId) -> Result<Option<MediaRecord>, StoreError>;
 

@@ -478,20 +478,23 @@ fn viewing_an_object_needs_view_on_the_collection_even_when_it_is_public() {
 }
 
 #[test]
-fn only_a_video_has_a_video_record() {
+fn only_a_video_or_an_audio_recording_has_a_video_record() {
     let w = world();
     let media = w.h.services.media();
     let song = w.h.object_in(&w.alice, w.lib, ObjectType::Audio, "song");
+    let picture = w.h.object_in(&w.alice, w.lib, ObjectType::Image, "picture");
     let bob = w.bob.as_caller();
     let stored = w.h.store.object(w.video).unwrap().unwrap();
     assert_eq!(media.view_video(&bob, w.lib, w.video), Ok(stored));
+    let stored = w.h.store.object(song).unwrap().unwrap();
+    assert_eq!(media.view_video(&bob, w.lib, song), Ok(stored));
     assert_eq!(
-        media.view_video(&bob, w.lib, song),
-        Err(VideoFailed::NotAVideo(ObjectType::Audio))
+        media.view_video(&bob, w.lib, picture),
+        Err(VideoFailed::NotPlayable(ObjectType::Image))
     );
     assert_eq!(
         media.view_video(&bob, w.lib, w.lib),
-        Err(VideoFailed::NotAVideo(ObjectType::Catalog))
+        Err(VideoFailed::NotPlayable(ObjectType::Catalog))
     );
     // Refused, or not found, before the type is told.
     assert_eq!(

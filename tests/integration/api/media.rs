@@ -57,22 +57,27 @@ async fn embed_record_points_at_the_player_pages(b: Backend) {
     assert_eq!(a.status, StatusCode::OK);
 }
 
-async fn video_record_lists_no_files_yet(b: Backend) {
+/// Without media the record lists nothing (processed media: `api::records`).
+async fn video_record_lists_no_files_without_media(b: Backend) {
     let api = ApiApp::start(b).await;
     let (_, t) = api.signed_in("alice");
     let lib = api.library(&t, "L").await;
     let v = api.object(&t, &lib, "video", "V").await;
-    let a = api
-        .get(&format!("/api/video/c/{lib}/o/{v}"), Some(&t))
-        .await;
-    assert_eq!(a.status, StatusCode::OK, "{a:?}");
-    assert_eq!(
-        a.json,
-        json!({"type": "video", "properties": {"files": []}, "images": {}, "uuid": v})
-    );
-    // Only videos have a video record.
     let audio = api.object(&t, &lib, "audio", "A").await;
-    for other in [&audio, &lib] {
+    for o in [&v, &audio] {
+        let a = api
+            .get(&format!("/api/video/c/{lib}/o/{o}"), Some(&t))
+            .await;
+        assert_eq!(a.status, StatusCode::OK, "{a:?}");
+        assert_eq!(
+            a.json,
+            json!({"type": "video", "properties": {"files": []}, "images": {}, "uuid": o})
+        );
+    }
+    // Only videos and audio recordings have a video record.
+    let image = api.object(&t, &lib, "image", "I").await;
+    let file = api.object(&t, &lib, "file", "F").await;
+    for other in [&image, &file, &lib] {
         let a = api
             .get(&format!("/api/video/c/{lib}/o/{other}"), Some(&t))
             .await;
@@ -145,6 +150,6 @@ async fn embed_and_video_need_view_on_the_collection(b: Backend) {
 medialib_adapters_diesel::backend_tests!(
     async on [sqlite, postgres] with crate::api::run:
     embed_record_points_at_the_player_pages,
-    video_record_lists_no_files_yet,
+    video_record_lists_no_files_without_media,
     embed_and_video_need_view_on_the_collection,
 );

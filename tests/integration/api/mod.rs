@@ -17,6 +17,7 @@ mod media;
 mod openapi;
 mod pages;
 mod permission;
+mod records;
 mod user;
 
 use std::sync::Arc;

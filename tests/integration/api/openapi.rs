@@ -11,6 +11,7 @@
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
+use super::records::{MediaApp, audio_files, video_files};
 use super::{Answer, ApiApp, Backend};
 
 /// Every path and method of the route table (api/mod.rs, pages.rs, health), spelled as
@@ -550,6 +551,67 @@ async fn a_real_session_conforms_to_the_document(b: Backend) {
     assert!(checked.count >= 45, "checked {} answers", checked.count);
 }
 
+/// The records of processed media (images, the video record's files, the media call's
+/// derived files) conform to the document too.
+async fn records_of_processed_media_conform_to_the_document(b: Backend) {
+    let m = MediaApp::start(b).await;
+    let doc = fetch_document(&m.app.api).await;
+    let mut checked = Checked::new(&doc);
+    let lib = m.app.lib.clone();
+    let video = m.processed("lecture.mp4", "0a", &video_files()).await;
+    let song = m.processed("song.m4a", "0b", &audio_files()).await;
+    let a = m
+        .app
+        .api
+        .call(
+            Method::POST,
+            &format!("/api/describe/c/{lib}/o/{video}"),
+            Some(&m.app.token),
+            &[("type", "video"), ("public", "true")],
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::ACCEPTED);
+
+    const DESCRIBE: &str = "/api/describe/c/{collection_uuid}/o/{object_uuid}";
+    const VIDEO: &str = "/api/video/c/{collection_uuid}/o/{object_id}";
+    const MEDIA: &str = "/api/media/c/{collection_uuid}/o/{object_id}";
+    let describe = format!("/api/describe/c/{lib}/o/{video}");
+    let full = m.get(&describe).await;
+    checked.status(DESCRIBE, "get", &full, 200);
+    assert_eq!(full.json["images"].as_object().unwrap().len(), 3);
+    let limited = m.app.api.get(&describe, None).await;
+    checked.status(DESCRIBE, "get", &limited, 200);
+    assert_eq!(limited.json["images"].as_object().unwrap().len(), 3);
+    for query in ["", "?completeRecords=1", "?limit=1"] {
+        let a = m.get(&format!("/api/catalog/c/{lib}/o/0{query}")).await;
+        checked.status(
+            "/api/catalog/c/{collection_uuid}/o/{object_uuid}",
+            "get",
+            &a,
+            200,
+        );
+        assert!(
+            a.json["list"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|i| i["images"].as_object().unwrap().len() == 3),
+            "{query}: {}",
+            a.json
+        );
+    }
+    for (object, files) in [(&video, 4), (&song, 1)] {
+        let a = m.get(&format!("/api/video/c/{lib}/o/{object}")).await;
+        checked.status(VIDEO, "get", &a, 200);
+        assert_eq!(
+            a.json["properties"]["files"].as_array().unwrap().len(),
+            files
+        );
+        let a = m.get(&format!("/api/media/c/{lib}/o/{object}")).await;
+        checked.status(MEDIA, "get", &a, 200);
+    }
+}
+
 // The document does not depend on the database: SQLite only.
 mod sqlite {
     use super::Backend::Sqlite;
@@ -572,6 +634,11 @@ mod sqlite {
     #[tokio::test]
     async fn a_real_session_conforms_to_the_document() {
         super::a_real_session_conforms_to_the_document(Sqlite).await;
+    }
+
+    #[tokio::test]
+    async fn records_of_processed_media_conform_to_the_document() {
+        super::records_of_processed_media_conform_to_the_document(Sqlite).await;
     }
 }
 

@@ -128,7 +128,7 @@ async fn perm_link_leads_to_the_landing_page(b: Backend) {
         p.body.contains("application/json+oembed"),
         "oEmbed discovery"
     );
-    // No media files are stored yet: no media element, a note instead.
+    // Nothing uploaded: no media element, a note instead (with media: `api::records`).
     assert!(!p.body.contains("<video") && !p.body.contains("<audio"));
     assert!(p.body.contains("No playable media files"));
     assert_only_own_resources(&p.body, &api.app.address);

@@ -184,6 +184,11 @@ impl MediaRow {
     }
 }
 
+/// How many ids one statement of `derived_of` names: under SQLite's smallest limit of bound
+/// parameters (999 before 3.32), and more than a catalog page holds (at most 1000 members,
+/// read in two statements).
+const DERIVED_OF_CHUNK: usize = 500;
+
 /// The total of the sources' sizes and the unfinished uploads' lengths, in one statement
 /// (`SUM` of a `BIGINT` is `NUMERIC` on PostgreSQL, hence the cast).
 #[derive(QueryableByName)]
@@ -511,6 +516,37 @@ impl UploadRepository for DieselStore {
             StoreError::Corrupt("the organization row is missing: run `medialib migrate`".into())
         })?;
         from_hex(&stored).ok_or_else(|| corrupt("media_signing_key", "not hex"))
+    }
+
+    fn derived_of(&self, objects: &[ObjectId]) -> Result<Vec<(ObjectId, DerivedSet)>, StoreError> {
+        if objects.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<String> = objects.iter().map(ToString::to_string).collect();
+        let rows: Vec<(String, Option<String>)> = (|| -> Result<_, DbError> {
+            with_conn!(self.db, conn => {
+                // One statement per `DERIVED_OF_CHUNK` ids (one for any page of a catalog),
+                // on one connection: SQLite binds every id of an `IN` list separately.
+                let mut rows = Vec::new();
+                for chunk in ids.chunks(DERIVED_OF_CHUNK) {
+                    rows.extend(
+                        media::table
+                            .filter(media::object_id.eq_any(chunk))
+                            .filter(media::derived.is_not_null())
+                            .select((media::object_id, media::derived))
+                            .load::<(String, Option<String>)>(conn)?,
+                    );
+                }
+                Ok(rows)
+            })
+        })()?;
+        rows.into_iter()
+            .filter_map(|(id, text)| text.map(|t| (id, t)))
+            .map(|(id, text)| {
+                let set = DerivedSet::from_text(&text).map_err(|e| corrupt("media derived", e))?;
+                Ok((object_id(&id)?, set))
+            })
+            .collect()
     }
 
     fn media(&self, object: ObjectId) -> Result<Option<MediaRecord>, StoreError> {

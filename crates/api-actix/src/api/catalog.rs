@@ -157,7 +157,10 @@ pub(crate) async fn list(call: &Call<'_>, CatalogPath(c, o): CatalogPath) -> Ans
                 .media()
                 .list_catalog_into(&caller, c, since, page, &mut writer)?,
         }
-        match writer.finish() {
+        // The members' images in one read once the listing is written (none while it is
+        // read: see `CatalogWriter`).
+        let images = s.uploads().images_of(&writer.members())?;
+        match writer.finish(&images) {
             Some(Ok(body)) => Ok(body),
             Some(Err(e)) => {
                 tracing::error!(error = %e, "cannot write the catalog response");

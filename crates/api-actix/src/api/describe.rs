@@ -11,7 +11,7 @@ use crate::auth::presented_token;
 use crate::blocking::run;
 use crate::error::ApiError;
 use crate::input::Form;
-use crate::records::{AnyRecord, DescribeRecord, LimitedRecord, UuidBody};
+use crate::records::{AnyRecord, DescribeRecord, LimitedRecord, UuidBody, images};
 
 /// The fields of describe PUT and POST (spec §4.2).
 const FIELDS: &[&str] = &[
@@ -101,17 +101,20 @@ pub(crate) async fn read(call: &Call<'_>, path: DescribePath) -> Answer {
     // The token is checked in the same blocking call and store read as the describe.
     let token = presented_token(call.req)?;
     let authenticated = token.is_some();
-    let (object, view) = run(call.state, move |s| {
-        s.media().describe_with_token(token.as_deref(), c, o)
+    let (object, view, links) = run(call.state, move |s| -> Result<_, ApiError> {
+        let (object, view) = s.media().describe_with_token(token.as_deref(), c, o)?;
+        let links = s.uploads().images(&object)?;
+        Ok((object, view, links))
     })
     .await?;
     let base = call.state.base_url();
+    let images = images(&links, base);
     let record = match view {
         medialib_domain::DescribeView::Full => {
-            AnyRecord::Full(DescribeRecord::new(&object, base, authenticated))
+            AnyRecord::Full(DescribeRecord::new(&object, base, authenticated, images))
         }
         medialib_domain::DescribeView::Limited => {
-            AnyRecord::Limited(LimitedRecord::new(&object, base, authenticated))
+            AnyRecord::Limited(LimitedRecord::new(&object, base, authenticated, images))
         }
     };
     Ok(HttpResponse::Ok().json(record))

@@ -54,8 +54,11 @@ pub(crate) async fn embed(call: &Call<'_>, MemberPath(c, o): MemberPath) -> Answ
 
 /// The playable files of a video or audio object.
 ///
-/// Needs `view` on the collection; the object must be a member of it. An object that is
-/// neither video nor audio is a 400.
+/// Needs `view` on the collection; the object must be a member of it. A video lists each MP4
+/// rendition (with its thumbnail track, size and bitrate), the HLS master playlist and the
+/// SMIL; an audio recording its `.m4a` (format `mp4`); `images` the stills. URLs are signed
+/// delivery URLs minted for this answer; `files` is `[]` and `images` `{}` until processing
+/// made them. An object that is neither video nor audio is a 400.
 #[utoipa::path(
     get,
     path = "/api/video/c/{collection_uuid}/o/{object_id}",
@@ -70,6 +73,6 @@ pub(crate) async fn embed(call: &Call<'_>, MemberPath(c, o): MemberPath) -> Answ
 pub(crate) async fn video(call: &Call<'_>, MemberPath(c, o): MemberPath) -> Answer {
     call.only(&[])?;
     let caller = call.caller()?;
-    let object = run(call.state, move |s| s.media().view_video(&caller, c, o)).await?;
-    Ok(HttpResponse::Ok().json(VideoRecord::new(&object)))
+    let view = run(call.state, move |s| s.uploads().video(&caller, c, o)).await?;
+    Ok(HttpResponse::Ok().json(VideoRecord::new(&view, call.state.base_url())))
 }

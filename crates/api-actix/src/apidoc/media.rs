@@ -87,7 +87,9 @@ pub struct DeliveryPath {
     expires: String,
     /// The URL's signature.
     signature: String,
-    /// The file, e.g. `source.mp4`.
+    /// The file as the record's URL names it: the source (`source.mp4`) or a derived file,
+    /// whose path may have several segments (`hls/720p.m3u8`, `stills/128x128.jpg`). It is
+    /// the rest of the URL's path: `/` is sent as it is (or as `%2F`).
     file: String,
 }
 

@@ -1,10 +1,15 @@
 //! The catalog response (spec §2.9), and the writer that streams it member by member while
 //! the listing is read, with records that borrow from each object instead of owning copies.
 
+use std::cell::Cell;
+use std::collections::HashMap;
+
 use medialib_domain::object::bool_str;
-use medialib_domain::{MediaObject, ObjectId, PageCursor, PermissionLevel, Timestamp, UserId};
+use medialib_domain::{
+    MediaObject, ObjectId, ObjectType, PageCursor, PermissionLevel, Timestamp, UserId,
+};
 use medialib_ports::CatalogItem;
-use medialib_ports::services::CatalogSink;
+use medialib_ports::services::{CatalogSink, ImageLinks};
 use serde::Serialize;
 use serde::ser::SerializeMap as _;
 
@@ -30,6 +35,11 @@ pub struct CatalogResponse {
 /// once written, so a listing costs its JSON and one member at a time. The first `complete`
 /// members get the complete record, the rest the limited one (`authenticated` is `"true"`:
 /// listing needs a token).
+///
+/// `images` cannot be read while the listing is (the store is busy handing out members, and
+/// one read per member is what must not happen): each member's is written `{}` and its place
+/// kept, the caller reads the images of every [`members`](Self::members) at once after the
+/// listing, and [`finish`](Self::finish) writes them in.
 #[derive(Debug)]
 pub struct CatalogWriter<'a> {
     out: Vec<u8>,
@@ -38,6 +48,15 @@ pub struct CatalogWriter<'a> {
     written: usize,
     next: Option<PageCursor>,
     failed: Option<serde_json::Error>,
+    slots: Vec<ImagesSlot>,
+}
+
+/// Where a member's `images` value (`{}` as written) is in the body, and whose it is.
+#[derive(Debug, Clone, Copy)]
+struct ImagesSlot {
+    at: usize,
+    object: ObjectId,
+    kind: ObjectType,
 }
 
 impl<'a> CatalogWriter<'a> {
@@ -50,12 +69,22 @@ impl<'a> CatalogWriter<'a> {
             written: 0,
             next: None,
             failed: None,
+            slots: Vec::new(),
         }
     }
 
-    /// The JSON body, or the first serialization error (none is expected: every key is a
-    /// string). `None` when the listing never started (it was refused).
-    pub fn finish(mut self) -> Option<serde_json::Result<Vec<u8>>> {
+    /// The members written so far, by id and type: whose `images` to read.
+    pub fn members(&self) -> Vec<(ObjectId, ObjectType)> {
+        self.slots.iter().map(|s| (s.object, s.kind)).collect()
+    }
+
+    /// The JSON body with each member's `images` from `images` (`{}` for a member it does not
+    /// name), or the first serialization error (none is expected: every key is a string).
+    /// `None` when the listing never started (it was refused).
+    pub fn finish(
+        mut self,
+        images: &HashMap<ObjectId, ImageLinks>,
+    ) -> Option<serde_json::Result<Vec<u8>>> {
         if let Some(e) = self.failed {
             return Some(Err(e));
         }
@@ -70,20 +99,95 @@ impl<'a> CatalogWriter<'a> {
             }
         }
         self.out.push(b'}');
-        Some(Ok(self.out))
+        Some(fill_images(self.out, &self.slots, images, self.base_url))
     }
 
     fn write(&mut self, o: &MediaObject) -> serde_json::Result<()> {
         if self.written > 0 {
             self.out.push(b',');
         }
+        let position = Cell::new(self.out.len());
+        let images = ImagesAt {
+            position: &position,
+            start: Cell::new(None),
+        };
+        let mut out = Tracked {
+            out: &mut self.out,
+            position: &position,
+        };
         if self.written < self.complete {
-            serde_json::to_writer(&mut self.out, &FullRef::new(o, self.base_url, true))?;
+            serde_json::to_writer(&mut out, &FullRef::new(o, self.base_url, true, &images))?;
         } else {
-            serde_json::to_writer(&mut self.out, &LimitedRef::new(o, self.base_url, true))?;
+            serde_json::to_writer(&mut out, &LimitedRef::new(o, self.base_url, true, &images))?;
+        }
+        if let Some(at) = images.start.get() {
+            self.slots.push(ImagesSlot {
+                at,
+                object: o.id(),
+                kind: o.object_type(),
+            });
         }
         self.written += 1;
         Ok(())
+    }
+}
+
+/// `body` with the `{}` at each slot replaced by the member's images, when it has any.
+fn fill_images(
+    body: Vec<u8>,
+    slots: &[ImagesSlot],
+    images: &HashMap<ObjectId, ImageLinks>,
+    base_url: &str,
+) -> serde_json::Result<Vec<u8>> {
+    if images.is_empty() {
+        return Ok(body);
+    }
+    let mut out = Vec::with_capacity(body.len() + images.len() * 512);
+    let mut copied = 0;
+    for slot in slots {
+        let Some(links) = images.get(&slot.object) else {
+            continue;
+        };
+        out.extend_from_slice(&body[copied..slot.at]);
+        serde_json::to_writer(&mut out, &super::images(links, base_url))?;
+        copied = slot.at + EMPTY_MAP.len();
+    }
+    out.extend_from_slice(&body[copied..]);
+    Ok(out)
+}
+
+/// A member's `images` as first written.
+const EMPTY_MAP: &[u8] = b"{}";
+
+/// The body being written, telling `position` how long it is after every write (serde_json
+/// writes straight through, so while a value serializes, `position` is where it starts).
+struct Tracked<'o, 'p> {
+    out: &'o mut Vec<u8>,
+    position: &'p Cell<usize>,
+}
+
+impl std::io::Write for Tracked<'_, '_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.out.extend_from_slice(buf);
+        self.position.set(self.out.len());
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A member's `images` while the listing is read: `{}`, and where it was written.
+struct ImagesAt<'p> {
+    position: &'p Cell<usize>,
+    start: Cell<Option<usize>>,
+}
+
+impl Serialize for ImagesAt<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.start.set(Some(self.position.get()));
+        serializer.serialize_map(Some(0))?.end()
     }
 }
 
@@ -112,7 +216,7 @@ struct FullRef<'a> {
     #[serde(rename = "type")]
     kind: &'static str,
     title: &'a str,
-    images: EmptyMap,
+    images: &'a ImagesAt<'a>,
     public: &'static str,
     metadata: MetadataRef,
     description: &'a str,
@@ -128,12 +232,17 @@ struct FullRef<'a> {
 }
 
 impl<'a> FullRef<'a> {
-    fn new(o: &'a MediaObject, base_url: &'a str, authenticated: bool) -> Self {
+    fn new(
+        o: &'a MediaObject,
+        base_url: &'a str,
+        authenticated: bool,
+        images: &'a ImagesAt<'a>,
+    ) -> Self {
         let f = o.fields();
         Self {
             kind: o.object_type().as_str(),
             title: f.title.as_str(),
-            images: EmptyMap,
+            images,
             public: bool_str(f.public),
             metadata: MetadataRef {
                 duration: f.duration.map(|d| d.seconds()),
@@ -158,7 +267,7 @@ struct LimitedRef<'a> {
     kind: &'static str,
     title: &'a str,
     description: &'a str,
-    images: EmptyMap,
+    images: &'a ImagesAt<'a>,
     public: &'static str,
     #[serde(serialize_with = "as_display")]
     uuid: ObjectId,
@@ -167,13 +276,18 @@ struct LimitedRef<'a> {
 }
 
 impl<'a> LimitedRef<'a> {
-    fn new(o: &'a MediaObject, base_url: &'a str, authenticated: bool) -> Self {
+    fn new(
+        o: &'a MediaObject,
+        base_url: &'a str,
+        authenticated: bool,
+        images: &'a ImagesAt<'a>,
+    ) -> Self {
         let f = o.fields();
         Self {
             kind: o.object_type().as_str(),
             title: f.title.as_str(),
             description: f.description.as_str(),
-            images: EmptyMap,
+            images,
             public: bool_str(f.public),
             uuid: o.id(),
             perm_link: PermLinkRef { base_url, o },
@@ -187,15 +301,6 @@ fn as_display<T: std::fmt::Display, S: serde::Serializer>(
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
     serializer.collect_str(value)
-}
-
-/// `{}` (no image is stored yet).
-struct EmptyMap;
-
-impl Serialize for EmptyMap {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_map(Some(0))?.end()
-    }
 }
 
 /// `metadata`: `{"duration": SECONDS}` when known, else `{}`.
@@ -238,6 +343,8 @@ mod tests {
         ShortCode, Title,
     };
 
+    use medialib_domain::media::records::ImageSize;
+
     use super::*;
     use crate::records::{DescribeRecord, LimitedRecord};
 
@@ -267,18 +374,27 @@ mod tests {
 
     #[test]
     fn a_refused_listing_writes_nothing() {
-        assert!(CatalogWriter::new("https://x", 1).finish().is_none());
+        assert!(
+            CatalogWriter::new("https://x", 1)
+                .finish(&HashMap::new())
+                .is_none()
+        );
     }
 
-    /// The member-by-member writer answers exactly what the owned records serialize to.
+    fn links(paths: &[(ImageSize, &str)]) -> ImageLinks {
+        ImageLinks::new(paths.iter().map(|(s, p)| (*s, (*p).to_owned())).collect())
+    }
+
+    /// The member-by-member writer answers exactly what the owned records serialize to,
+    /// images written in after the listing included.
     #[test]
     fn catalog_json_matches_the_owned_records() {
         let items: Vec<CatalogItem> = [
             object(1, "Plain", &[], None),
             object(
                 2,
-                "Quotes \" and \\ and </script> é 🎬",
-                &[("course", "C1"), ("a", "é\t")],
+                "Quotes \" and \\ and </script> é 🎬 \"images\":{}",
+                &[("course", "C1"), ("a", "é\t"), ("images", "{}")],
                 Some(90),
             ),
             object(3, "Third", &[("z", "")], Some(0)),
@@ -291,43 +407,68 @@ mod tests {
         .collect();
         let base = "https://media.example.edu";
         let cursor = PageCursor::at(Timestamp::from_epoch_seconds(7), items[1].object.id());
-        for (complete, n, next) in [0, 1, 2, 3, usize::MAX]
+        let some_images = HashMap::from([
+            (
+                items[1].object.id(),
+                links(&[
+                    (ImageSize::Thumbnail, "/m/a/1/s/stills/128x128.jpg"),
+                    (ImageSize::Square, "/m/a/1/s/stills/512x512.jpg"),
+                    (ImageSize::Large, "/m/a/1/s/stills/1280x760.jpg"),
+                ]),
+            ),
+            (
+                items[2].object.id(),
+                links(&[(ImageSize::Large, "/m/b/1/\"s\"/x.png")]),
+            ),
+        ]);
+        let no_images = HashMap::new();
+        for (complete, n, next, images) in [0, 1, 2, 3, usize::MAX]
             .into_iter()
             .flat_map(|c| [0, 1, 3].map(move |n| (c, n)))
             .flat_map(|(c, n)| [None, Some(cursor)].map(move |next| (c, n, next)))
+            .flat_map(|(c, n, next)| [&no_images, &some_images].map(move |i| (c, n, next, i)))
         {
-            {
-                let owned = CatalogResponse {
-                    ts: 42,
-                    list: items[..n]
-                        .iter()
-                        .enumerate()
-                        .map(|(i, item)| {
-                            if i < complete {
-                                AnyRecord::Full(DescribeRecord::new(&item.object, base, true))
-                            } else {
-                                AnyRecord::Limited(LimitedRecord::new(&item.object, base, true))
-                            }
-                        })
-                        .collect(),
-                    next: next.map(|c| c.to_string()),
-                };
-                let expected = serde_json::to_string(&owned).unwrap();
-                let mut writer = CatalogWriter::new(base, complete);
-                writer.start(Timestamp::from_epoch_seconds(42), PermissionLevel::View);
-                for item in &items[..n] {
-                    writer.member(item.clone());
-                }
-                if let Some(c) = next {
-                    writer.next(c);
-                }
-                let written = writer.finish().unwrap().unwrap();
-                assert_eq!(
-                    String::from_utf8(written).unwrap(),
-                    expected,
-                    "{complete} {n} {next:?}"
-                );
+            let owned = CatalogResponse {
+                ts: 42,
+                list: items[..n]
+                    .iter()
+                    .enumerate()
+                    .map(|(i, item)| {
+                        let o = &item.object;
+                        let images = images
+                            .get(&o.id())
+                            .map(|l| crate::records::images(l, base))
+                            .unwrap_or_default();
+                        if i < complete {
+                            AnyRecord::Full(DescribeRecord::new(o, base, true, images))
+                        } else {
+                            AnyRecord::Limited(LimitedRecord::new(o, base, true, images))
+                        }
+                    })
+                    .collect(),
+                next: next.map(|c| c.to_string()),
+            };
+            let expected = serde_json::to_string(&owned).unwrap();
+            let mut writer = CatalogWriter::new(base, complete);
+            writer.start(Timestamp::from_epoch_seconds(42), PermissionLevel::View);
+            for item in &items[..n] {
+                writer.member(item.clone());
             }
+            if let Some(c) = next {
+                writer.next(c);
+            }
+            let members: Vec<ObjectId> = writer.members().into_iter().map(|(id, _)| id).collect();
+            assert_eq!(
+                members,
+                items[..n].iter().map(|i| i.object.id()).collect::<Vec<_>>()
+            );
+            let written = writer.finish(images).unwrap().unwrap();
+            assert_eq!(
+                String::from_utf8(written).unwrap(),
+                expected,
+                "{complete} {n} {next:?} {}",
+                images.len()
+            );
         }
     }
 }

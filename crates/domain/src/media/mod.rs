@@ -7,6 +7,7 @@ mod key;
 pub mod probe;
 pub mod progress;
 mod range;
+pub mod records;
 mod sha;
 mod signed;
 mod upload;

@@ -3,6 +3,7 @@
 //! parent, reading an object a caller may view, and resolving a permLink.
 
 use medialib_domain::authz::decide;
+use medialib_domain::media::records::has_video_record;
 use medialib_domain::{
     Action, Caller, MediaObject, ObjectId, ObjectType, PageRequest, ShortCode, Since,
 };
@@ -34,9 +35,9 @@ failures! {
     pub enum VideoFailed {
         NotFound,
         Refused(Refusal),
-        /// The object is not of type `video`.
-        #[error("not a video: the object's type is {0}")]
-        NotAVideo(ObjectType),
+        /// The object is neither a video nor an audio recording.
+        #[error("not a video or an audio recording: the object's type is {0}")]
+        NotPlayable(ObjectType),
         Store(StoreError),
     }
 
@@ -129,7 +130,8 @@ impl MediaServices {
         Ok(found)
     }
 
-    /// A video the caller may view (video GET); any other type is refused.
+    /// A video or an audio recording the caller may view (video GET,
+    /// [`has_video_record`]); any other type is refused.
     pub fn view_video(
         &self,
         caller: &Caller,
@@ -137,9 +139,10 @@ impl MediaServices {
         object: ObjectId,
     ) -> Result<MediaObject, VideoFailed> {
         let found = self.view_object(caller, collection, object)?;
-        match found.object_type() {
-            ObjectType::Video => Ok(found),
-            other => Err(VideoFailed::NotAVideo(other)),
+        if has_video_record(found.object_type()) {
+            Ok(found)
+        } else {
+            Err(VideoFailed::NotPlayable(found.object_type()))
         }
     }
 

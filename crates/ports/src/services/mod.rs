@@ -6,6 +6,7 @@ mod media;
 mod oauth;
 pub mod people;
 pub mod processing;
+pub mod records;
 mod sessions;
 pub mod uploads;
 mod users;
@@ -35,6 +36,7 @@ pub use oauth::{
     BearerError, ClientAuthFailed, ClientCredentials, CodeGrantFailed, Introspection, OAuthFailure,
     RefreshGrantFailed, StartAuthorizationFailed, TokenResponse,
 };
+pub use records::{ImageLinks, PlayableFile, VideoView};
 pub use sessions::{
     FinishSignInError, PENDING_SIGN_IN_SECONDS, RedirectSignIn, SignInError, StartedSession,
 };
