@@ -664,7 +664,10 @@ async fn a_one_frame_video_is_a_short_video_with_one_thumbnail(b: Backend) {
     assert_eq!(media["state"], "ready", "{media}");
     assert_eq!(files(&media, "rendition").len(), 1);
     assert_eq!(files(&media, "sprite").len(), 1);
-    let vtt_url = files(&media, "thumbnails")[0]["url"].as_str().unwrap().to_owned();
+    let vtt_url = files(&media, "thumbnails")[0]["url"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let vtt = String::from_utf8(fetch(&app, &vtt_url, "text/vtt").await).unwrap();
     assert_eq!(vtt.matches("#xywh=").count(), 1, "{vtt}");
     check_stills(&app, &media, "image/jpeg").await;
