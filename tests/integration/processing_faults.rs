@@ -146,16 +146,25 @@ fn only_the_source_until_ready(media: &Value) {
     }
 }
 
-/// `kill -9` of `worker` mid-job. The ffmpeg it ran is ended too, by its process id, so that
-/// it does not slow the rest of the test: nothing ends it when its worker dies (it runs on,
-/// orphaned, until its encode is done). Returns how many such tools were still running.
+/// `kill -9` of `worker` mid-job. The ffmpeg it ran dies with it (the adapter starts its tools
+/// with a parent-death signal, through util-linux's `setpriv`): checked, then any survivor is
+/// ended by its process id so that it cannot slow the rest of the test. Returns how many
+/// tools survived their worker by more than two seconds (0 where `setpriv` exists).
 fn kill_worker(worker: &mut WorkerProcess) -> usize {
     let tools = children_named(worker.pid(), "ffmpeg");
     worker.kill_hard();
-    tools
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while tools.iter().any(|&pid| alive(pid)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let survivors = tools
         .into_iter()
         .filter(|&pid| alive(pid) && signal(pid, "KILL"))
-        .count()
+        .count();
+    if std::path::Path::new("/usr/bin/setpriv").exists() {
+        assert_eq!(survivors, 0, "an ffmpeg outlived its killed worker");
+    }
+    survivors
 }
 
 /// The job row of `object`: (holder, work_dir, attempts); `None` once the job ended.

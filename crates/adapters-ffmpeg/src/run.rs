@@ -73,17 +73,26 @@ pub(crate) fn last_line(text: &str) -> &str {
         .unwrap_or_default()
 }
 
+/// util-linux's `setpriv` (on every Debian), which sets the parent-death signal and then
+/// executes the tool: when the worker dies (`kill -9`), the kernel kills its tools too, instead
+/// of leaving an orphaned ffmpeg encoding on for nobody (the workspace forbids the `unsafe`
+/// that `prctl(PR_SET_PDEATHSIG)` in a `pre_exec` hook would need).
+const SETPRIV: &str = "/usr/bin/setpriv";
+
 impl Launcher {
     fn command(&self, program: &Path, work: Option<&Path>) -> Command {
-        let mut command = if self.niceness > 0 {
-            // `nice` executes the tool in its own place: the child's pid is the tool's, so
-            // ending the child ends the tool.
-            let mut c = Command::new("nice");
-            c.arg("-n").arg(self.niceness.to_string()).arg(program);
-            c
-        } else {
-            Command::new(program)
-        };
+        // Each wrapper executes the next in its own place: the child's pid is the tool's, so
+        // ending the child ends the tool.
+        let mut chain: Vec<OsString> = Vec::new();
+        if Path::new(SETPRIV).exists() {
+            chain.extend([SETPRIV, "--pdeathsig", "KILL"].map(OsString::from));
+        }
+        if self.niceness > 0 {
+            chain.extend(["nice".into(), "-n".into(), self.niceness.to_string().into()]);
+        }
+        chain.push(program.as_os_str().to_owned());
+        let mut command = Command::new(&chain[0]);
+        command.args(&chain[1..]);
         command.stdin(Stdio::null());
         command.stdout(Stdio::piped());
         command.stderr(Stdio::piped());
