@@ -119,6 +119,8 @@ wrk_describe() { # NAME
         sed -n 's/^BENCH_JSON //p' >"$results/$1.json"
     cat "$results/$1.json"
 }
+# A warm-up (not reported): the first seconds of wrk against a fresh server are slower.
+(duration=2 && wrk_describe describe_warmup >/dev/null)
 wrk_describe describe_idle
 
 step "describe while the clip is processed again"
