@@ -1,4 +1,4 @@
-# Shell helpers shared by bench/media.sh and bench/pipeline.sh (sourced; bash).
+# Shell helpers shared by bench/run.sh, bench/media.sh and bench/pipeline.sh (sourced; bash).
 #
 # They use the sourcing script's globals: `work` (its temporary directory), `pids` (the
 # processes `cleanup` stops), `run_started` (for `step`), `python`, `bench`, `binary` and
@@ -106,4 +106,42 @@ start_medialib() { # NAME STORAGE_URL [VAR=VALUE ...]
 stop_medialib() {
     stop_pid "$server_pid"
     rm -rf "$server_dir"
+}
+
+# Sets `smoke` from the script's arguments (`--smoke`; `-h`/`--help` print the script's header
+# comment and exit 0; anything else exits 2).
+parse_smoke_argument() { # "$@" of the script (its path in $0)
+    smoke=0
+    for arg in "$@"; do
+        case "$arg" in
+        --smoke) smoke=1 ;;
+        -h | --help)
+            sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+            exit 0
+            ;;
+        *)
+            echo "unknown argument: $arg (expected --smoke)" >&2
+            exit 2
+            ;;
+        esac
+    done
+}
+
+# Sets `binary` and `profile`: BENCH_BINARY when set, else medialib built with cargo (release, or debug for
+# --smoke) into CARGO_TARGET_DIR with `jobs` jobs.
+build_medialib() {
+    profile=release
+    [ "$smoke" = 1 ] && profile=debug
+    if [ -n "${BENCH_BINARY:-}" ]; then
+        binary=$BENCH_BINARY
+        return
+    fi
+    local build=(cargo build -j "$jobs" -p medialib)
+    [ "$profile" = release ] && build+=(--release)
+    step "${build[*]}"
+    local started
+    started=$(date +%s)
+    "${build[@]}"
+    echo "built in $(($(date +%s) - started))s"
+    binary=$CARGO_TARGET_DIR/$profile/medialib
 }

@@ -59,20 +59,7 @@ bench=$root/bench
 # shellcheck source=bench/lib.sh
 . "$bench/lib.sh"
 
-smoke=0
-for arg in "$@"; do
-    case "$arg" in
-    --smoke) smoke=1 ;;
-    -h | --help)
-        sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
-        exit 0
-        ;;
-    *)
-        echo "unknown argument: $arg (expected --smoke)" >&2
-        exit 2
-        ;;
-    esac
-done
+parse_smoke_argument "$@"
 
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/medialib-target}
 jobs=${MEDIALIB_BUILD_JOBS:-2}
@@ -137,19 +124,7 @@ fi
 echo "wrk: $(wrk --version 2>&1 | head -n 1 | cut -c1-40); $("$nginx" -v 2>&1);" \
     "python: $($python --version); garage: ${garage:-none}"
 
-profile=release
-[ "$smoke" = 1 ] && profile=debug
-if [ -n "${BENCH_BINARY:-}" ]; then
-    binary=$BENCH_BINARY
-else
-    build=(cargo build -j "$jobs" -p medialib)
-    [ "$profile" = release ] && build+=(--release)
-    step "${build[*]}"
-    started=$(date +%s)
-    "${build[@]}"
-    echo "built in $(($(date +%s) - started))s"
-    binary=$CARGO_TARGET_DIR/$profile/medialib
-fi
+build_medialib
 
 
 # The file every upload sends (or the first --length bytes of): random, so that nothing on

@@ -36,20 +36,7 @@ bench=$root/bench
 # shellcheck source=bench/lib.sh
 . "$bench/lib.sh"
 
-smoke=0
-for arg in "$@"; do
-    case "$arg" in
-    --smoke) smoke=1 ;;
-    -h | --help)
-        sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
-        exit 0
-        ;;
-    *)
-        echo "unknown argument: $arg (expected --smoke)" >&2
-        exit 2
-        ;;
-    esac
-done
+parse_smoke_argument "$@"
 
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/medialib-target}
 jobs=${MEDIALIB_BUILD_JOBS:-2}
@@ -80,17 +67,7 @@ command -v ffmpeg >/dev/null || apt_install ffmpeg ffmpeg
 python=$(command -v python3)
 echo "ffmpeg: $(ffmpeg -version | head -n 1 | cut -c1-40); wrk: $(wrk --version 2>&1 | head -n 1 | cut -c1-20)"
 
-profile=release
-[ "$smoke" = 1 ] && profile=debug
-if [ -n "${BENCH_BINARY:-}" ]; then
-    binary=$BENCH_BINARY
-else
-    build=(cargo build -j "$jobs" -p medialib)
-    [ "$profile" = release ] && build+=(--release)
-    step "${build[*]}"
-    "${build[@]}"
-    binary=$CARGO_TARGET_DIR/$profile/medialib
-fi
+build_medialib
 
 step "a ${secs} s ${size} clip with sound (encoded once, not measured)"
 clip=$work/clip.mp4

@@ -45,6 +45,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 bench=$root/bench
+# step, stop_pid, free_port, json_field (its own cleanup replaces lib.sh's).
+# shellcheck source=bench/lib.sh
+. "$bench/lib.sh"
 
 backends=all
 smoke=0
@@ -102,11 +105,6 @@ all) backend_list="sqlite postgres" ;;
 esac
 
 run_started=$(date +%s)
-# A section header, with the time since the start (the harness takes minutes).
-step() {
-    local t=$(($(date +%s) - run_started))
-    printf '\n== [%d:%02d] %s\n' $((t / 60)) $((t % 60)) "$*"
-}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/medialib-bench.XXXXXX")
 results=$work/results
@@ -115,18 +113,6 @@ pids=()
 pg_dbs=()
 server_pid=
 
-stop_pid() {
-    local pid=$1
-    if kill -0 "$pid" 2>/dev/null; then
-        kill -TERM "$pid" 2>/dev/null || true
-        for _ in $(seq 1 50); do
-            kill -0 "$pid" 2>/dev/null || break
-            sleep 0.1
-        done
-        kill -KILL "$pid" 2>/dev/null || true
-    fi
-    wait "$pid" 2>/dev/null || true
-}
 cleanup() {
     local status=$?
     set +e
@@ -190,9 +176,6 @@ started=$(date +%s)
 echo "built in $(($(date +%s) - started))s"
 hello=$CARGO_TARGET_DIR/$profile/medialib-bench-hello
 
-free_port() {
-    "$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 wait_ready() { # URL PID
     for _ in $(seq 1 200); do
         kill -0 "$2" 2>/dev/null || {
@@ -205,9 +188,6 @@ wait_ready() { # URL PID
     done
     echo "$1 did not answer within 40 seconds" >&2
     return 1
-}
-json_field() { # FILE EXPR (python expression on `d`)
-    "$python" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }
 rss_kib() { # PID FIELD
     awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0

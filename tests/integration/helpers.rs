@@ -90,7 +90,10 @@ pub async fn spawn_app_on(
         // No processing unless a test asks for it (`workers`): a worker would take the jobs
         // of uploads whose state a test checks.
         .set("workers", "0")
-        .set("work_dir", media.path().join("work").display().to_string());
+        .set("work_dir", media.path().join("work").display().to_string())
+        // Tests run side by side: in the SCHED_IDLE class a busy neighbour would starve
+        // their ffmpeg (the class is tested in adapters-ffmpeg).
+        .set("processing_priority", "low");
     let settings = configure(loader).load().expect("test settings are invalid");
     let application = Application::build(settings)
         .await
@@ -160,9 +163,15 @@ impl ServeProcess {
                 std::process::id()
             ),
         };
+        // Processing only when a test asks for it (`MEDIALIB_WORKERS` in `env`), with its work
+        // directory beside the media, never in the working directory.
+        let work = format!("{}-work", media.trim_start_matches("file://"));
         cmd.envs([
             ("MEDIALIB_DATABASE_URL", db_url),
             ("MEDIALIB_STORAGE_URL", &media),
+            ("MEDIALIB_WORKERS", "0"),
+            ("MEDIALIB_WORK_DIR", &work),
+            ("MEDIALIB_PROCESSING_PRIORITY", "low"),
         ]);
         cmd.envs(env.iter().copied());
         let child = cmd.spawn().expect("cannot start medialib serve");
@@ -362,6 +371,8 @@ impl WorkerProcess {
     pub fn start(db_url: &str, env: &[(&str, &str)]) -> Self {
         let mut cmd = medialib_command(&["worker", "--jobs", "1"]);
         cmd.env("MEDIALIB_DATABASE_URL", db_url);
+        // As ServeProcess: not the SCHED_IDLE class, which tests running beside would starve.
+        cmd.env("MEDIALIB_PROCESSING_PRIORITY", "low");
         cmd.envs(env.iter().copied());
         let mut child = cmd.spawn().expect("cannot start medialib worker");
         let logs = Logs::follow(child.stdout.take().unwrap());

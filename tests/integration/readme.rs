@@ -440,7 +440,11 @@ async fn the_start_command_serves_the_demo_until_sigterm() {
             "MEDIALIB_STORAGE_URL",
             format!("file://{}/media", data.path().display()),
         )
-        .env("MEDIALIB_BIND", "127.0.0.1:0");
+        .env("MEDIALIB_BIND", "127.0.0.1:0")
+        .env(
+            "MEDIALIB_WORK_DIR",
+            format!("{}/work", data.path().display()),
+        );
     let before = workspace_root().join("medialib-data").exists();
     let mut child = KillOnDrop(cmd.spawn().expect("cannot run the README's start command"));
     let child = &mut child.0;

@@ -41,17 +41,23 @@ pub struct FfmpegSettings {
     /// The niceness the tools run at (`nice -n`), so that serving keeps the CPU; 0 runs them at
     /// the caller's priority.
     pub niceness: u8,
+    /// Whether the tools also run in the `SCHED_IDLE` class (`chrt --idle 0`), getting only
+    /// CPU time nothing else wants (`processing_priority = idle`); with a niceness of 0 they
+    /// run at the caller's priority whatever this says.
+    pub idle_class: bool,
     /// How long a tool may go without progress before it is ended (`job_stall_timeout`).
     pub stall_timeout: Duration,
 }
 
 impl Default for FfmpegSettings {
-    /// Debian's tools from `PATH`, niceness 15 (as PeerTube), a 120 s stall timeout.
+    /// Debian's tools from `PATH`, niceness 15 (as PeerTube) in the `SCHED_IDLE` class, a
+    /// 120 s stall timeout.
     fn default() -> Self {
         Self {
             ffmpeg: PathBuf::from("ffmpeg"),
             ffprobe: PathBuf::from("ffprobe"),
             niceness: 15,
+            idle_class: true,
             stall_timeout: Duration::from_secs(120),
         }
     }
@@ -82,6 +88,7 @@ impl FfmpegProcessor {
     pub fn new(settings: FfmpegSettings) -> Self {
         let launcher = Launcher {
             niceness: settings.niceness,
+            idle_class: settings.idle_class,
             stall_timeout: settings.stall_timeout,
         };
         Self { settings, launcher }

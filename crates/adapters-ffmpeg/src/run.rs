@@ -23,6 +23,8 @@ const TICK: Duration = Duration::from_millis(100);
 pub(crate) struct Launcher {
     /// `nice` niceness (0: run at the caller's priority).
     pub niceness: u8,
+    /// Also `SCHED_IDLE` (with a niceness above 0).
+    pub idle_class: bool,
     /// Longest time without progress before the child is ended.
     pub stall_timeout: Duration,
 }
@@ -94,7 +96,7 @@ impl Launcher {
             chain.extend([SETPRIV, "--pdeathsig", "KILL"].map(OsString::from));
         }
         if self.niceness > 0 {
-            if Path::new(CHRT).exists() {
+            if self.idle_class && Path::new(CHRT).exists() {
                 chain.extend([CHRT, "--idle", "0"].map(OsString::from));
             }
             chain.extend(["nice".into(), "-n".into(), self.niceness.to_string().into()]);
@@ -304,8 +306,34 @@ mod tests {
     fn launcher(stall: Duration) -> Launcher {
         Launcher {
             niceness: 10,
+            idle_class: true,
             stall_timeout: stall,
         }
+    }
+
+    #[test]
+    fn tools_run_in_the_idle_class_and_die_with_their_worker_when_asked() {
+        if !Path::new(CHRT).exists() || !Path::new(SETPRIV).exists() {
+            return;
+        }
+        let policy = |idle_class: bool| {
+            let launcher = Launcher {
+                niceness: 10,
+                idle_class,
+                stall_timeout: Duration::from_secs(10),
+            };
+            // The wrappers execute `sh` in their place: `$$` is the tool's own pid.
+            let mut command = launcher.command(Path::new("sh"), None);
+            command.args(["-c", "chrt -p $$; nice"]);
+            let out = command.output().unwrap();
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        let idle = policy(true);
+        assert!(idle.contains("SCHED_IDLE"), "{idle}");
+        assert!(idle.trim_end().ends_with("10"), "niceness 10: {idle}");
+        let low = policy(false);
+        assert!(low.contains("SCHED_OTHER"), "{low}");
+        assert!(low.trim_end().ends_with("10"), "{low}");
     }
 
     fn args(list: &[&str]) -> Vec<OsString> {

@@ -46,6 +46,9 @@ fn ffmpeg_present() -> bool {
 fn processor(stall: Duration) -> FfmpegProcessor {
     FfmpegProcessor::new(FfmpegSettings {
         stall_timeout: stall,
+        // Not SCHED_IDLE: other tests running at once would starve these (the class itself is
+        // tested in run.rs).
+        idle_class: false,
         ..FfmpegSettings::default()
     })
 }

@@ -41,10 +41,11 @@ pub fn processing_settings(settings: &Settings) -> ProcessingSettings {
     }
 }
 
-/// The ffmpeg processor of `settings` (Debian's tools from `PATH`, at a lower priority).
+/// The ffmpeg processor of `settings` (Debian's tools from `PATH`, at `processing_priority`).
 pub fn processor(settings: &Settings) -> Arc<FfmpegProcessor> {
     Arc::new(FfmpegProcessor::new(FfmpegSettings {
         stall_timeout: Duration::from_secs(u64::from(settings.job_stall_timeout.seconds())),
+        idle_class: settings.processing_priority,
         ..FfmpegSettings::default()
     }))
 }

@@ -136,6 +136,11 @@ settings! {
         field job_retry_delay: Ttl = default "30", Ttl::parse;
         /// seconds ffmpeg may go without progress before it is stopped and the try fails
         field job_stall_timeout: Ttl = default "120", Ttl::parse;
+        /// `idle`: ffmpeg gets only CPU time serving does not want (the `SCHED_IDLE` class, and
+        /// `nice` 15); `low`: `nice` 15 alone, so processing also progresses on a machine that
+        /// serves at full load, at some cost to serving (see
+        /// [docs/operations.md](docs/operations.md))
+        field processing_priority: bool = default "idle", values::processing_priority;
         /// directory for processing's working files: a copy of the source and the files made
         /// from it, deleted when a try ends (needs room for a few times the largest source)
         field work_dir: PathBuf = default "./medialib-data/work", values::directory;

@@ -375,6 +375,15 @@ pub(super) fn count_up_to(text: &str, max: u32) -> Result<u32, String> {
     }
 }
 
+/// `processing_priority`: `idle` (true: the `SCHED_IDLE` class) or `low` (false).
+pub(super) fn processing_priority(text: &str) -> Result<bool, String> {
+    match text.trim() {
+        "idle" => Ok(true),
+        "low" => Ok(false),
+        _ => Err(format!("`{text}` is not one of idle, low")),
+    }
+}
+
 /// A directory path (created when it is used; not checked here).
 pub(super) fn directory(text: &str) -> Result<PathBuf, String> {
     if text.trim().is_empty() {
