@@ -128,9 +128,37 @@ async fn wait_media(
     }
 }
 
-/// Whether the job is encoding: processing, past the copy and probe of the source.
-fn encoding(media: &Value) -> bool {
-    media["state"] == "processing" && media["progress"].as_u64().unwrap() >= 6
+/// Waits until one of the processes `workers` runs an ffmpeg: a video's first tool after
+/// ffprobe, its transcode (seen in `/proc`, not through the media call, whose progress is
+/// written at most once a second and can miss a short encode). Returns the worker's index and
+/// the tool's pid. Fails when the media turns `ready` first, or after `timeout`.
+async fn wait_for_transcode(
+    app: &UploadApp,
+    base: &str,
+    object: &str,
+    workers: &[u32],
+    timeout: Duration,
+) -> (usize, u32) {
+    let start = Instant::now();
+    let mut polls = 0u32;
+    loop {
+        for (n, &pid) in workers.iter().enumerate() {
+            if let Some(&tool) = children_named(pid, "ffmpeg").first() {
+                return (n, tool);
+            }
+        }
+        polls += 1;
+        if polls % 10 == 0 {
+            let media = app.media_at(base, object).await;
+            only_the_source_until_ready(&media);
+            assert_ne!(media["state"], "ready", "the encode ended unseen: {media}");
+        }
+        assert!(
+            start.elapsed() < timeout,
+            "no worker ran ffmpeg within {timeout:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// Checks that a media that is not `ready` lists its source alone: no file of an attempt that
@@ -325,14 +353,13 @@ async fn two_servers_and_two_workers_on_garage_survive_a_worker_killed_mid_trans
     let dir = tempfile::tempdir().unwrap();
     let source = clip(dir.path(), "lecture.mp4", "1280x720", 20);
     let object = upload_at(&app, &servers[0].address, &source, "lecture.mp4").await;
-    wait_media(
+    let pids: Vec<u32> = workers.iter().map(WorkerProcess::pid).collect();
+    let (encoder, _) = wait_for_transcode(
         &app,
         &servers[0].address,
         &object,
-        "encoding",
+        &pids,
         Duration::from_secs(120),
-        only_the_source_until_ready,
-        encoding,
     )
     .await;
     let took: Vec<usize> = (0..2)
@@ -343,7 +370,7 @@ async fn two_servers_and_two_workers_on_garage_survive_a_worker_killed_mid_trans
                 .is_empty()
         })
         .collect();
-    assert_eq!(took.len(), 1, "one worker took the job: {took:?}");
+    assert_eq!(took, [encoder], "one worker took the job, the one encoding");
     let (dead, alive_one) = (took[0], 1 - took[0]);
     let (_, dead_dir, attempts) = job_row(&db_url, &object).unwrap();
     assert_eq!(attempts, 1);
@@ -421,16 +448,15 @@ async fn a_worker_killed_mid_transcode_is_replaced_and_its_attempts_files_are_de
     let dir = tempfile::tempdir().unwrap();
     let source = clip(dir.path(), "lecture.mp4", "1280x720", 20);
     let object = upload(&app, &source, "lecture.mp4").await;
-    let seen = wait_media(
+    wait_for_transcode(
         &app,
         &base,
         &object,
-        "encoding",
+        &[first.pid()],
         Duration::from_secs(120),
-        only_the_source_until_ready,
-        encoding,
     )
     .await;
+    let seen = app.media_at(&base, &object).await;
     let (_, dead_dir, _) = job_row(&db_url, &object).unwrap();
     let dead_work = work.path().join(format!("{object}-{dead_dir}"));
     assert!(
@@ -600,14 +626,13 @@ async fn garage_stopped_mid_processing_fails_the_attempt_and_the_job_finishes_wh
     // Long enough that the encode is seen running before the store step begins.
     let source = clip(dir.path(), "talk.mp4", "1280x720", 10);
     let object = upload(&app, &source, "talk.mp4").await;
-    wait_media(
+    // The worker runs in this process: its ffmpeg is this process's child.
+    wait_for_transcode(
         &app,
         &base,
         &object,
-        "encoding",
+        &[std::process::id()],
         Duration::from_secs(120),
-        only_the_source_until_ready,
-        encoding,
     )
     .await;
 
@@ -703,28 +728,19 @@ async fn a_stopped_ffmpeg_is_ended_by_the_watchdog_and_the_job_retried(b: Backen
     let dir = tempfile::tempdir().unwrap();
     let source = clip(dir.path(), "talk.mp4", "1280x720", 10);
     let object = upload(&app, &source, "talk.mp4").await;
-    wait_media(
+    // SIGSTOP the worker's ffmpeg: alive, silent, no progress.
+    let (_, stopped) = wait_for_transcode(
         &app,
         &base,
         &object,
-        "encoding",
+        &[worker.pid()],
         Duration::from_secs(120),
-        |_| {},
-        encoding,
     )
     .await;
-    // SIGSTOP the worker's ffmpeg: alive, silent, no progress.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let stopped = loop {
-        let found = children_named(worker.pid(), "ffmpeg");
-        if let Some(&pid) = found.first()
-            && signal(pid, "STOP")
-        {
-            break pid;
-        }
-        assert!(Instant::now() < deadline, "no ffmpeg of the worker to stop");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    assert!(
+        signal(stopped, "STOP"),
+        "the transcode ended before it was stopped"
+    );
     // The watchdog counts from ffmpeg's last progress, a little before the SIGSTOP.
     let at = Instant::now();
     let retried = wait_media(
