@@ -321,18 +321,7 @@ impl MediaRepository for MemoryStore {
         let fate = after_membership_removed(remaining);
         state.unlink(collection, member);
         if fate == AfterRemoval::SoftDelete {
-            if let Some(record) = state
-                .objects
-                .get_mut(&member)
-                .filter(|r| r.object.lifecycle() == Lifecycle::Live)
-            {
-                // Mirrors adapters-diesel media.rs: the soft deletion sets the modification
-                // time to `now` itself (not the later of the two), and records the collection
-                // the object was removed from, for restore.
-                record.object =
-                    State::rebuilt(&record.object, now, Lifecycle::SoftDeleted { at: now });
-                record.deleted_from = Some(collection);
-            }
+            state.soft_delete(member, now, Some(collection));
         }
         Ok(fate)
     }

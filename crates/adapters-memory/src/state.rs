@@ -123,6 +123,20 @@ impl State {
             .filter(|o| o.lifecycle() == Lifecycle::Live)
     }
 
+    /// Soft-deletes `member` at `now` when it is live, remembering `from` (the collection it
+    /// was removed from, for restore). Mirrors adapters-diesel: the soft deletion sets the
+    /// modification time to `now` itself (not the later of the two).
+    pub(crate) fn soft_delete(&mut self, member: ObjectId, now: Timestamp, from: Option<ObjectId>) {
+        if let Some(record) = self
+            .objects
+            .get_mut(&member)
+            .filter(|r| r.object.lifecycle() == Lifecycle::Live)
+        {
+            record.object = Self::rebuilt(&record.object, now, Lifecycle::SoftDeleted { at: now });
+            record.deleted_from = from;
+        }
+    }
+
     /// Whether `member` is directly in `collection` (whatever either's lifecycle).
     pub(crate) fn is_member(&self, collection: ObjectId, member: ObjectId) -> bool {
         self.members

@@ -298,15 +298,7 @@ impl UploadRepository for MemoryStore {
             // Mirrors the diesel adapter: a member left in no collection is soft-deleted now,
             // with no collection to restore it to.
             if state.parents_of(member).next().is_none() {
-                if let Some(record) = state
-                    .objects
-                    .get_mut(&member)
-                    .filter(|r| r.object.lifecycle() == Lifecycle::Live)
-                {
-                    record.object =
-                        State::rebuilt(&record.object, now, Lifecycle::SoftDeleted { at: now });
-                    record.deleted_from = None;
-                }
+                state.soft_delete(member, now, None);
             }
         }
         Ok(true)
