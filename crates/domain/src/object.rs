@@ -420,6 +420,16 @@ impl MediaObject {
     pub fn id(&self) -> ObjectId {
         self.id
     }
+
+    /// The order in which libraries are offered to a person (contribute, the home page): by
+    /// title (Unicode code points), then id.
+    pub fn by_title(a: &Self, b: &Self) -> std::cmp::Ordering {
+        a.fields
+            .title
+            .as_str()
+            .cmp(b.fields.title.as_str())
+            .then_with(|| a.id.cmp(&b.id))
+    }
     /// Type.
     pub fn object_type(&self) -> ObjectType {
         self.object_type

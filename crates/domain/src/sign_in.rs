@@ -4,6 +4,11 @@
 //!
 //! The HTTP layer reads the facts (the configured method, whether the request carries the
 //! proxy's sign-in header, whether the browser's session is live) and applies the answer.
+//!
+//! Signing in on medialib's own pages (`/login?next=…`) ends on a page of this service:
+//! [`ReturnPath`] is the only kind of place it sends a browser to, so that a link cannot turn
+//! the sign-in into a redirect to another site; [`AfterSignIn`] says where a sign-in at the
+//! identity provider resumes.
 
 /// How the organization signs people in (the `sso` setting, as the SSO provider reports it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,6 +71,78 @@ impl SignInMethod {
     }
 }
 
+/// A path of this service that a browser is sent to after signing in on medialib's pages: it
+/// starts with one `/` and has no scheme, host, backslash, white space or other than printable
+/// ASCII (a browser percent-encodes the rest),
+/// so that it can only name a page here (never `//other.example/…`, which browsers read as
+/// another host). At most 2,048 bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReturnPath(String);
+
+impl ReturnPath {
+    /// The longest path kept.
+    pub const MAX_LEN: usize = 2048;
+
+    /// The path in `next`, or `None` when it could lead off this service.
+    pub fn parse(next: &str) -> Option<Self> {
+        let local = next.starts_with('/')
+            && !next.starts_with("//")
+            && next.len() <= Self::MAX_LEN
+            && !next
+                .chars()
+                .any(|c| c == '\\' || !c.is_ascii_graphic());
+        local.then(|| Self(next.to_owned()))
+    }
+
+    /// `next` when it is a path of this service, else the home page.
+    pub fn or_home(next: Option<&str>) -> Self {
+        next.and_then(Self::parse).unwrap_or_else(Self::home)
+    }
+
+    /// The home page, `/`.
+    pub fn home() -> Self {
+        Self("/".to_owned())
+    }
+
+    /// The path.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Where a sign-in at the identity provider resumes once the browser is back: the
+/// authorization request it interrupted (its query string), or a page of medialib's own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AfterSignIn {
+    /// The authorize page with this query string (the request is validated again there).
+    Authorize(String),
+    /// A page of this service.
+    Page(ReturnPath),
+}
+
+impl AfterSignIn {
+    /// The prefix of a stored page return: an authorize query never starts with it (it starts
+    /// with a parameter name followed by `=`).
+    const PAGE: &'static str = "page:";
+
+    /// The text kept with the pending sign-in.
+    pub fn encode(&self) -> String {
+        match self {
+            Self::Authorize(query) => query.clone(),
+            Self::Page(path) => format!("{}{}", Self::PAGE, path.as_str()),
+        }
+    }
+
+    /// Reads what [`encode`](Self::encode) kept; a page return whose path no longer passes
+    /// [`ReturnPath::parse`] goes home.
+    pub fn decode(kept: &str) -> Self {
+        match kept.strip_prefix(Self::PAGE) {
+            Some(path) => Self::Page(ReturnPath::or_home(Some(path))),
+            None => Self::Authorize(kept.to_owned()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,5 +181,44 @@ mod tests {
         assert!(Redirect.returns_from_identity_provider());
         assert!(!PasswordForm.returns_from_identity_provider());
         assert!(!ProxyHeader.returns_from_identity_provider());
+    }
+
+    #[test]
+    fn only_paths_of_this_service_are_returned_to() {
+        for ok in ["/", "/m/abcDEF1234", "/libraries/x?page=2#top", "/a/b%2F/c"] {
+            assert_eq!(ReturnPath::parse(ok).map(|p| p.0), Some(ok.to_owned()), "{ok}");
+        }
+        let long = format!("/{}", "a".repeat(ReturnPath::MAX_LEN));
+        for bad in [
+            "",
+            "m/abc",
+            "//evil.example/",
+            "/\\evil.example/",
+            "https://evil.example/",
+            "javascript:alert(1)",
+            "/a b",
+            "/a\tb",
+            "/a\nLocation: x",
+            long.as_str(),
+        ] {
+            assert_eq!(ReturnPath::parse(bad), None, "{bad:?}");
+        }
+        assert_eq!(ReturnPath::or_home(Some("//evil.example")).as_str(), "/");
+        assert_eq!(ReturnPath::or_home(None).as_str(), "/");
+        assert_eq!(ReturnPath::or_home(Some("/x")).as_str(), "/x");
+    }
+
+    #[test]
+    fn a_sign_in_resumes_where_it_started() {
+        let page = AfterSignIn::Page(ReturnPath::parse("/libraries/x").unwrap());
+        assert_eq!(page.encode(), "page:/libraries/x");
+        assert_eq!(AfterSignIn::decode(&page.encode()), page);
+        let authorize = AfterSignIn::Authorize("response_type=code&client_id=c".to_owned());
+        assert_eq!(AfterSignIn::decode(&authorize.encode()), authorize);
+        // A kept page return that no longer parses goes home, never elsewhere.
+        assert_eq!(
+            AfterSignIn::decode("page://evil.example"),
+            AfterSignIn::Page(ReturnPath::home())
+        );
     }
 }

@@ -379,3 +379,36 @@ fn many_objects_images_come_from_one_read() {
             .is_empty()
     );
 }
+
+#[test]
+fn a_library_page_shows_its_members_media_state_and_stills_to_a_viewer() {
+    let m = media();
+    let ready = processed(&m, ObjectType::Video, "0a1b", video_files());
+    let queued = uploaded(&m, ObjectType::Audio);
+    let sub = m.w.h.object_in(&m.w.alice, m.w.lib, ObjectType::Catalog, "sub");
+    let uploads = m.s.uploads();
+    // bob views alice's library: every member, with the media of those that have some.
+    let view = uploads.library_view(&m.w.bob.as_caller(), m.w.lib).unwrap();
+    assert_eq!(view.library.id(), m.w.lib);
+    assert_eq!(view.page.level, PermissionLevel::View);
+    let listed: Vec<ObjectId> = view.page.items.iter().map(|i| i.object.id()).collect();
+    for id in [ready, queued, sub, m.w.video] {
+        assert!(listed.contains(&id), "{id} listed");
+    }
+    let state = |id| view.media.get(&id).map(|r| r.state.as_str());
+    assert_eq!(state(ready), Some("ready"));
+    assert_eq!(state(queued), Some("queued"));
+    assert_eq!(state(sub), None, "a catalog has no media");
+    assert_eq!(state(m.w.video), None, "nothing uploaded yet");
+    // Stills only where processing made them; each opens its file.
+    assert_eq!(view.images.keys().collect::<Vec<_>>(), [&ready]);
+    for (_, path) in view.images[&ready].iter() {
+        let (body, _) = fetch(&m, path);
+        assert!(path.ends_with(&body), "{path} serves {body}");
+    }
+    // carol holds no level on it: refused as every listing is.
+    assert!(matches!(
+        uploads.library_view(&m.w.carol.as_caller(), m.w.lib),
+        Err(medialib_ports::services::MembershipChangeFailed::Refused(_))
+    ));
+}

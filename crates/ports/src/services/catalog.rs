@@ -10,6 +10,7 @@ use medialib_domain::{
 
 use super::media::reached_object;
 use super::{CatalogSink, MediaServices};
+use crate::error::StoreError;
 use crate::failures::failures;
 use crate::repos::{Members, Reader};
 
@@ -54,8 +55,7 @@ failures! {
         /// No live object has this shortcode.
         #[error("no object has this permLink")]
         NotFound,
-        /// The object is not public: a signed-in browser session is needed (these pages do not
-        /// read sessions yet).
+        /// The object is not public and the browser has no session: sign-in is needed.
         #[error("sign-in required")]
         SignInRequired,
         Store(StoreError),
@@ -153,8 +153,53 @@ impl MediaServices {
             .ok_or(PermLinkFailed::NotFound)
     }
 
+    /// The live object a permLink names, for the landing page of a browser whose session
+    /// is `caller` (`None`: no session): a public object to anyone, a private one to a
+    /// signed-in person who may see it (`view` through some collection holding it). Without
+    /// a session a private object asks for sign-in; a signed-in person without access is
+    /// told nothing more than of an unknown link.
+    pub fn page_object(
+        &self,
+        caller: Option<&Caller>,
+        code: &ShortCode,
+    ) -> Result<MediaObject, PublicObjectFailed> {
+        let found = self
+            .media
+            .object_by_shortcode(code)?
+            .ok_or(PublicObjectFailed::NotFound)?;
+        let see = Action::See {
+            object: found.id(),
+            public: found.is_public(),
+        };
+        match caller {
+            _ if found.is_public() => Ok(found),
+            None => Err(PublicObjectFailed::SignInRequired),
+            Some(caller) => match self.gate(caller, see)? {
+                Ok(_) => Ok(found),
+                Err(_) => Err(PublicObjectFailed::NotFound),
+            },
+        }
+    }
+
+    /// The libraries to show a signed-in person on the home page: the live catalogs on
+    /// which they hold an entry and that the gate lets them read (an entry of level `none`
+    /// hides a library rather than showing it), ordered by title, then id.
+    pub fn libraries_of(&self, caller: &Caller) -> Result<Vec<MediaObject>, StoreError> {
+        let mut out = Vec::new();
+        for library in self.media.catalogs_with_entries_for(caller.user())? {
+            let read = Action::Read {
+                collection: library.id(),
+            };
+            if self.permits(caller, read)? {
+                out.push(library);
+            }
+        }
+        out.sort_by(MediaObject::by_title);
+        Ok(out)
+    }
+
     /// The live object a permLink names, if it may be shown without a session: only
-    /// public objects (landing page, embed page and script, oEmbed).
+    /// public objects (embed page and script, oEmbed).
     pub fn public_object(&self, code: &ShortCode) -> Result<MediaObject, PublicObjectFailed> {
         let found = self
             .media

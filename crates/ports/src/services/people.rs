@@ -587,14 +587,7 @@ impl PeopleServices {
                 out.push(ContributeLibrary { library, member });
             }
         }
-        out.sort_by(|a, b| {
-            a.library
-                .fields()
-                .title
-                .as_str()
-                .cmp(b.library.fields().title.as_str())
-                .then_with(|| a.library.id().cmp(&b.library.id()))
-        });
+        out.sort_by(|a, b| MediaObject::by_title(&a.library, &b.library));
         Ok(out)
     }
 }

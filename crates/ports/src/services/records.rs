@@ -15,9 +15,10 @@ use medialib_domain::media::probe::Dimensions;
 use medialib_domain::media::records::{ImageSize, PlayFormat, has_video_record};
 use medialib_domain::{Caller, MediaObject, ObjectId, ObjectType};
 
-use super::UploadServices;
 use super::catalog::VideoFailed;
+use super::{CatalogPage, MembershipChangeFailed, UploadServices};
 use crate::error::StoreError;
+use crate::uploads::MediaRecord;
 
 /// A record's `images`: a signed delivery URL, path only (`/m/…`: the HTTP layer prefixes
 /// the base URL), for each still the media has, smallest first. Empty until processing made
@@ -55,6 +56,20 @@ pub struct PlayableFile {
     pub dimensions: Option<Dimensions>,
     /// Bits a second (MP4 renditions, the `.m4a`).
     pub bitrate: Option<u32>,
+}
+
+/// A library as its page shows it: the listing, and for its members their media's state
+/// and their stills.
+#[derive(Debug, Clone)]
+pub struct LibraryView {
+    /// The library.
+    pub library: MediaObject,
+    /// Its members (most recently changed first) and the caller's level on it.
+    pub page: CatalogPage,
+    /// The media record of each member that has one (state, progress, error).
+    pub media: HashMap<ObjectId, MediaRecord>,
+    /// The stills of each member that has them.
+    pub images: HashMap<ObjectId, ImageLinks>,
 }
 
 /// The video record of an object: the object, its playable files and its images, with URLs
@@ -99,6 +114,39 @@ impl UploadServices {
             }
         }
         Ok(out)
+    }
+
+    /// A library's page for `caller` (who needs `view` on it): its members, the state of
+    /// their media and their stills.
+    pub fn library_view(
+        &self,
+        caller: &Caller,
+        library: ObjectId,
+    ) -> Result<LibraryView, MembershipChangeFailed> {
+        let page = self.objects.list_catalog(caller, library, None, None)?;
+        let found = self
+            .objects
+            .media
+            .object(library)?
+            .ok_or(MembershipChangeFailed::NotFound)?;
+        let members: Vec<(ObjectId, ObjectType)> = page
+            .items
+            .iter()
+            .map(|i| (i.object.id(), i.object.object_type()))
+            .collect();
+        let mut media = HashMap::new();
+        for (id, _) in members.iter().filter(|(_, t)| !t.is_collection()) {
+            if let Some(record) = self.uploads.media(*id)? {
+                media.insert(*id, record);
+            }
+        }
+        let images = self.images_of(&members)?;
+        Ok(LibraryView {
+            library: found,
+            page,
+            media,
+            images,
+        })
     }
 
     /// The playable files of a video or audio `object` (the player page of a public object):
