@@ -35,9 +35,11 @@ RUN cargo build --release --locked -p medialib --bin medialib \
 # ---- run ---------------------------------------------------------------------------------
 FROM debian:bookworm-slim
 # libpq5: the PostgreSQL client library; ca-certificates: TLS to PostgreSQL and to an OpenID
-# Connect provider; curl: the health check below.
+# Connect provider; curl: the health check below; ffmpeg (and ffprobe): media processing,
+# which `medialib serve` runs in-process (`workers`, default 1) and `medialib worker` runs on
+# its own (util-linux's setpriv and chrt, which start the tools, are in every Debian image).
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends ca-certificates curl libpq5 \
+    && apt-get install -y --no-install-recommends ca-certificates curl ffmpeg libpq5 \
     && rm -rf /var/lib/apt/lists/* \
     && groupadd --system --gid 10001 medialib \
     && useradd --system --uid 10001 --gid medialib --home-dir /var/lib/medialib \

@@ -102,7 +102,8 @@ wrk_describe describe_idle
 
 step "describe while the clip is processed again"
 "$python" "$bench/pipeline.py" reprocess "$base" "$token" "$lib" "$uuid"
-"$python" "$bench/pipeline.py" wait-state "$base" "$token" "$lib" "$uuid" processing
+"$python" "$bench/pipeline.py" wait-state "$base" "$token" "$lib" "$uuid" processing \
+    "$results/busy_seen.json"
 wrk_describe describe_busy
 "$python" "$bench/pipeline.py" wait "$base" "$token" "$lib" "$uuid" "$results/second.json"
 

@@ -1240,6 +1240,9 @@ fn demo_serves_and_reuses_its_data(db: &str) {
         sign_in(db, "demo", first.field("password")).map(|_| ()),
         Ok(())
     );
+    if !crate::processing::skip() {
+        demo_media_is_processed(db, first.field("library"));
+    }
 
     let (first_password, first_secret) = (
         first.field("password").to_owned(),
@@ -1319,6 +1322,57 @@ fn demo_serves_and_reuses_its_data(db: &str) {
     types.sort_unstable();
     assert_eq!(types, ["audio", "catalog", "file", "image", "video"]);
     assert_eq!(services.oauth().list_clients().unwrap().len(), 1);
+}
+
+/// The demo's media was generated, uploaded and processed before its instructions were
+/// printed (issue 20): the video, the audio and the image are `ready`, the file is stored as
+/// uploaded, the video's record lists an MP4, the HLS master and the SMIL, each naming the
+/// thumbnail track, and its three stills; the audio's lists its `.m4a`.
+fn demo_media_is_processed(db: &str, library: &str) {
+    use medialib_domain::media::MediaState;
+
+    let services = services_at(db, epoch_now());
+    let demo = services.oauth().list_users().unwrap().remove(0).as_caller();
+    let library = medialib_domain::ObjectId::parse(library).unwrap();
+    let items = services
+        .media()
+        .list_catalog(&demo, library, None, None)
+        .unwrap()
+        .items;
+    let mut seen = Vec::new();
+    for item in &items {
+        let (id, kind) = (item.object.id(), item.object.object_type().as_str());
+        if kind == "catalog" {
+            continue;
+        }
+        let media = services
+            .uploads()
+            .media(Some(&demo), library, id)
+            .unwrap_or_else(|e| panic!("{kind} {id}: {e}"));
+        assert_eq!(media.record.state, MediaState::Ready, "{kind}: {media:?}");
+        seen.push(kind);
+        if kind == "video" || kind == "audio" {
+            let record = services.uploads().video(&demo, library, id).unwrap();
+            let formats: Vec<&str> = record.files.iter().map(|f| f.format.as_str()).collect();
+            if kind == "video" {
+                assert!(
+                    formats.contains(&"mp4")
+                        && formats.contains(&"hls")
+                        && formats.contains(&"smil"),
+                    "{formats:?}"
+                );
+                assert!(
+                    record.files.iter().all(|f| f.thumbnails.is_some()),
+                    "{record:?}"
+                );
+                assert_eq!(record.images.iter().count(), 3, "{record:?}");
+            } else {
+                assert_eq!(formats, ["mp4"], "the .m4a: {record:?}");
+            }
+        }
+    }
+    seen.sort_unstable();
+    assert_eq!(seen, ["audio", "file", "image", "video"]);
 }
 
 #[test]

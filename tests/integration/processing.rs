@@ -35,7 +35,7 @@ pub(crate) fn skip() -> bool {
 }
 
 /// The app with one in-process worker that retries fast.
-async fn processing_app(b: Backend) -> UploadApp {
+pub(crate) async fn processing_app(b: Backend) -> UploadApp {
     UploadApp::start_with(b, |l| {
         l.set("workers", "1")
             .set("job_retry_delay", "1")

@@ -4,7 +4,8 @@
 //! - scale-out on PostgreSQL and Garage: two servers (`workers = 0`) and two workers on one
 //!   database and one bucket; the worker that took the job is killed (`kill -9`)
 //!   mid-transcode, the other finishes it once the lease ran out, the second server lists
-//!   the files and delivers the source, and exactly one derived set is recorded and stored;
+//!   the files and delivers each of them, and exactly one derived set is recorded and
+//!   stored;
 //! - `kill -9` of the only worker mid-transcode, then a new one on the same machine: the job
 //!   is taken again after the lease and finishes; what the dead attempt left (its work
 //!   directory, files in its storage directory) is deleted and never listed;
@@ -15,10 +16,10 @@
 //! - an ffmpeg stopped with SIGSTOP: the watchdog ends it, the attempt fails with the stall
 //!   message and the job is retried.
 //!
-//! Derived files are checked in the storage (the directory, or Garage through the S3 API)
-//! and only the source is fetched through HTTP, until the delivery of nested paths
-//! (`/m/…/hls/720p.m3u8`) is fixed on its own branch. `MEDIALIB_TEST_SKIP_FFMPEG=1` skips
-//! these where no ffmpeg is installed.
+//! Derived files are checked in the storage (the directory, or Garage through the S3 API),
+//! and in the scale-out also fetched through the second server. The fault tests run on
+//! SQLite and on PostgreSQL; `MEDIALIB_TEST_SKIP_FFMPEG=1` skips these where no ffmpeg is
+//! installed.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -41,12 +42,18 @@ medialib_adapters_diesel::backend_tests!(async on [postgres] with run:
     two_servers_and_two_workers_on_garage_survive_a_worker_killed_mid_transcode,
 );
 
-medialib_adapters_diesel::backend_tests!(async on [sqlite] with run:
-    a_worker_killed_mid_transcode_is_replaced_and_its_attempts_files_are_deleted,
-    an_ffmpeg_that_always_fails_ends_failed_after_job_attempts_and_reprocess_queues_it,
-    garage_stopped_mid_processing_fails_the_attempt_and_the_job_finishes_when_it_is_back,
-    a_stopped_ffmpeg_is_ended_by_the_watchdog_and_the_job_retried,
-);
+/// The fault tests of one worker, on both databases (a module of their own: the scale-out's
+/// `postgres` module above has the same name).
+mod one_worker {
+    use super::*;
+
+    medialib_adapters_diesel::backend_tests!(async on [sqlite, postgres] with run:
+        a_worker_killed_mid_transcode_is_replaced_and_its_attempts_files_are_deleted,
+        an_ffmpeg_that_always_fails_ends_failed_after_job_attempts_and_reprocess_queues_it,
+        garage_stopped_mid_processing_fails_the_attempt_and_the_job_finishes_when_it_is_back,
+        a_stopped_ffmpeg_is_ended_by_the_watchdog_and_the_job_retried,
+    );
+}
 
 /// Settings as `medialib` reads them from its environment.
 type Env = Vec<(String, String)>;
@@ -404,22 +411,30 @@ async fn two_servers_and_two_workers_on_garage_survive_a_worker_killed_mid_trans
     let stored = stored_in_garage(&garage, &object).await;
     let set_dir = check_one_set(&db_url, &object, &media, &stored);
     assert!(!stored.contains_key(&dead_dir), "{stored:#?}");
-    let r720 = garage_file(
-        &garage,
-        format!("media/{object}/{set_dir}/{}", rendition_720p(&media)),
-    )
-    .await;
-    assert_whole(&r720, 20.0);
 
-    // The source through the second server.
-    let url = files(&media, "source")[0]["url"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    assert!(url.starts_with(&servers[1].address), "{url}");
-    let res = app.api.app.client.get(&url).send().await.unwrap();
-    assert_eq!(res.status(), StatusCode::OK);
-    assert!(res.bytes().await.unwrap().as_ref() == std::fs::read(&source).unwrap().as_slice());
+    // The second server serves every listed file (renditions, the HLS master and its
+    // playlists, stills, sprites, the VTT, the SMIL) and the source, byte for byte what the
+    // bucket holds; the 720p rendition is whole.
+    let mut r720 = Vec::new();
+    for file in media["files"].as_array().unwrap() {
+        let url = file["url"].as_str().unwrap();
+        assert!(url.starts_with(&servers[1].address), "{url}");
+        let res = app.api.app.client.get(url).send().await.unwrap();
+        assert_eq!(res.status(), StatusCode::OK, "{url}");
+        let served = res.bytes().await.unwrap().to_vec();
+        let expected = if file["role"] == "source" {
+            std::fs::read(&source).unwrap()
+        } else {
+            let path = url_file(url);
+            garage_file(&garage, format!("media/{object}/{set_dir}/{path}")).await
+        };
+        assert!(served == expected, "{url}: not the stored bytes");
+        if file["role"] == "rendition" && file["height"] == 720 {
+            r720 = served;
+        }
+    }
+    assert!(!r720.is_empty(), "no 720p rendition listed: {media}");
+    assert_whole(&r720, 20.0);
     println!(
         "scale-out [{b:?}]: worker {dead} killed mid-transcode ({orphans} orphaned ffmpeg left \
          running, ended by the test); worker {alive_one} finished attempt 2 {:.1?} after the \
