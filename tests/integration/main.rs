@@ -27,5 +27,6 @@ mod processing;
 mod processing_faults;
 mod purge_contract;
 mod reliability;
+mod site;
 mod uploads;
 mod uploads_contract;

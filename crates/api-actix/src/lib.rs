@@ -10,6 +10,7 @@ mod api;
 mod apidoc;
 mod auth;
 mod blocking;
+mod browser;
 mod cors;
 mod delivery;
 mod error;
@@ -25,6 +26,7 @@ mod ratelimit;
 mod records;
 mod request_id;
 mod routing;
+mod site;
 mod state;
 mod transfer;
 mod upload;
@@ -58,6 +60,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: AppState) {
         .configure(delivery::configure)
         .configure(oauth::configure)
         .configure(pages::configure)
+        .configure(site::configure)
         .configure(openapi::configure)
         .default_service(web::to(not_found));
 }
@@ -92,11 +95,14 @@ pub fn app(
         .configure(move |cfg| configure(cfg, state))
 }
 
-/// Fallback for paths no route matches: the API namespace has its own message.
+/// Fallback for paths no route matches: the API namespace has its own message; elsewhere a
+/// browser gets a page.
 async fn not_found(req: HttpRequest) -> Result<HttpResponse, ApiError> {
     let path = req.path();
     if path == "/api" || path.starts_with("/api/") {
         Err(ApiError::ApiMethodNotFound)
+    } else if site::wants_html(&req) {
+        Ok(site::error_page(&ApiError::NotFound))
     } else {
         Err(ApiError::NotFound)
     }

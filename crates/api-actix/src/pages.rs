@@ -1,18 +1,21 @@
 //! Server-rendered pages outside `/api/`: permLinks, the landing/player page, embeds, oEmbed.
 //!
-//! - `GET /w/{shortcode}` answers 302 to the landing page `/m/{shortcode}` (an unknown
-//!   shortcode is a JSON 404, like every error outside the pages themselves).
+//! - `GET /w/{shortcode}` answers 302 to the landing page `/m/{shortcode}`, keeping the query
+//!   (the player's parameters that LMS plugins add); an unknown shortcode is a 404: a page
+//!   for a browser (`Accept: text/html`), JSON for other clients.
 //! - `GET /m/{shortcode}` is the landing page, `GET /embed/{shortcode}` the same player
 //!   for iframes, and `GET /embed/{shortcode}.js` a script that inserts that iframe.
-//!   Only public objects are shown: these pages do not read the browser session yet, so a
-//!   private object's page is a 401 HTML page saying sign-in is required.
+//!   The landing page reads the browser session: a private object shows to a signed-in
+//!   person who may see it, and asks anyone else to sign in (a 401 page with a sign-in
+//!   button that comes back here). The embed page and script show public objects only (a
+//!   framed page on another site does not get medialib's `SameSite=Lax` cookie anyway).
 //! - `GET /api/oembed?url=PERMLINK&format=json` is oEmbed 1.0 for public objects.
 //!
-//! Pages load nothing but `/assets/player.css` from this service, and carry a strict CSP,
+//! Pages load nothing but `/assets/site.css` and `/assets/player.css` from this service, and carry a strict CSP,
 //! `Referrer-Policy: no-referrer` and `nosniff`; only the embed page may be framed.
 
 use actix_web::http::header;
-use actix_web::{HttpResponse, HttpResponseBuilder, ResponseError, web};
+use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder, ResponseError, web};
 use askama::Template;
 use medialib_domain::media::records::PlayFormat;
 use medialib_domain::{MediaObject, ObjectType, ShortCode};
@@ -23,6 +26,7 @@ use crate::api::{Answer, Call, Endpoint, endpoint, is_read, not_implemented};
 use crate::apidoc::responses::{BadRequest, NotFound, NotImplemented, Unauthorized, Unavailable};
 use crate::apidoc::schemas::OEmbedQuery;
 use crate::blocking::run;
+use crate::browser::{Visitor, here, query_escape, visitor, wants_html};
 use crate::error::ApiError;
 use crate::input::Form;
 use crate::records::{OEmbedResponse, PLAYER_HEIGHT, PLAYER_WIDTH, embed_url, perm_link};
@@ -76,11 +80,11 @@ fn page_headers(builder: &mut HttpResponseBuilder, framing: Framing) {
 
 /// An error as an HTML page: status and headers (`WWW-Authenticate`, `Retry-After`,
 /// `Cache-Control`) come from [`ApiError`], only the body is HTML instead of JSON.
-fn html_error(e: &ApiError, framing: Framing) -> HttpResponse {
+fn html_error(e: &ApiError, framing: Framing, sign_in: Option<String>) -> HttpResponse {
     let (heading, message) = match e {
         ApiError::AuthenticationRequired | ApiError::InvalidToken => (
             "Sign-in required",
-            "This media is private: you need to sign in to watch it.".to_owned(),
+            "This media is private: sign in to watch it.".to_owned(),
         ),
         ApiError::Missing(_) | ApiError::NotFound => (
             "Not found",
@@ -91,6 +95,7 @@ fn html_error(e: &ApiError, framing: Framing) -> HttpResponse {
     let page = ErrorPage {
         heading,
         message: &message,
+        sign_in,
     };
     let Ok(body) = page.render() else {
         return e.error_response();
@@ -108,6 +113,8 @@ pub(crate) struct ErrorPage<'a> {
     pub(crate) heading: &'a str,
     /// What happened and what to do.
     pub(crate) message: &'a str,
+    /// Where a "Sign in" button leads (`/login?next=…`), when signing in would help.
+    pub(crate) sign_in: Option<String>,
 }
 
 /// One `<source>` of the media element.
@@ -120,6 +127,10 @@ struct Source {
 #[derive(Template)]
 #[template(path = "player.html")]
 struct PlayerPage<'a> {
+    /// The person signed in (the landing page's header; the embed has none).
+    visitor: Option<Visitor>,
+    /// This page's path, percent-encoded (the header's sign-in link comes back to it).
+    here: String,
     heading: &'a str,
     description: &'a str,
     kind: &'static str,
@@ -151,25 +162,23 @@ fn sources(o: &MediaObject, files: &[PlayableFile], base_url: &str) -> Vec<Sourc
         .collect()
 }
 
-/// Percent-encodes a query value (everything but RFC 3986 unreserved characters).
-pub(crate) fn query_escape(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for b in value.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
-/// The player page of a public object, or an HTML error page.
-async fn player(state: &AppState, code: &str, framing: Framing) -> HttpResponse {
+/// The player page (the landing page for `visitor`'s session, or the embed page of a public
+/// object), or an HTML error page.
+async fn player(
+    state: &AppState,
+    code: &str,
+    framing: Framing,
+    visitor: Option<Visitor>,
+    here: String,
+) -> HttpResponse {
+    let caller = visitor.as_ref().map(|v| v.user.as_caller());
     let shown = match shortcode(code) {
         Ok(code) => {
             run(state, move |s| -> Result<_, ApiError> {
-                let object = s.media().public_object(&code)?;
+                let object = match framing {
+                    Framing::Deny => s.media().page_object(caller.as_ref(), &code)?,
+                    Framing::Anyone => s.media().public_object(&code)?,
+                };
                 let files = s.uploads().playable_files(&object)?;
                 Ok((object, files))
             })
@@ -179,13 +188,20 @@ async fn player(state: &AppState, code: &str, framing: Framing) -> HttpResponse 
     };
     let (object, files) = match shown {
         Ok(shown) => shown,
-        Err(e) => return html_error(&e, framing),
+        Err(e) => {
+            let sign_in = (framing == Framing::Deny
+                && matches!(e, ApiError::AuthenticationRequired))
+            .then(|| format!("/login?next={here}"));
+            return html_error(&e, framing, sign_in);
+        }
     };
     let base = state.base_url();
     let link = perm_link(base, &object);
     let fields = object.fields();
     let title = fields.title.as_str();
     let page = PlayerPage {
+        visitor,
+        here,
         heading: if title.trim().is_empty() {
             "Untitled"
         } else {
@@ -210,7 +226,7 @@ async fn player(state: &AppState, code: &str, framing: Framing) -> HttpResponse 
         }
         Err(e) => {
             tracing::error!(error = %e, "cannot render the player page");
-            html_error(&ApiError::Internal, framing)
+            html_error(&ApiError::Internal, framing, None)
         }
     }
 }
@@ -226,25 +242,52 @@ async fn public_object(state: &AppState, code: &str) -> Result<MediaObject, ApiE
     run(state, move |s| s.media().public_object(&code)).await
 }
 
-/// `GET /w/{shortcode}`: 302 to the landing page.
+/// `GET /w/{shortcode}`: 302 to the landing page, with the query as it came.
 async fn perm_link_redirect(
+    req: HttpRequest,
     path: web::Path<String>,
     state: web::Data<AppState>,
-) -> Result<HttpResponse, ApiError> {
-    let code = shortcode(&path.into_inner())?;
-    let object = run(&state, move |s| s.media().follow_perm_link(&code)).await?;
-    Ok(HttpResponse::Found()
+) -> HttpResponse {
+    let found = async {
+        let code = shortcode(&path.into_inner())?;
+        run(&state, move |s| s.media().follow_perm_link(&code)).await
+    };
+    let object = match found.await {
+        Ok(object) => object,
+        Err(e) if wants_html(&req) => return html_error(&e, Framing::Deny, None),
+        Err(e) => return e.error_response(),
+    };
+    let query = match req.query_string() {
+        "" => String::new(),
+        q => format!("?{q}"),
+    };
+    HttpResponse::Found()
         .insert_header((
             header::LOCATION,
-            format!("{}/m/{}", state.base_url(), object.shortcode()),
+            format!("{}/m/{}{query}", state.base_url(), object.shortcode()),
         ))
         .insert_header((header::REFERRER_POLICY, "no-referrer"))
-        .finish())
+        .finish()
 }
 
 /// `GET /m/{shortcode}`: the landing page.
-async fn landing(path: web::Path<String>, state: web::Data<AppState>) -> HttpResponse {
-    player(&state, &path.into_inner(), Framing::Deny).await
+async fn landing(
+    req: HttpRequest,
+    path: web::Path<String>,
+    state: web::Data<AppState>,
+) -> HttpResponse {
+    let visitor = match visitor(&req, &state).await {
+        Ok(v) => v,
+        Err(e) => return html_error(&e, Framing::Deny, None),
+    };
+    player(
+        &state,
+        &path.into_inner(),
+        Framing::Deny,
+        visitor,
+        here(&req),
+    )
+    .await
 }
 
 /// `GET /embed/{shortcode}` (the player for iframes) and `GET /embed/{shortcode}.js`.
@@ -255,7 +298,7 @@ async fn embed(
     let code = path.into_inner();
     match code.strip_suffix(".js") {
         Some(code) => embed_script(&state, code).await,
-        None => Ok(player(&state, &code, Framing::Anyone).await),
+        None => Ok(player(&state, &code, Framing::Anyone, None, String::new()).await),
     }
 }
 
@@ -303,7 +346,7 @@ async fn authorize_stylesheet() -> HttpResponse {
     css(AUTHORIZE_STYLESHEET)
 }
 
-fn css(body: &'static str) -> HttpResponse {
+pub(crate) fn css(body: &'static str) -> HttpResponse {
     HttpResponse::Ok()
         .content_type("text/css; charset=utf-8")
         .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))

@@ -88,9 +88,7 @@ impl ReturnPath {
         let local = next.starts_with('/')
             && !next.starts_with("//")
             && next.len() <= Self::MAX_LEN
-            && !next
-                .chars()
-                .any(|c| c == '\\' || !c.is_ascii_graphic());
+            && !next.chars().any(|c| c == '\\' || !c.is_ascii_graphic());
         local.then(|| Self(next.to_owned()))
     }
 
@@ -186,7 +184,11 @@ mod tests {
     #[test]
     fn only_paths_of_this_service_are_returned_to() {
         for ok in ["/", "/m/abcDEF1234", "/libraries/x?page=2#top", "/a/b%2F/c"] {
-            assert_eq!(ReturnPath::parse(ok).map(|p| p.0), Some(ok.to_owned()), "{ok}");
+            assert_eq!(
+                ReturnPath::parse(ok).map(|p| p.0),
+                Some(ok.to_owned()),
+                "{ok}"
+            );
         }
         let long = format!("/{}", "a".repeat(ReturnPath::MAX_LEN));
         for bad in [

@@ -602,7 +602,9 @@ fn a_landing_page_shows_a_private_object_to_a_signed_in_viewer_only() {
     // A public object shows to anyone, signed in or not.
     for who in [None, Some(w.carol.as_caller())] {
         assert_eq!(
-            media.page_object(who.as_ref(), &code(public)).map(|o| o.id()),
+            media
+                .page_object(who.as_ref(), &code(public))
+                .map(|o| o.id()),
             Ok(public)
         );
     }

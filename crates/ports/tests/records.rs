@@ -385,7 +385,9 @@ fn a_library_page_shows_its_members_media_state_and_stills_to_a_viewer() {
     let m = media();
     let ready = processed(&m, ObjectType::Video, "0a1b", video_files());
     let queued = uploaded(&m, ObjectType::Audio);
-    let sub = m.w.h.object_in(&m.w.alice, m.w.lib, ObjectType::Catalog, "sub");
+    let sub =
+        m.w.h
+            .object_in(&m.w.alice, m.w.lib, ObjectType::Catalog, "sub");
     let uploads = m.s.uploads();
     // bob views alice's library: every member, with the media of those that have some.
     let view = uploads.library_view(&m.w.bob.as_caller(), m.w.lib).unwrap();

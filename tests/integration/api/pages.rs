@@ -83,13 +83,14 @@ fn assert_page_headers(p: &Page, framable: bool) {
     }
 }
 
-/// Every `src`/`href` of a page points at this service (no third-party resources).
+/// Every `src`/`href` of a page points at this service (no third-party resources; a link
+/// within the page, `#main`, is none).
 fn assert_only_own_resources(body: &str, address: &str) {
     for attr in ["src=\"", "href=\""] {
         for (i, _) in body.match_indices(attr) {
             let url = &body[i + attr.len()..];
             assert!(
-                url.starts_with('/') || url.starts_with(address),
+                url.starts_with('/') || url.starts_with(address) || url.starts_with('#'),
                 "{}",
                 &url[..url.len().min(80)]
             );
@@ -132,10 +133,16 @@ async fn perm_link_leads_to_the_landing_page(b: Backend) {
     assert!(!p.body.contains("<video") && !p.body.contains("<audio"));
     assert!(p.body.contains("No playable media files"));
     assert_only_own_resources(&p.body, &api.app.address);
-    // The stylesheet it links to is served here.
-    let css = api.app.get("/assets/player.css").await;
-    assert_eq!(css.status(), StatusCode::OK);
-    assert!(header(css.headers(), "content-type").starts_with("text/css"));
+    // The stylesheets it links to are served here.
+    for css in ["/assets/site.css", "/assets/player.css"] {
+        assert!(
+            p.body
+                .contains(&format!(r#"<link rel="stylesheet" href="{css}">"#))
+        );
+        let res = api.app.get(css).await;
+        assert_eq!(res.status(), StatusCode::OK);
+        assert!(header(res.headers(), "content-type").starts_with("text/css"));
+    }
 
     // HEAD answers like GET without a body.
     let res = api

@@ -485,7 +485,14 @@ async fn sign_in_page_carries_the_request_and_a_bound_csrf_token(b: Backend) {
             .unwrap()
             .starts_with("text/css")
     );
-    assert!(css.text().await.unwrap().contains(":focus-visible"));
+    // Focus stays visible for keyboard use: the style every page shares (site.css, linked
+    // before the page's own).
+    assert!(
+        page.body
+            .contains(r#"<link rel="stylesheet" href="/assets/site.css">"#)
+    );
+    let site = app.api.app.get("/assets/site.css").await;
+    assert!(site.text().await.unwrap().contains(":focus-visible"));
     // HEAD is GET without a body.
     let head = app
         .api

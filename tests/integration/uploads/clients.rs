@@ -8,6 +8,12 @@
 //!   the same two, the resuming process given the upload URL (`Uploader(url=…)`, HEAD).
 //! - Chromium (playwright-core) reading a delivered file: `fetch` with `Range` from a page of
 //!   the app's origin, and a `<video src>` whose loader asks with a Range of its own.
+//! - Chromium playing a video processed by the app's worker on its player page (the 360p MP4
+//!   of a 480p clip, a second of it; needs ffmpeg).
+//! - Chromium, phone-sized, used as a person would (`site_flow.mjs`): the home page, Sign in
+//!   with the password form, the library from the home page, the private video's card with
+//!   its still, its page, where it plays, and Sign out; screenshots of each page kept in
+//!   `$CARGO_TARGET_TMPDIR/screenshots` (needs ffmpeg).
 //!
 //! Every upload ends with the media call's SHA-256 equal to the file's and the delivered bytes
 //! identical. The tools come from `scripts/test` (`MEDIALIB_TEST_NODE`,
@@ -32,6 +38,8 @@ medialib_adapters_diesel::backend_tests!(async on [sqlite, postgres] with run:
     tuspy_uploads_a_file_whole_with_sha256_checksums,
     tuspy_resumes_an_interrupted_upload_from_a_new_process,
     chromium_reads_a_range_of_a_delivered_file,
+    chromium_plays_a_processed_video_on_its_player_page,
+    a_person_signs_in_finds_a_private_video_in_a_library_and_plays_it,
 );
 
 const SKIP_ENV: &str = "MEDIALIB_TEST_SKIP_E2E";
@@ -349,3 +357,143 @@ async fn chromium_reads_a_range_of_a_delivered_file(b: Backend) {
     );
     assert_eq!(video["status"], 206, "{out}");
 }
+
+async fn chromium_plays_a_processed_video_on_its_player_page(b: Backend) {
+    if skipped("chromium_plays_a_processed_video_on_its_player_page") || crate::processing::skip() {
+        return;
+    }
+    let node = node();
+    let chromium = chromium();
+    let app = crate::processing::processing_app(b).await;
+    let dir = tempfile::tempdir().unwrap();
+    let source = crate::processing::clip(dir.path(), "welcome.mp4", "854x480", 4);
+    let object = crate::processing::upload(&app, &source, "welcome.mp4").await;
+    let media = crate::processing::settled(&app, &object).await;
+    assert_eq!(media["state"], "ready", "{media}");
+    // The player page of a public object (its permLink).
+    let describe = format!("/api/describe/c/{}/o/{object}/", app.lib);
+    let made_public = app
+        .api
+        .call(
+            reqwest::Method::POST,
+            &describe,
+            Some(&app.token),
+            &[("type", "video"), ("public", "true")],
+        )
+        .await;
+    assert_eq!(made_public.status, StatusCode::ACCEPTED);
+    let link = app.api.get(&describe, Some(&app.token)).await.json["permLink"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let out = client_with_env(
+        node,
+        "player_plays.mjs",
+        vec!["--page".into(), link],
+        vec![("CHROMIUM", chromium.display().to_string())],
+    )
+    .await;
+    assert_eq!(out["error"], Value::Null, "{out}");
+    assert!(
+        out["currentTime"].as_f64().unwrap() >= 1.0,
+        "it played: {out}"
+    );
+    assert_eq!(
+        out["videoHeight"], 360,
+        "the 360p rendition of a 480p source: {out}"
+    );
+    assert!(
+        out["currentSrc"]
+            .as_str()
+            .unwrap()
+            .contains("/mp4/360p.mp4"),
+        "{out}"
+    );
+}
+
+async fn a_person_signs_in_finds_a_private_video_in_a_library_and_plays_it(b: Backend) {
+    if skipped("a_person_signs_in_finds_a_private_video_in_a_library_and_plays_it")
+        || crate::processing::skip()
+    {
+        return;
+    }
+    let node = node();
+    let chromium = chromium();
+    let app = crate::processing::processing_app(b).await;
+    // alice signs in with a password of the local directory.
+    let hash =
+        medialib_adapters_sso::hash_password(&medialib_domain::Secret::new(PASSWORD)).unwrap();
+    assert!(
+        app.api
+            .services
+            .store()
+            .set_password_hash(
+                app.user.id,
+                &hash,
+                medialib_domain::Timestamp::from_epoch_seconds(0)
+            )
+            .unwrap()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let source = crate::processing::clip(dir.path(), "lecture.mp4", "854x480", 4);
+    let object = crate::processing::upload(&app, &source, "lecture.mp4").await;
+    let media = crate::processing::settled(&app, &object).await;
+    assert_eq!(media["state"], "ready", "{media}");
+    let library = format!("/api/describe/c/{0}/o/{0}/", app.lib);
+    let library = app.api.get(&library, Some(&app.token)).await;
+    let library = library.json["title"].as_str().unwrap().to_owned();
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("screenshots")
+        .join(format!("{b:?}").to_lowercase());
+    std::fs::create_dir_all(&shots).unwrap();
+    let out = client_with_env(
+        node,
+        "site_flow.mjs",
+        vec![
+            "--base".into(),
+            format!("{}/", app.api.app.address),
+            "--username".into(),
+            app.user.unique_id.as_str().to_owned(),
+            "--password".into(),
+            PASSWORD.into(),
+            "--library".into(),
+            library.clone(),
+            "--video".into(),
+            "lecture.mp4".into(),
+            "--screenshots".into(),
+            shots.display().to_string(),
+        ],
+        vec![("CHROMIUM", chromium.display().to_string())],
+    )
+    .await;
+    assert_eq!(out["error"], Value::Null, "{out}");
+    assert_eq!(
+        out["pages"],
+        serde_json::json!([
+            "Home · medialib",
+            "Sign in · medialib",
+            "Home · medialib",
+            format!("{library} · medialib"),
+            "lecture.mp4 · medialib"
+        ]),
+        "{out}"
+    );
+    assert_eq!(
+        out["still"]["naturalWidth"], 512,
+        "the card's still loaded: {out}"
+    );
+    assert!(
+        out["currentTime"].as_f64().unwrap() >= 1.0,
+        "it played: {out}"
+    );
+    assert_eq!(out["videoHeight"], 360, "{out}");
+    assert_eq!(out["mediaError"], Value::Null, "{out}");
+    assert_eq!(out["signedOut"], true, "{out}");
+    assert_eq!(out["consoleErrors"], serde_json::json!([]), "{out}");
+    for page in ["home-signed-out", "sign-in", "home", "library", "player"] {
+        assert!(shots.join(format!("{page}.png")).is_file(), "{page}.png");
+    }
+}
+
+/// The password alice signs in with in the browser tests.
+const PASSWORD: &str = "correct horse battery staple";

@@ -17,7 +17,7 @@ use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse};
 use medialib_domain::oauth::AuthorizationRequest;
 use medialib_ports::Credentials;
-use medialib_ports::services::SignInError;
+use medialib_ports::services::{SignInError, StartedSession};
 
 use super::consent::consent;
 use super::html::Problem;
@@ -28,7 +28,7 @@ use crate::error::ApiError;
 use crate::state::AppState;
 
 /// Whether the request carries a non-blank sign-in header (trusted or not: [`sign_in`] decides).
-pub(super) fn carries_header(req: &HttpRequest, state: &AppState) -> bool {
+pub(crate) fn carries_header(req: &HttpRequest, state: &AppState) -> bool {
     state.sso_header().is_some_and(|name| {
         req.headers()
             .get_all(name)
@@ -43,6 +43,25 @@ pub(super) async fn sign_in(
     request: &AuthorizationRequest,
     params: &Params,
 ) -> Result<HttpResponse, Problem> {
+    let started = start_session(req, state).await?;
+    let mut builder = HttpResponse::Ok();
+    builder.append_header((header::SET_COOKIE, session_cookie(state, &started)));
+    Ok(consent(
+        builder,
+        request,
+        params,
+        &started.user,
+        started.cookie.expose(),
+    ))
+}
+
+/// Signs in the person the proxy names (a trusted proxy's one non-blank header): the session
+/// started, or an error page (no header: not through the proxy; an untrusted peer: a
+/// possible forgery, logged; a name medialib cannot accept).
+pub(crate) async fn start_session(
+    req: &HttpRequest,
+    state: &AppState,
+) -> Result<StartedSession, Problem> {
     let Some(name) = state.sso_header() else {
         tracing::error!("sso = header, but the web layer was given no header name");
         return Err(Problem {
@@ -94,17 +113,7 @@ pub(super) async fn sign_in(
     .await?;
     crate::metrics::count_sign_in(&state.metrics, &outcome);
     match outcome {
-        Ok(started) => {
-            let mut builder = HttpResponse::Ok();
-            builder.append_header((header::SET_COOKIE, session_cookie(state, &started)));
-            Ok(consent(
-                builder,
-                request,
-                params,
-                &started.user,
-                started.cookie.expose(),
-            ))
-        }
+        Ok(started) => Ok(started),
         Err(e @ SignInError::InvalidCredentials) => Err(unacceptable_identity(e.into())),
         Err(e @ (SignInError::Unsupported | SignInError::Unavailable(_))) => Err(Problem {
             heading: "Sign-in is not available",
@@ -135,7 +144,7 @@ pub(super) fn no_password_form() -> Problem {
 
 /// No identity header: the request did not come through the proxy (or it did not sign the
 /// person in).
-fn not_through_the_proxy() -> Problem {
+pub(crate) fn not_through_the_proxy() -> Problem {
     Problem {
         error: ApiError::AuthenticationRequired,
         heading: "Sign in through your organization",

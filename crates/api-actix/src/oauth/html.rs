@@ -85,10 +85,10 @@ pub(super) fn redirect(mut builder: HttpResponseBuilder, location: &str) -> Http
 
 /// A failure shown as an HTML error page: status and headers from `error`.
 #[derive(Debug)]
-pub(super) struct Problem {
-    pub(super) error: ApiError,
-    pub(super) heading: &'static str,
-    pub(super) message: String,
+pub(crate) struct Problem {
+    pub(crate) error: ApiError,
+    pub(crate) heading: &'static str,
+    pub(crate) message: String,
 }
 
 impl Problem {
@@ -112,8 +112,7 @@ impl Problem {
             error: ApiError::Forbidden("the sign-in form expired".into()),
             heading: "This form has expired",
             message: "The sign-in form expired or was opened in another window, so your \
-                      password was not checked. Go back to the application and start signing \
-                      in again."
+                      password was not checked. Go back and start signing in again."
                 .into(),
         }
     }
@@ -140,10 +139,11 @@ impl Problem {
     }
 
     /// The error page.
-    pub(super) fn page(self) -> HttpResponse {
+    pub(crate) fn page(self) -> HttpResponse {
         let page = ErrorPage {
             heading: self.heading,
             message: &self.message,
+            sign_in: None,
         };
         render(error_builder(&self.error), &page, FormAction::None)
     }
@@ -193,7 +193,7 @@ impl From<ApiError> for Problem {
 
 /// A browser endpoint's answer to a method it does not serve itself: OPTIONS is answered
 /// like on every path (a JSON record), any other method is the 501 page naming `allow`.
-pub(super) async fn other_method(
+pub(crate) async fn other_method(
     state: &AppState,
     req: &HttpRequest,
     allow: &'static str,

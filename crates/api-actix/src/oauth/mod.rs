@@ -10,26 +10,24 @@
 
 mod consent;
 mod endpoints;
-mod header_sign_in;
-mod html;
-mod pages;
-mod params;
+pub(crate) mod header_sign_in;
+pub(crate) mod html;
+pub(crate) mod pages;
+pub(crate) mod params;
 mod request;
-mod sso_callback;
+pub(crate) mod sso_callback;
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use medialib_domain::sign_in::SignInMethod;
-use medialib_ports::services::StartedSession;
 
 use crate::state::AppState;
 
-/// The session cookie set after SSO sign-in (value `mlb_...`; HttpOnly, SameSite=Lax).
-pub const SESSION_COOKIE: &str = "medialib_session";
-/// The cookie binding the sign-in form's CSRF token before a session exists (`mlf_...`).
-pub const LOGIN_FORM_COOKIE: &str = "medialib_login";
+pub(crate) use crate::browser::{
+    LOGIN_FORM_COOKIE, SESSION_COOKIE, cookie, session_cookie, set_cookie,
+};
 
 /// Where the sign-in cookie is sent (the sign-in form's POST and the authorize page).
-const LOGIN_COOKIE_PATH: &str = "/api/oauth";
+pub(crate) const LOGIN_COOKIE_PATH: &str = "/api/oauth";
 
 /// Registers the authorization server's routes.
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -78,49 +76,6 @@ async fn authorize(
 
 /// The configured sign-in method, whose rules (in the domain) decide which way a browser
 /// signs in.
-fn sign_in_method(state: &AppState) -> SignInMethod {
+pub(crate) fn sign_in_method(state: &AppState) -> SignInMethod {
     state.services().sessions().sign_in_method()
-}
-
-/// The first value of cookie `name` in the request's `Cookie` headers (values are never logged).
-fn cookie(req: &HttpRequest, name: &str) -> Option<String> {
-    req.headers()
-        .get_all(actix_web::http::header::COOKIE)
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(k, _)| *k == name)
-        .map(|(_, v)| v.trim_matches('"').to_owned())
-}
-
-/// The `Set-Cookie` value that starts the browser session `started` (path `/`, for the
-/// session's lifetime).
-fn session_cookie(state: &AppState, started: &StartedSession) -> String {
-    let max_age = state.services().settings().session_ttl.seconds();
-    set_cookie(
-        state,
-        SESSION_COOKIE,
-        started.cookie.expose(),
-        "/",
-        Some(max_age),
-    )
-}
-
-/// A `Set-Cookie` value: HttpOnly, SameSite=Lax, Secure when the service is reached over https.
-fn set_cookie(
-    state: &AppState,
-    name: &str,
-    value: &str,
-    path: &str,
-    max_age: Option<i64>,
-) -> String {
-    let mut out = format!("{name}={value}; Path={path}");
-    if let Some(seconds) = max_age {
-        out.push_str(&format!("; Max-Age={seconds}"));
-    }
-    out.push_str("; HttpOnly; SameSite=Lax");
-    if state.is_https() {
-        out.push_str("; Secure");
-    }
-    out
 }

@@ -30,7 +30,7 @@ use medialib_domain::oauth::AuthorizationRequest;
 use medialib_domain::sign_in::{Authorize, WithoutSession};
 use medialib_domain::{Secret, TokenKind, csrf_matches, csrf_token};
 use medialib_ports::Credentials;
-use medialib_ports::services::SignInError;
+use medialib_ports::services::{SignInError, StartedSession};
 
 use super::consent::{consent, decide};
 use super::html::{FormAction, Problem, error_builder, other_method, redirect, render};
@@ -145,22 +145,7 @@ async fn sign_in(
     payload: web::Payload,
     state: &AppState,
 ) -> Result<HttpResponse, Problem> {
-    if !super::sign_in_method(state).takes_submitted_passwords() {
-        return Err(header_sign_in::no_password_form());
-    }
-    state.limits().login_per_addr.hit(&state.remote_addr(req))?;
-    let form = read_form(req, payload).await?;
-    let login_cookie = cookie(req, LOGIN_FORM_COOKIE)
-        .filter(|c| TokenKind::LoginForm.digest_presented(c).is_some())
-        .map(Secret::new);
-    let csrf_ok = match (&login_cookie, field(&form, "csrf_token")) {
-        (Some(c), Some(token)) => csrf_matches(c, token),
-        _ => false,
-    };
-    let Some(login_cookie) = login_cookie.filter(|_| csrf_ok) else {
-        tracing::warn!("sign-in form refused: CSRF token missing or not bound to the cookie");
-        return Err(Problem::expired_sign_in_form());
-    };
+    let (form, login_cookie) = read_sign_in_form(req, payload, state).await?;
     let parsed = Parsed::from_fields(&form);
     let request = match validate(state, parsed.clone()).await? {
         Ok(request) => request,
@@ -179,21 +164,7 @@ async fn sign_in(
         };
         render(error_builder(error), &page, FormAction::SelfOnly)
     };
-    if username.trim().is_empty() || password.is_empty() {
-        let e = ApiError::BadRequest("username and password are required".into());
-        return Ok(form_again(&e, "Enter your username and password."));
-    }
-    let password = Secret::new(password);
-    let account = username.clone();
-    let outcome = run_as(state, Work::PasswordHash, move |s| {
-        Ok::<_, ApiError>(s.sessions().sign_in(Credentials::Password {
-            username: &account,
-            password: &password,
-        }))
-    })
-    .await?;
-    crate::metrics::count_sign_in(&state.metrics, &outcome);
-    match outcome {
+    match check_password(state, &username, password).await? {
         Ok(started) => {
             let mut builder = HttpResponse::SeeOther();
             builder
@@ -207,16 +178,90 @@ async fn sign_in(
                 &format!("/api/oauth/authorize?{}", params.query()),
             ))
         }
-        Err(e @ SignInError::InvalidCredentials) => {
-            Ok(form_again(&e.into(), "Wrong username or password."))
+        Err(refused) => Ok(form_again(&refused.error, &refused.alert)),
+    }
+}
+
+/// Reads a submitted password form (the authorize page's or medialib's own `/login`): only
+/// where passwords are taken, rate-limited per address, and only with the CSRF token bound
+/// to the browser's sign-in form cookie. Returns the fields and that cookie.
+pub(crate) async fn read_sign_in_form(
+    req: &HttpRequest,
+    payload: web::Payload,
+    state: &AppState,
+) -> Result<(Vec<(String, String)>, Secret), Problem> {
+    if !super::sign_in_method(state).takes_submitted_passwords() {
+        return Err(header_sign_in::no_password_form());
+    }
+    state.limits().login_per_addr.hit(&state.remote_addr(req))?;
+    let form = read_form(req, payload).await?;
+    let login_cookie = cookie(req, LOGIN_FORM_COOKIE)
+        .filter(|c| TokenKind::LoginForm.digest_presented(c).is_some())
+        .map(Secret::new);
+    let csrf_ok = match (&login_cookie, field(&form, "csrf_token")) {
+        (Some(c), Some(token)) => csrf_matches(c, token),
+        _ => false,
+    };
+    match login_cookie.filter(|_| csrf_ok) {
+        Some(login_cookie) => Ok((form, login_cookie)),
+        None => {
+            tracing::warn!("sign-in form refused: CSRF token missing or not bound to the cookie");
+            Err(Problem::expired_sign_in_form())
         }
+    }
+}
+
+/// A password sign-in that was refused in a way the form shows again, with what to tell the
+/// person.
+#[derive(Debug)]
+pub(crate) struct PasswordRefused {
+    /// The status (and headers: `Retry-After`) of the form shown again.
+    pub(crate) error: ApiError,
+    /// The alert above the form.
+    pub(crate) alert: String,
+}
+
+/// Checks a submitted username and password with the configured provider (on the sign-in
+/// slots of the blocking pool) and counts the outcome: the session it started, a refusal to
+/// show on the form (blank fields, wrong credentials, slow down), or an error page (the
+/// provider unavailable, the store failing).
+pub(crate) async fn check_password(
+    state: &AppState,
+    username: &str,
+    password: &str,
+) -> Result<Result<StartedSession, PasswordRefused>, Problem> {
+    if username.trim().is_empty() || password.is_empty() {
+        return Ok(Err(PasswordRefused {
+            error: ApiError::BadRequest("username and password are required".into()),
+            alert: "Enter your username and password.".into(),
+        }));
+    }
+    let password = Secret::new(password);
+    let account = username.to_owned();
+    let outcome = run_as(state, Work::PasswordHash, move |s| {
+        Ok::<_, ApiError>(s.sessions().sign_in(Credentials::Password {
+            username: &account,
+            password: &password,
+        }))
+    })
+    .await?;
+    crate::metrics::count_sign_in(&state.metrics, &outcome);
+    match outcome {
+        Ok(started) => Ok(Ok(started)),
+        Err(e @ SignInError::InvalidCredentials) => Ok(Err(PasswordRefused {
+            error: e.into(),
+            alert: "Wrong username or password.".into(),
+        })),
         Err(SignInError::SlowDown(wait)) => {
             let seconds = wait.seconds();
             let alert = format!(
                 "Too many failed sign-ins for this account. Wait {seconds} second{}, then try again.",
                 if seconds == 1 { "" } else { "s" }
             );
-            Ok(form_again(&SignInError::SlowDown(wait).into(), &alert))
+            Ok(Err(PasswordRefused {
+                error: SignInError::SlowDown(wait).into(),
+                alert,
+            }))
         }
         Err(e @ (SignInError::Unsupported | SignInError::Unavailable(_))) => Err(Problem {
             heading: "Sign-in is not available",

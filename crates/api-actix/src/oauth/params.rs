@@ -6,9 +6,9 @@ use actix_web::http::header;
 use actix_web::{HttpRequest, web};
 use medialib_domain::oauth::AuthorizeParams;
 
+use crate::browser::query_escape;
 use crate::error::ApiError;
 use crate::input::parse_urlencoded;
-use crate::pages::query_escape;
 
 /// Largest accepted form body: the forms carry a few short fields.
 const FORM_LIMIT: usize = 64 * 1024;
@@ -123,7 +123,7 @@ impl Parsed {
 }
 
 /// Urlencoded fields in order, decoded strictly (a malformed escape or non-UTF-8 is a 400).
-pub(super) fn fields(raw: &[u8]) -> Result<Vec<(String, String)>, ApiError> {
+pub(crate) fn fields(raw: &[u8]) -> Result<Vec<(String, String)>, ApiError> {
     // The strict parser refuses what the lenient one would quietly repair.
     parse_urlencoded(raw)?;
     let text =
@@ -134,7 +134,7 @@ pub(super) fn fields(raw: &[u8]) -> Result<Vec<(String, String)>, ApiError> {
 }
 
 /// The last value of a form field.
-pub(super) fn field<'a>(form: &'a [(String, String)], name: &str) -> Option<&'a str> {
+pub(crate) fn field<'a>(form: &'a [(String, String)], name: &str) -> Option<&'a str> {
     form.iter()
         .rev()
         .find(|(k, _)| k == name)
@@ -142,7 +142,7 @@ pub(super) fn field<'a>(form: &'a [(String, String)], name: &str) -> Option<&'a 
 }
 
 /// Reads an urlencoded form body (what browsers send for these forms).
-pub(super) async fn read_form(
+pub(crate) async fn read_form(
     req: &HttpRequest,
     payload: web::Payload,
 ) -> Result<Vec<(String, String)>, ApiError> {

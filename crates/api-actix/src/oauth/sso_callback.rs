@@ -20,6 +20,7 @@
 use actix_web::http::Method;
 use actix_web::{HttpRequest, HttpResponse, web};
 use medialib_domain::oauth::{AuthorizationRequest, OAuthErrorCode};
+use medialib_domain::sign_in::{AfterSignIn, ReturnPath};
 use medialib_ports::RedirectCallback;
 use medialib_ports::services::{FinishSignInError, SignInError};
 
@@ -44,12 +45,8 @@ pub(super) async fn to_identity_provider(
 ) -> Result<HttpResponse, Problem> {
     // Each start stores a pending sign-in: limited like the password form.
     state.limits().login_per_addr.hit(&state.remote_addr(req))?;
-    let return_to = params.query();
-    let started = run(state, move |s| {
-        Ok::<_, ApiError>(s.sessions().begin_redirect_sign_in(&return_to))
-    })
-    .await?;
-    match started {
+    let return_to = AfterSignIn::Authorize(params.query());
+    match begin(state, &return_to).await? {
         Ok(url) => Ok(redirect(HttpResponse::Found(), &url)),
         Err(SignInError::Unavailable(why)) => {
             tracing::warn!(%why, "cannot start the sign-in at the identity provider");
@@ -63,6 +60,38 @@ pub(super) async fn to_identity_provider(
         }
         Err(e) => Err(ApiError::from(e).into()),
     }
+}
+
+/// Sends a browser signing in on medialib's own pages to the identity provider (302); it
+/// comes back to `next`. A provider that cannot be reached is an error page.
+pub(crate) async fn to_identity_provider_for(
+    req: &HttpRequest,
+    state: &AppState,
+    next: ReturnPath,
+) -> Result<HttpResponse, Problem> {
+    // Each start stores a pending sign-in: limited like the password form.
+    state.limits().login_per_addr.hit(&state.remote_addr(req))?;
+    match begin(state, &AfterSignIn::Page(next)).await? {
+        Ok(url) => Ok(redirect(HttpResponse::Found(), &url)),
+        Err(SignInError::Unavailable(why)) => {
+            tracing::warn!(%why, "cannot start the sign-in at the identity provider");
+            Err(ApiError::IdentityProviderUnavailable.into())
+        }
+        Err(e) => Err(ApiError::from(e).into()),
+    }
+}
+
+/// Keeps a pending sign-in that resumes at `return_to` and gives the identity provider's
+/// URL to send the browser to.
+async fn begin(
+    state: &AppState,
+    return_to: &AfterSignIn,
+) -> Result<Result<String, SignInError>, Problem> {
+    let kept = return_to.encode();
+    Ok(run(state, move |s| {
+        Ok::<_, ApiError>(s.sessions().begin_redirect_sign_in(&kept))
+    })
+    .await?)
 }
 
 /// `/api/sso/oidc/callback`: where the identity provider sends the browser back.
@@ -117,10 +146,11 @@ async fn finish(req: &HttpRequest, state: &AppState) -> Result<HttpResponse, Pro
                 actix_web::http::header::SET_COOKIE,
                 session_cookie(state, &done.session),
             ));
-            Ok(redirect(
-                builder,
-                &format!("/api/oauth/authorize?{}", done.return_to),
-            ))
+            let location = match AfterSignIn::decode(&done.return_to) {
+                AfterSignIn::Authorize(query) => format!("/api/oauth/authorize?{query}"),
+                AfterSignIn::Page(path) => path.as_str().to_owned(),
+            };
+            Ok(redirect(builder, &location))
         }
         Err(FinishSignInError::UnknownState) => Err(no_pending_sign_in()),
         Err(FinishSignInError::Store(e)) => Err(ApiError::from(e).into()),
@@ -158,7 +188,11 @@ async fn failed(
             },
         ),
     };
-    let Some(request) = resumable(state, return_to).await else {
+    // A sign-in begun on medialib's own pages has no client to tell: the page says it.
+    let AfterSignIn::Authorize(query) = AfterSignIn::decode(return_to) else {
+        return Err(problem);
+    };
+    let Some(request) = resumable(state, &query).await else {
         return Err(problem);
     };
     let issuer = state.services().settings().issuer.clone();

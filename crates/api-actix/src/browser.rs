@@ -1,0 +1,134 @@
+//! What the HTTP layer knows of a browser: its cookies (the session and the sign-in form's,
+//! read and written here only), the person its session names ([`Visitor`]), the page it
+//! asked for ([`here`]) and whether it wants pages rather than JSON ([`wants_html`]).
+//!
+//! A leaf module: the authorization pages (`oauth/`), the player pages (`pages.rs`) and the
+//! pages people use (`site/`) all read the same session through it.
+
+use actix_web::HttpRequest;
+use actix_web::http::header;
+use medialib_domain::{Secret, User, csrf_token};
+use medialib_ports::services::StartedSession;
+
+use crate::blocking::run;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// The session cookie set after sign-in (value `mlb_...`; HttpOnly, SameSite=Lax).
+pub const SESSION_COOKIE: &str = "medialib_session";
+/// The cookie binding the sign-in form's CSRF token before a session exists (`mlf_...`).
+pub const LOGIN_FORM_COOKIE: &str = "medialib_login";
+
+/// The first value of cookie `name` in the request's `Cookie` headers (values are never logged).
+pub(crate) fn cookie(req: &HttpRequest, name: &str) -> Option<String> {
+    req.headers()
+        .get_all(actix_web::http::header::COOKIE)
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.trim_matches('"').to_owned())
+}
+
+/// The `Set-Cookie` value that starts the browser session `started` (path `/`, for the
+/// session's lifetime).
+pub(crate) fn session_cookie(state: &AppState, started: &StartedSession) -> String {
+    let max_age = state.services().settings().session_ttl.seconds();
+    set_cookie(
+        state,
+        SESSION_COOKIE,
+        started.cookie.expose(),
+        "/",
+        Some(max_age),
+    )
+}
+
+/// A `Set-Cookie` value: HttpOnly, SameSite=Lax, Secure when the service is reached over https.
+pub(crate) fn set_cookie(
+    state: &AppState,
+    name: &str,
+    value: &str,
+    path: &str,
+    max_age: Option<i64>,
+) -> String {
+    let mut out = format!("{name}={value}; Path={path}");
+    if let Some(seconds) = max_age {
+        out.push_str(&format!("; Max-Age={seconds}"));
+    }
+    out.push_str("; HttpOnly; SameSite=Lax");
+    if state.is_https() {
+        out.push_str("; Secure");
+    }
+    out
+}
+
+/// The person a browser's session names, as the page header shows them.
+#[derive(Debug)]
+pub(crate) struct Visitor {
+    /// Who they are.
+    pub(crate) user: User,
+    /// Their name as shown: first and last name, else their username.
+    pub(crate) name: String,
+    /// Their username (the uniqueId).
+    pub(crate) unique_id: String,
+    /// The sign-out form's CSRF token, bound to the session cookie.
+    pub(crate) csrf: String,
+}
+
+impl Visitor {
+    fn new(user: User, session: &Secret) -> Self {
+        let full = format!("{} {}", user.first_name.as_str(), user.last_name.as_str());
+        let unique_id = user.unique_id.as_str().to_owned();
+        let name = match full.trim() {
+            "" => unique_id.clone(),
+            name => name.to_owned(),
+        };
+        Self {
+            user,
+            name,
+            unique_id,
+            csrf: csrf_token(session),
+        }
+    }
+}
+
+/// The person whose live session the browser presents, if any.
+pub(crate) async fn visitor(
+    req: &HttpRequest,
+    state: &AppState,
+) -> Result<Option<Visitor>, ApiError> {
+    let Some(value) = cookie(req, SESSION_COOKIE) else {
+        return Ok(None);
+    };
+    let presented = value.clone();
+    let user = run(state, move |s| s.sessions().session_user(&presented)).await?;
+    Ok(user.map(|u| Visitor::new(u, &Secret::new(&value))))
+}
+
+/// The sign-in link's `next` for the page at `req`'s path and query, percent-encoded.
+pub(crate) fn here(req: &HttpRequest) -> String {
+    let uri = req.uri();
+    query_escape(uri.path_and_query().map_or("/", |p| p.as_str()))
+}
+
+/// Whether the client asked for a page (a browser's `Accept` names `text/html`) rather than
+/// JSON: errors outside the API answer it a page.
+pub(crate) fn wants_html(req: &HttpRequest) -> bool {
+    req.headers()
+        .get_all(header::ACCEPT)
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.contains("text/html"))
+}
+
+/// Percent-encodes a query value (everything but RFC 3986 unreserved characters).
+pub(crate) fn query_escape(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for b in value.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}

@@ -1,0 +1,120 @@
+//! The pages people use (issue 21), server-rendered with askama and usable without
+//! JavaScript:
+//!
+//! - `GET /`: the signed-in person's libraries, or what medialib is and a sign-in button;
+//! - `GET /login?next=PATH`: signing in with the configured method (`local`: medialib's
+//!   password form, posted back to `POST /login`; `oidc`: the identity provider, whose return
+//!   ends here; `header`: the proxy's header), the same browser session as the authorization
+//!   pages; then a 303 to `next`, which is only ever a path of this service
+//!   ([`ReturnPath`](medialib_domain::sign_in::ReturnPath));
+//! - `POST /logout`: ends the browser session (CSRF-checked against it) and goes home;
+//! - `GET /libraries/{uuid}`: a library's members with their stills, type, duration and the
+//!   state of their processing, for a person with `view` on it.
+//!
+//! The use cases decide who sees what (the same gate as the API); these handlers read the
+//! session, call them and render. Every page is `no-store`, never framed, sends no referrer,
+//! and loads only this service's own stylesheet, stills and media (CSP `default-src 'self'`).
+
+mod home;
+mod library;
+mod sign_in;
+
+use actix_web::http::header;
+use actix_web::{HttpResponse, HttpResponseBuilder, web};
+use askama::Template;
+
+pub(crate) use crate::browser::{Visitor, here, visitor, wants_html};
+use crate::error::ApiError;
+use crate::pages::ErrorPage;
+use crate::routing::{read_only, resource};
+
+/// The stylesheet of these pages.
+const STYLESHEET: &str = include_str!("../../templates/site.css");
+
+/// Registers the routes of these pages.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(read_only("/", home::home))
+        .service(resource("/login").to(sign_in::login))
+        .service(resource("/logout").to(sign_in::logout))
+        .service(read_only("/libraries/{library}", library::library))
+        .service(read_only("/assets/site.css", stylesheet));
+}
+
+/// The headers of every page here: a strict CSP (this service's own stylesheet, stills and
+/// media; forms post here only), never framed, no referrer, never stored.
+fn page_headers(builder: &mut HttpResponseBuilder) {
+    builder
+        .insert_header((
+            header::CONTENT_SECURITY_POLICY,
+            "default-src 'self'; script-src 'none'; object-src 'none'; base-uri 'none'; \
+             form-action 'self'; frame-ancestors 'none'",
+        ))
+        .insert_header((header::X_FRAME_OPTIONS, "DENY"))
+        .insert_header((header::REFERRER_POLICY, "no-referrer"))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"));
+}
+
+/// Renders `page` with `builder`'s status and the page headers.
+fn render(mut builder: HttpResponseBuilder, page: &impl Template) -> HttpResponse {
+    match page.render() {
+        Ok(body) => {
+            page_headers(&mut builder);
+            builder.content_type("text/html; charset=utf-8").body(body)
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "cannot render a page");
+            error_page(&ApiError::Internal)
+        }
+    }
+}
+
+/// `error` as an HTML page: the status and headers [`ApiError`] chooses, a sentence for a
+/// person.
+pub(crate) fn error_page(error: &ApiError) -> HttpResponse {
+    let (heading, message) = match error {
+        ApiError::NotFound | ApiError::Missing(_) => (
+            "Not found",
+            "There is nothing at this address, or it is not shared with you.".to_owned(),
+        ),
+        ApiError::Forbidden(_) => (
+            "Not allowed",
+            "Your account may not open this page.".to_owned(),
+        ),
+        ApiError::Gone(_) => ("Gone", "What was here has been removed.".to_owned()),
+        ApiError::DatabaseUnavailable | ApiError::Overloaded | ApiError::StorageUnavailable => (
+            "Service unavailable",
+            "medialib cannot answer right now. Try again in a few moments.".to_owned(),
+        ),
+        ApiError::Internal => (
+            "Something went wrong",
+            "medialib ran into an unexpected error. Try again later.".to_owned(),
+        ),
+        other => ("Something went wrong", format!("{other}.")),
+    };
+    let page = ErrorPage {
+        heading,
+        message: &message,
+        sign_in: None,
+    };
+    let mut builder = error.page_builder();
+    page_headers(&mut builder);
+    match page.render() {
+        Ok(body) => builder.content_type("text/html; charset=utf-8").body(body),
+        Err(_) => actix_web::ResponseError::error_response(error),
+    }
+}
+
+/// A 303 to `location` (after a form), or a 302 (a GET that sends the browser on).
+fn see_other(mut builder: HttpResponseBuilder, location: &str) -> HttpResponse {
+    builder
+        .insert_header((header::LOCATION, location))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .insert_header((header::REFERRER_POLICY, "no-referrer"))
+        .finish()
+}
+
+/// `GET /assets/site.css`.
+async fn stylesheet() -> HttpResponse {
+    crate::pages::css(STYLESHEET)
+}

@@ -1,0 +1,125 @@
+// A person uses medialib's pages in a real browser: Debian's Chromium (headless, driven by
+// playwright-core) opens the home page, signs in through its Sign in button with the
+// password form, finds the library on the home page, opens it, sees the video's card (its
+// still loaded), opens the video's page and plays it there (muted, as a browser allows
+// without a gesture) until a second has played; then signs out. Each page is kept as a
+// screenshot. Run by tests/integration/uploads/clients.rs.
+//
+//   node site_flow.mjs --base URL --username U --password P --library TITLE --video TITLE
+//                      --screenshots DIR
+//
+// Prints one JSON line: {"pages": [titles seen], "still": {naturalWidth, naturalHeight},
+// "currentSrc", "currentTime", "videoHeight", "mediaError", "signedOut"}; on a failure a line
+// {"error": ..., "at": page URL} and exit 1; 2 on missing arguments.
+
+import { writeSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { chromium } from "playwright-core";
+
+const { values: opts } = parseArgs({
+  options: {
+    base: { type: "string" },
+    username: { type: "string" },
+    password: { type: "string" },
+    library: { type: "string" },
+    video: { type: "string" },
+    screenshots: { type: "string" },
+  },
+});
+for (const name of ["base", "username", "password", "library", "video", "screenshots"]) {
+  if (!opts[name]) {
+    process.stderr.write(`site_flow.mjs: --${name} is required\n`);
+    process.exit(2);
+  }
+}
+
+function emit(record) {
+  writeSync(1, `${JSON.stringify(record)}\n`);
+}
+
+const timer = setTimeout(() => {
+  emit({ error: "timed out after 80 s" });
+  process.exit(1);
+}, 80_000);
+timer.unref();
+
+let browser;
+let page;
+try {
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+    headless: true,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--autoplay-policy=no-user-gesture-required",
+    ],
+  });
+  // A phone-sized window: the pages must work there.
+  page = await (await browser.newContext({ viewport: { width: 390, height: 844 } })).newPage();
+  page.setDefaultTimeout(30_000);
+  const errors = [];
+  // Console errors, but the browser's own favicon request (medialib serves none).
+  page.on("console", (m) => {
+    if (m.type() === "error" && !m.location().url.endsWith("/favicon.ico")) {
+      errors.push(`${m.text()} (${m.location().url})`);
+    }
+  });
+  const pages = [];
+  const shot = async (name) => {
+    pages.push(await page.title());
+    await page.screenshot({ path: join(opts.screenshots, `${name}.png`), fullPage: true });
+  };
+
+  await page.goto(opts.base);
+  await shot("home-signed-out");
+  await page.getByRole("link", { name: "Sign in" }).first().click();
+  await page.getByLabel("Username").fill(opts.username);
+  await page.getByLabel("Password").fill(opts.password);
+  await shot("sign-in");
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("heading", { name: "Your libraries" }).waitFor();
+  await shot("home");
+  await page.getByRole("link", { name: opts.library }).click();
+  await page.getByRole("heading", { name: opts.library }).waitFor();
+  const still = await page.locator("ul.members img.still").first();
+  await still.waitFor();
+  const stillSize = await still.evaluate(async (img) => {
+    if (!img.complete) await new Promise((r) => img.addEventListener("load", r, { once: true }));
+    return { naturalWidth: img.naturalWidth, naturalHeight: img.naturalHeight };
+  });
+  await shot("library");
+  await page.getByRole("link", { name: opts.video }).click();
+  await page.locator("video").waitFor();
+  const played = await page.evaluate(async () => {
+    const video = document.querySelector("video");
+    video.muted = true;
+    await video.play();
+    const started = performance.now();
+    while (video.currentTime < 1 && !video.error && performance.now() - started < 30_000) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return {
+      currentSrc: video.currentSrc,
+      currentTime: video.currentTime,
+      videoHeight: video.videoHeight,
+      mediaError: video.error?.code ?? null,
+    };
+  });
+  await shot("player");
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.getByRole("link", { name: "Sign in" }).first().waitFor();
+  const signedOut = !(await page.getByText("Signed in as").count());
+  emit({ pages, still: stillSize, ...played, signedOut, consoleErrors: errors });
+  await browser.close();
+  process.exit(0);
+} catch (e) {
+  emit({ error: String(e?.stack ?? e), at: page?.url() });
+  await browser?.close().catch(() => {});
+  process.exit(1);
+}
