@@ -238,6 +238,13 @@ impl Lease<'_> {
     }
 }
 
+/// What an attempt derived in its work directory: each file's role and path there, and the
+/// media's duration (none for an image).
+struct Made {
+    paths: Vec<(FileRole, String)>,
+    duration: Option<MediaDuration>,
+}
+
 /// How often the heartbeat looks whether the lease needs extending.
 const HEARTBEAT: Duration = Duration::from_millis(250);
 
@@ -353,35 +360,15 @@ impl ProcessingServices {
                 return Ok(Outcome::Superseded);
             }
             Err(AttemptError::Stopping) => (JobEnd::Released, Outcome::Released, false),
-            Err(AttemptError::Refused(r)) => {
-                let error = r.to_string();
-                return self.finish(
+            Err(AttemptError::Refused(r)) => return self.fail(job, dir, r.to_string()),
+            Err(AttemptError::NotMedia(m)) => {
+                return self.fail(
                     job,
                     dir,
-                    JobEnd::Failed { error: &error },
-                    Outcome::Failed {
-                        error: error.clone(),
-                    },
-                    false,
+                    format!("This file cannot be processed: it is damaged or cut short ({m})."),
                 );
             }
-            Err(AttemptError::NotMedia(m) | AttemptError::Permanent(m)) => {
-                let error = match &result {
-                    Err(AttemptError::NotMedia(_)) => {
-                        format!("This file cannot be processed: it is damaged or cut short ({m}).")
-                    }
-                    _ => m.clone(),
-                };
-                return self.finish(
-                    job,
-                    dir,
-                    JobEnd::Failed { error: &error },
-                    Outcome::Failed {
-                        error: error.clone(),
-                    },
-                    false,
-                );
-            }
+            Err(AttemptError::Permanent(m)) => return self.fail(job, dir, m.clone()),
             Err(AttemptError::Transient(m)) => {
                 tracing::warn!(%object, attempt = job.attempt, error = %m, "a processing attempt failed");
                 return match self.settings.retry.after_failure(job.attempt, true) {
@@ -403,20 +390,26 @@ impl ProcessingServices {
                             "Processing failed {} times; the last error: {m}",
                             job.attempt
                         );
-                        self.finish(
-                            job,
-                            dir,
-                            JobEnd::Failed { error: &error },
-                            Outcome::Failed {
-                                error: error.clone(),
-                            },
-                            false,
-                        )
+                        self.fail(job, dir, error)
                     }
                 };
             }
         };
         self.finish(job, dir, end, outcome, keep)
+    }
+
+    /// Ends the job as failed for good with `error`, deleting the attempt's files.
+    fn fail(
+        &self,
+        job: &ClaimedJob,
+        dir: &DerivedDir,
+        error: String,
+    ) -> Result<Outcome, StoreError> {
+        let end = JobEnd::Failed { error: &error };
+        let outcome = Outcome::Failed {
+            error: error.clone(),
+        };
+        self.finish(job, dir, end, outcome, false)
     }
 
     /// Ends the job as `end` says; deletes the attempt's files unless they are the new set,
@@ -533,7 +526,7 @@ impl ProcessingServices {
         })?;
         let plan = derive::plan(kind, &probe).map_err(AttemptError::Refused)?;
         lease.checkpoint(Step::Fetch, Percent::DONE)?;
-        let (paths, duration) = self.derive(&copy, &plan, work, lease)?;
+        let Made { paths, duration } = self.derive(&copy, &plan, work, lease)?;
         let files = self.store(job.ticket.object, dir, &plan, &paths, work, lease)?;
         DerivedSet::new(dir.clone(), files, duration).map_err(|e| {
             AttemptError::Transient(format!("the derived files are inconsistent: {e}"))
@@ -562,7 +555,7 @@ impl ProcessingServices {
         plan: &DerivePlan,
         work: &Path,
         lease: &Lease<'_>,
-    ) -> Result<(Vec<(FileRole, String)>, Option<MediaDuration>), AttemptError> {
+    ) -> Result<Made, AttemptError> {
         let processor = &self.processor;
         match plan {
             DerivePlan::Video(v) => {
@@ -581,7 +574,10 @@ impl ProcessingServices {
                 lease.checkpoint(Step::Pictures, Percent::ZERO)?;
                 lease.step(Step::Pictures, |sink| processor.sprites(v, work, sink))?;
                 lease.checkpoint(Step::Store, Percent::ZERO)?;
-                Ok((video_paths(v), Some(v.duration())))
+                Ok(Made {
+                    paths: video_paths(v),
+                    duration: Some(v.duration()),
+                })
             }
             DerivePlan::Audio(a) => {
                 lease.step(Step::Encode, |sink| {
@@ -593,14 +589,20 @@ impl ProcessingServices {
                 })?;
                 write_document(work, AudioPlan::WAVEFORM_PATH, &waveform.to_json())?;
                 lease.checkpoint(Step::Store, Percent::ZERO)?;
-                Ok((audio_paths(), Some(a.duration())))
+                Ok(Made {
+                    paths: audio_paths(),
+                    duration: Some(a.duration()),
+                })
             }
             DerivePlan::Image(i) => {
                 processor
                     .image_stills(source, i, work)
                     .map_err(|e| lease.failed(e))?;
                 lease.checkpoint(Step::Pictures, Percent::DONE)?;
-                Ok((image_paths(), None))
+                Ok(Made {
+                    paths: image_paths(),
+                    duration: None,
+                })
             }
         }
     }
