@@ -31,38 +31,22 @@ impl UploadRepository for MemoryStore {
         collection: ObjectId,
         media: NewMedia<'_>,
     ) -> Result<(), CreateObjectError> {
-        if media.object() != object.id() {
-            return Err(StoreError::Unexpected("media for another object".into()).into());
-        }
+        media.check_object(object)?;
         let mut state = self.lock();
         if let NewMedia::Upload(upload) = media {
             state.check_upload_owner(upload)?;
         }
         state.create_member(object, collection)?;
-        let record = match media {
-            NewMedia::Upload(upload) => {
-                state.uploads.insert(
-                    object.id(),
-                    UploadEntry {
-                        record: upload.clone(),
-                        lock: None,
-                    },
-                );
-                // Mirrors adapters-diesel uploads.rs: the media record starts uploading, with
-                // no source, changed when the upload began.
-                MediaRecord {
-                    object: object.id(),
-                    state: MediaState::Uploading,
-                    progress: 0,
-                    error: None,
-                    attempts: 0,
-                    source: None,
-                    derived: None,
-                    modified: upload.created,
-                }
-            }
-            NewMedia::Stored(record) => record.clone(),
-        };
+        if let NewMedia::Upload(upload) = media {
+            state.uploads.insert(
+                object.id(),
+                UploadEntry {
+                    record: upload.clone(),
+                    lock: None,
+                },
+            );
+        }
+        let record = media.record();
         if record.state == MediaState::Queued {
             state.enqueue_job(object.id(), record.modified);
         }

@@ -111,6 +111,34 @@ impl NewMedia<'_> {
             Self::Stored(m) => m.object,
         }
     }
+
+    /// Refuses media for another object than `object`: a caller's bug, which every adapter
+    /// refuses before it writes anything.
+    pub fn check_object(&self, object: &MediaObject) -> Result<(), StoreError> {
+        if self.object() == object.id() {
+            Ok(())
+        } else {
+            Err(StoreError::Unexpected("media for another object".into()))
+        }
+    }
+
+    /// The media record the object starts with: for an upload, `uploading` with no source,
+    /// changed when the upload began.
+    pub fn record(&self) -> MediaRecord {
+        match self {
+            Self::Upload(u) => MediaRecord {
+                object: u.object,
+                state: MediaState::Uploading,
+                progress: 0,
+                error: None,
+                attempts: 0,
+                source: None,
+                derived: None,
+                modified: u.created,
+            },
+            Self::Stored(m) => (*m).clone(),
+        }
+    }
 }
 
 /// Who asks for an upload's write lock, until when, and the time of asking

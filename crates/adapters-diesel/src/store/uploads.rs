@@ -125,24 +125,6 @@ impl MediaRow {
         })
     }
 
-    /// The record an object that awaits its upload starts with: uploading, no source.
-    fn uploading(object: ObjectId, at: Timestamp) -> Self {
-        Self {
-            object_id: object.to_string(),
-            state: MediaState::Uploading.as_str().to_owned(),
-            progress: 0,
-            error: None,
-            attempts: 0,
-            source_key: None,
-            source_filename: None,
-            source_size: None,
-            source_sha256: None,
-            source_content_type: None,
-            modified_at: at.epoch_seconds(),
-            derived: None,
-        }
-    }
-
     pub(super) fn into_domain(self) -> Result<MediaRecord, StoreError> {
         let derived = self
             .derived
@@ -253,17 +235,13 @@ impl UploadRepository for DieselStore {
         collection: ObjectId,
         media: NewMedia<'_>,
     ) -> Result<(), CreateObjectError> {
-        if media.object() != object.id() {
-            return Err(StoreError::Unexpected("media for another object".into()).into());
-        }
+        media.check_object(object)?;
         let c = collection.to_string();
-        let (upload_row, media_row) = match media {
-            NewMedia::Upload(upload) => (
-                Some(UploadRow::from_domain(upload)?),
-                MediaRow::uploading(object.id(), upload.created),
-            ),
-            NewMedia::Stored(record) => (None, MediaRow::from_domain(record)?),
+        let upload_row = match media {
+            NewMedia::Upload(upload) => Some(UploadRow::from_domain(upload)?),
+            NewMedia::Stored(_) => None,
         };
+        let media_row = MediaRow::from_domain(&media.record())?;
         let r: Result<Result<(), CreateObjectError>, DbError> = with_tx!(self.db, conn => {
             let outcome = create_member!(conn, object, &c);
             if outcome.is_ok() {

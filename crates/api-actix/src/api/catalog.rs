@@ -3,7 +3,10 @@
 
 use actix_web::HttpResponse;
 use actix_web::http::header::ContentType;
-use medialib_domain::{Action, IdOrZero, ObjectId, PageCursor, PageRequest, PageSize, Since};
+use medialib_domain::{
+    Action, Caller, IdOrZero, ObjectId, PageCursor, PageRequest, PageSize, Since,
+};
+use medialib_ports::MediaServices;
 
 use super::{Answer, Call, CollectionObject, PathIds, Resource, answer, collection_id, path_id};
 use crate::apidoc::responses::{ConflictingWriteErrors, ReadErrors, WriteErrors};
@@ -195,10 +198,7 @@ pub(crate) async fn list(call: &Call<'_>, CatalogPath(c, o): CatalogPath) -> Ans
     )
 )]
 pub(crate) async fn add(call: &Call<'_>, path: CatalogPath) -> Answer {
-    call.only(&[])?;
-    let caller = call.caller()?;
-    let (c, o) = path.member()?;
-    run(call.state, move |s| s.media().add_member(&caller, c, o)).await?;
+    change_member(call, path, MediaServices::add_member).await?;
     Ok(HttpResponse::Created().finish())
 }
 
@@ -218,11 +218,25 @@ pub(crate) async fn add(call: &Call<'_>, path: CatalogPath) -> Answer {
     )
 )]
 pub(crate) async fn remove(call: &Call<'_>, path: CatalogPath) -> Answer {
+    change_member(call, path, MediaServices::remove_member).await?;
+    Ok(HttpResponse::Ok().finish())
+}
+
+/// A membership write (add or remove): no fields, the caller, an object that is not `0`, and
+/// `change`, the use case, run on the blocking pool.
+async fn change_member<T, E>(
+    call: &Call<'_>,
+    path: CatalogPath,
+    change: fn(&MediaServices, &Caller, ObjectId, ObjectId) -> Result<T, E>,
+) -> Result<T, ApiError>
+where
+    T: Send + 'static,
+    E: Into<ApiError> + Send + 'static,
+{
     call.only(&[])?;
     let caller = call.caller()?;
     let (c, o) = path.member()?;
-    run(call.state, move |s| s.media().remove_member(&caller, c, o)).await?;
-    Ok(HttpResponse::Ok().finish())
+    run(call.state, move |s| change(s.media(), &caller, c, o)).await
 }
 
 #[cfg(test)]

@@ -115,10 +115,11 @@ impl<'a> CatalogWriter<'a> {
             out: &mut self.out,
             position: &position,
         };
+        let record = FullRef::new(o, self.base_url, true, &images);
         if self.written < self.complete {
-            serde_json::to_writer(&mut out, &FullRef::new(o, self.base_url, true, &images))?;
+            serde_json::to_writer(&mut out, &record)?;
         } else {
-            serde_json::to_writer(&mut out, &LimitedRef::new(o, self.base_url, true, &images))?;
+            serde_json::to_writer(&mut out, &record.limited())?;
         }
         if let Some(at) = images.start.get() {
             self.slots.push(ImagesSlot {
@@ -275,23 +276,18 @@ struct LimitedRef<'a> {
     authenticated: &'static str,
 }
 
-impl<'a> LimitedRef<'a> {
-    fn new(
-        o: &'a MediaObject,
-        base_url: &'a str,
-        authenticated: bool,
-        images: &'a ImagesAt<'a>,
-    ) -> Self {
-        let f = o.fields();
-        Self {
-            kind: o.object_type().as_str(),
-            title: f.title.as_str(),
-            description: f.description.as_str(),
-            images,
-            public: bool_str(f.public),
-            uuid: o.id(),
-            perm_link: PermLinkRef { base_url, o },
-            authenticated: bool_str(authenticated),
+impl<'a> FullRef<'a> {
+    /// The same member as a limited record, past `completeRecords`.
+    fn limited(self) -> LimitedRef<'a> {
+        LimitedRef {
+            kind: self.kind,
+            title: self.title,
+            description: self.description,
+            images: self.images,
+            public: self.public,
+            uuid: self.uuid,
+            perm_link: self.perm_link,
+            authenticated: self.authenticated,
         }
     }
 }

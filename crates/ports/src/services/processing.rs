@@ -26,7 +26,7 @@ use medialib_domain::media::derived::{
     abandoned_message, audio_paths, image_paths, video_paths,
 };
 use medialib_domain::media::documents::{smil, thumbnails_vtt};
-use medialib_domain::media::probe::Dimensions;
+use medialib_domain::media::probe::{Dimensions, MediaDuration};
 use medialib_domain::media::progress::Percent;
 use medialib_domain::media::{StorageKey, derive::AudioPlan};
 use medialib_domain::{ObjectId, Timestamp};
@@ -34,7 +34,7 @@ use medialib_domain::{ObjectId, Timestamp};
 use super::World;
 use crate::error::StoreError;
 use crate::jobs::{ClaimRequest, ClaimedJob, JobEnd, JobEnded, JobRepository, JobTicket};
-use crate::processing::{MediaProcessor, ProbeError, ProcessError};
+use crate::processing::{MediaProcessor, ProbeError, ProcessError, ProgressSink};
 use crate::storage::{MediaStorage, StorageError};
 use crate::world::RandomExt as _;
 
@@ -216,6 +216,17 @@ impl Lease<'_> {
         }
     }
 
+    /// Runs a processing step that reports its progress as `step`'s share of the whole (and may
+    /// be told through it to stop); the step's failure is the attempt's.
+    fn step<T>(
+        &self,
+        step: Step,
+        run: impl FnOnce(&mut ProgressSink<'_>) -> Result<T, ProcessError>,
+    ) -> Result<T, AttemptError> {
+        let mut sink = |p: Percent| self.report(step.overall(p));
+        run(&mut sink).map_err(|e| self.failed(e))
+    }
+
     /// Makes a processing step's failure the attempt's.
     fn failed(&self, e: ProcessError) -> AttemptError {
         match e {
@@ -225,6 +236,13 @@ impl Lease<'_> {
             other => AttemptError::Transient(other.to_string()),
         }
     }
+}
+
+/// What an attempt derived in its work directory: each file's role and path there, and the
+/// media's duration (none for an image).
+struct Made {
+    paths: Vec<(FileRole, String)>,
+    duration: Option<MediaDuration>,
 }
 
 /// How often the heartbeat looks whether the lease needs extending.
@@ -342,35 +360,15 @@ impl ProcessingServices {
                 return Ok(Outcome::Superseded);
             }
             Err(AttemptError::Stopping) => (JobEnd::Released, Outcome::Released, false),
-            Err(AttemptError::Refused(r)) => {
-                let error = r.to_string();
-                return self.finish(
+            Err(AttemptError::Refused(r)) => return self.fail(job, dir, r.to_string()),
+            Err(AttemptError::NotMedia(m)) => {
+                return self.fail(
                     job,
                     dir,
-                    JobEnd::Failed { error: &error },
-                    Outcome::Failed {
-                        error: error.clone(),
-                    },
-                    false,
+                    format!("This file cannot be processed: it is damaged or cut short ({m})."),
                 );
             }
-            Err(AttemptError::NotMedia(m) | AttemptError::Permanent(m)) => {
-                let error = match &result {
-                    Err(AttemptError::NotMedia(_)) => {
-                        format!("This file cannot be processed: it is damaged or cut short ({m}).")
-                    }
-                    _ => m.clone(),
-                };
-                return self.finish(
-                    job,
-                    dir,
-                    JobEnd::Failed { error: &error },
-                    Outcome::Failed {
-                        error: error.clone(),
-                    },
-                    false,
-                );
-            }
+            Err(AttemptError::Permanent(m)) => return self.fail(job, dir, m.clone()),
             Err(AttemptError::Transient(m)) => {
                 tracing::warn!(%object, attempt = job.attempt, error = %m, "a processing attempt failed");
                 return match self.settings.retry.after_failure(job.attempt, true) {
@@ -392,20 +390,26 @@ impl ProcessingServices {
                             "Processing failed {} times; the last error: {m}",
                             job.attempt
                         );
-                        self.finish(
-                            job,
-                            dir,
-                            JobEnd::Failed { error: &error },
-                            Outcome::Failed {
-                                error: error.clone(),
-                            },
-                            false,
-                        )
+                        self.fail(job, dir, error)
                     }
                 };
             }
         };
         self.finish(job, dir, end, outcome, keep)
+    }
+
+    /// Ends the job as failed for good with `error`, deleting the attempt's files.
+    fn fail(
+        &self,
+        job: &ClaimedJob,
+        dir: &DerivedDir,
+        error: String,
+    ) -> Result<Outcome, StoreError> {
+        let end = JobEnd::Failed { error: &error };
+        let outcome = Outcome::Failed {
+            error: error.clone(),
+        };
+        self.finish(job, dir, end, outcome, false)
     }
 
     /// Ends the job as `end` says; deletes the attempt's files unless they are the new set,
@@ -522,23 +526,7 @@ impl ProcessingServices {
         })?;
         let plan = derive::plan(kind, &probe).map_err(AttemptError::Refused)?;
         lease.checkpoint(Step::Fetch, Percent::DONE)?;
-        let (paths, duration) = match &plan {
-            DerivePlan::Video(v) => {
-                self.derive_video(&copy, v, work, lease)?;
-                (video_paths(v), Some(v.duration()))
-            }
-            DerivePlan::Audio(a) => {
-                self.derive_audio(&copy, a, work, lease)?;
-                (audio_paths(), Some(a.duration()))
-            }
-            DerivePlan::Image(i) => {
-                self.processor
-                    .image_stills(&copy, i, work)
-                    .map_err(|e| lease.failed(e))?;
-                lease.checkpoint(Step::Pictures, Percent::DONE)?;
-                (image_paths(), None)
-            }
-        };
+        let Made { paths, duration } = self.derive(&copy, &plan, work, lease)?;
         let files = self.store(job.ticket.object, dir, &plan, &paths, work, lease)?;
         DerivedSet::new(dir.clone(), files, duration).map_err(|e| {
             AttemptError::Transient(format!("the derived files are inconsistent: {e}"))
@@ -559,48 +547,64 @@ impl ProcessingServices {
             .map_err(|e| AttemptError::transient("copying the source failed", e))
     }
 
-    fn derive_video(
+    /// Makes the plan's files in `work` from `source`, step by step; the paths of the files
+    /// made, and the media's duration.
+    fn derive(
         &self,
         source: &Path,
-        plan: &VideoPlan,
+        plan: &DerivePlan,
         work: &Path,
         lease: &Lease<'_>,
-    ) -> Result<(), AttemptError> {
-        let mut sink = |p: Percent| lease.report(Step::Encode.overall(p));
-        let done = self.processor.transcode(source, plan, work, &mut sink);
-        done.map_err(|e| lease.failed(e))?;
-        lease.checkpoint(Step::Package, Percent::ZERO)?;
-        self.processor
-            .package_hls(plan, work)
-            .map_err(|e| lease.failed(e))?;
-        self.processor
-            .video_stills(source, plan, work)
-            .map_err(|e| lease.failed(e))?;
-        write_document(work, VideoPlan::SMIL_PATH, &smil(plan))?;
-        write_document(work, SpritePlan::VTT_PATH, &thumbnails_vtt(plan.sprites()))?;
-        lease.checkpoint(Step::Pictures, Percent::ZERO)?;
-        let mut sink = |p: Percent| lease.report(Step::Pictures.overall(p));
-        let done = self.processor.sprites(plan, work, &mut sink);
-        done.map_err(|e| lease.failed(e))?;
-        lease.checkpoint(Step::Store, Percent::ZERO)
-    }
-
-    fn derive_audio(
-        &self,
-        source: &Path,
-        plan: &AudioPlan,
-        work: &Path,
-        lease: &Lease<'_>,
-    ) -> Result<(), AttemptError> {
-        let mut sink = |p: Percent| lease.report(Step::Encode.overall(p));
-        let done = self.processor.encode_audio(source, plan, work, &mut sink);
-        done.map_err(|e| lease.failed(e))?;
-        lease.checkpoint(Step::Pictures, Percent::ZERO)?;
-        let mut sink = |p: Percent| lease.report(Step::Pictures.overall(p));
-        let waveform = self.processor.waveform(source, plan, work, &mut sink);
-        let waveform = waveform.map_err(|e| lease.failed(e))?;
-        write_document(work, AudioPlan::WAVEFORM_PATH, &waveform.to_json())?;
-        lease.checkpoint(Step::Store, Percent::ZERO)
+    ) -> Result<Made, AttemptError> {
+        let processor = &self.processor;
+        match plan {
+            DerivePlan::Video(v) => {
+                lease.step(Step::Encode, |sink| {
+                    processor.transcode(source, v, work, sink)
+                })?;
+                lease.checkpoint(Step::Package, Percent::ZERO)?;
+                processor
+                    .package_hls(v, work)
+                    .map_err(|e| lease.failed(e))?;
+                processor
+                    .video_stills(source, v, work)
+                    .map_err(|e| lease.failed(e))?;
+                write_document(work, VideoPlan::SMIL_PATH, &smil(v))?;
+                write_document(work, SpritePlan::VTT_PATH, &thumbnails_vtt(v.sprites()))?;
+                lease.checkpoint(Step::Pictures, Percent::ZERO)?;
+                lease.step(Step::Pictures, |sink| processor.sprites(v, work, sink))?;
+                lease.checkpoint(Step::Store, Percent::ZERO)?;
+                Ok(Made {
+                    paths: video_paths(v),
+                    duration: Some(v.duration()),
+                })
+            }
+            DerivePlan::Audio(a) => {
+                lease.step(Step::Encode, |sink| {
+                    processor.encode_audio(source, a, work, sink)
+                })?;
+                lease.checkpoint(Step::Pictures, Percent::ZERO)?;
+                let waveform = lease.step(Step::Pictures, |sink| {
+                    processor.waveform(source, a, work, sink)
+                })?;
+                write_document(work, AudioPlan::WAVEFORM_PATH, &waveform.to_json())?;
+                lease.checkpoint(Step::Store, Percent::ZERO)?;
+                Ok(Made {
+                    paths: audio_paths(),
+                    duration: Some(a.duration()),
+                })
+            }
+            DerivePlan::Image(i) => {
+                processor
+                    .image_stills(source, i, work)
+                    .map_err(|e| lease.failed(e))?;
+                lease.checkpoint(Step::Pictures, Percent::DONE)?;
+                Ok(Made {
+                    paths: image_paths(),
+                    duration: None,
+                })
+            }
+        }
     }
 
     /// Writes every planned file to storage and describes it.
