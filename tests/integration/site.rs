@@ -22,6 +22,7 @@ medialib_adapters_diesel::backend_tests!(async on [sqlite, postgres] with run:
     signing_out_ends_the_session,
     a_perm_link_keeps_the_players_query,
     unknown_pages_are_pages_for_browsers_and_json_for_the_rest,
+    an_admin_manages_a_library_and_its_people_from_its_page,
 );
 
 /// A browser: its cookies (name → value, whatever their path here: each test checks the
@@ -491,4 +492,144 @@ async fn unknown_pages_are_pages_for_browsers_and_json_for_the_rest(b: Backend) 
         p.header("content-type").starts_with("application/json"),
         "{p:?}"
     );
+}
+
+async fn an_admin_manages_a_library_and_its_people_from_its_page(b: Backend) {
+    let (app, _, lib) = alice(b).await;
+    let page = format!("/libraries/{lib}");
+    let mut alice = Browser::new(&app);
+    alice.sign_in("/", "alice", PASSWORD).await;
+    let p = alice.get(&page).await;
+    assert!(p.body.contains("Manage this library"), "{}", p.body);
+    let csrf = p.hidden("csrf_token");
+    let post = |form: Vec<(&'static str, String)>| {
+        let mut form = form;
+        form.push(("csrf_token", csrf.clone()));
+        form
+    };
+    let send = async |browser: &mut Browser<'_>, form: Vec<(&'static str, String)>| {
+        let pairs: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        browser.send(Method::POST, &page, &pairs).await
+    };
+
+    // Edit: title, description, public.
+    let done = send(
+        &mut alice,
+        post(vec![
+            ("action", "edit".into()),
+            ("title", "Physics 101".into()),
+            ("description", "Lectures & labs".into()),
+            ("public", "on".into()),
+        ]),
+    )
+    .await;
+    assert_eq!(done.status, StatusCode::SEE_OTHER, "{}", done.body);
+    assert_eq!(done.header("location"), page);
+    let p = alice.get(&page).await;
+    assert!(p.body.contains("<h1>Physics 101</h1>"), "{}", p.body);
+    assert!(p.body.contains(r#"name="public" checked"#), "{}", p.body);
+    // A new sub-library is listed.
+    let done = send(
+        &mut alice,
+        post(vec![
+            ("action", "create".into()),
+            ("title", "Week 1".into()),
+        ]),
+    )
+    .await;
+    assert_eq!(done.status, StatusCode::SEE_OTHER, "{}", done.body);
+    assert!(alice.get(&page).await.body.contains("Week 1"));
+    // bob gets view by his username (provisioned before his first sign-in).
+    let done = send(
+        &mut alice,
+        post(vec![
+            ("action", "grant".into()),
+            ("unique_id", "bob".into()),
+            ("level", "view".into()),
+        ]),
+    )
+    .await;
+    assert_eq!(done.status, StatusCode::SEE_OTHER, "{}", done.body);
+    let p = alice.get(&page).await;
+    assert!(p.body.contains("<td>bob</td>"), "{}", p.body);
+    let bob_user = app
+        .api
+        .services
+        .oauth()
+        .list_users()
+        .unwrap()
+        .into_iter()
+        .find(|u| u.unique_id.as_str() == "bob")
+        .unwrap();
+    let hash =
+        medialib_adapters_sso::hash_password(&medialib_domain::Secret::new(PASSWORD)).unwrap();
+    app.api
+        .services
+        .store()
+        .set_password_hash(
+            bob_user.id,
+            &hash,
+            medialib_domain::Timestamp::from_epoch_seconds(0),
+        )
+        .unwrap();
+    let mut bob = Browser::new(&app);
+    bob.sign_in("/", "bob", PASSWORD).await;
+    assert!(bob.get("/").await.body.contains("Physics 101"));
+    let seen = bob.get(&page).await;
+    assert_eq!(seen.status, StatusCode::OK);
+    assert!(seen.body.contains("Your access: view"));
+    assert!(
+        !seen.body.contains("Manage this library"),
+        "a viewer has no forms"
+    );
+    // bob's own form (his CSRF token) is refused by the gate: he only views.
+    let bob_csrf = seen.hidden("csrf_token");
+    let refused = bob
+        .send(
+            Method::POST,
+            &page,
+            &[
+                ("csrf_token", bob_csrf.as_str()),
+                ("action", "create"),
+                ("title", "Mine"),
+            ],
+        )
+        .await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN, "{}", refused.body);
+    // A form without the session's token changes nothing.
+    let forged = alice
+        .send(
+            Method::POST,
+            &page,
+            &[
+                ("csrf_token", "forged"),
+                ("action", "create"),
+                ("title", "X"),
+            ],
+        )
+        .await;
+    assert_eq!(forged.status, StatusCode::FORBIDDEN, "{}", forged.body);
+    assert!(!alice.get(&page).await.body.contains(">X<"));
+    // The last admin cannot remove herself.
+    let last = send(
+        &mut alice,
+        post(vec![
+            ("action", "revoke".into()),
+            ("unique_id", "alice".into()),
+        ]),
+    )
+    .await;
+    assert_eq!(last.status, StatusCode::CONFLICT, "{}", last.body);
+    // Removing bob takes the library from him.
+    let done = send(
+        &mut alice,
+        post(vec![
+            ("action", "revoke".into()),
+            ("unique_id", "bob".into()),
+        ]),
+    )
+    .await;
+    assert_eq!(done.status, StatusCode::SEE_OTHER, "{}", done.body);
+    assert_eq!(bob.get(&page).await.status, StatusCode::FORBIDDEN);
+    assert!(!bob.get("/").await.body.contains("Physics 101"));
 }

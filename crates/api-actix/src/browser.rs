@@ -105,6 +105,13 @@ pub(crate) async fn visitor(
     Ok(user.map(|u| Visitor::new(u, &Secret::new(&value))))
 }
 
+/// Whether `presented` is the CSRF token of the session the request's cookie names (a form
+/// of the pages people use, posted by the browser that holds that session).
+pub(crate) fn csrf_ok(req: &HttpRequest, presented: &str) -> bool {
+    cookie(req, SESSION_COOKIE)
+        .is_some_and(|session| medialib_domain::csrf_matches(&Secret::new(&session), presented))
+}
+
 /// The sign-in link's `next` for the page at `req`'s path and query, percent-encoded.
 pub(crate) fn here(req: &HttpRequest) -> String {
     let uri = req.uri();

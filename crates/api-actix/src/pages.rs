@@ -11,6 +11,11 @@
 //!   framed page on another site does not get medialib's `SameSite=Lax` cookie anyway).
 //! - `GET /api/oembed?url=PERMLINK&format=json` is oEmbed 1.0 for public objects.
 //!
+//! The player follows the query's options (`medialib_domain::player`: `start`, `end`,
+//! `autoplay`, `title`, `share`, `controls`, `cc_load_policy`, `audio_only`, `width`,
+//! `height`), on the landing page as in the embed. The landing page has a share box with the
+//! permLink and the embed codes.
+//!
 //! Pages load nothing but `/assets/site.css` and `/assets/player.css` from this service, and carry a strict CSP,
 //! `Referrer-Policy: no-referrer` and `nosniff`; only the embed page may be framed.
 
@@ -18,6 +23,7 @@ use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder, ResponseError, web};
 use askama::Template;
 use medialib_domain::media::records::PlayFormat;
+use medialib_domain::player::PlayerOptions;
 use medialib_domain::{MediaObject, ObjectType, ShortCode};
 use medialib_ports::services::PlayableFile;
 use medialib_ports::services::catalog::PermLinkFailed;
@@ -29,7 +35,9 @@ use crate::blocking::run;
 use crate::browser::{Visitor, here, query_escape, visitor, wants_html};
 use crate::error::ApiError;
 use crate::input::Form;
-use crate::records::{OEmbedResponse, PLAYER_HEIGHT, PLAYER_WIDTH, embed_url, perm_link};
+use crate::records::{
+    EmbedRecord, OEmbedResponse, PLAYER_HEIGHT, PLAYER_WIDTH, embed_url, perm_link,
+};
 use crate::routing::read_only;
 use crate::state::AppState;
 
@@ -59,19 +67,21 @@ enum Framing {
 }
 
 /// The security headers of every HTML page.
+/// The landing page's header holds the sign-out form, which posts here; the embed page has
+/// no form.
 fn page_headers(builder: &mut HttpResponseBuilder, framing: Framing) {
-    let frame_ancestors = match framing {
+    let (form_action, frame_ancestors) = match framing {
         Framing::Deny => {
             builder.insert_header((header::X_FRAME_OPTIONS, "DENY"));
-            "'none'"
+            ("'self'", "'none'")
         }
-        Framing::Anyone => "*",
+        Framing::Anyone => ("'none'", "*"),
     };
     builder
         .insert_header((
             header::CONTENT_SECURITY_POLICY,
             format!(
-                "default-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors {frame_ancestors}"
+                "default-src 'self'; object-src 'none'; base-uri 'none'; form-action {form_action}; frame-ancestors {frame_ancestors}"
             ),
         ))
         .insert_header((header::REFERRER_POLICY, "no-referrer"))
@@ -140,6 +150,13 @@ struct PlayerPage<'a> {
     audio: bool,
     sources: Vec<Source>,
     embedded: bool,
+    /// What the query asks of the player (title, share, controls, autoplay, part, size).
+    options: PlayerOptions,
+    /// The media fragment of `start` and `end`, appended to each source's URL.
+    fragment: String,
+    /// The embed codes of the share box (the embed record's).
+    iframe_code: String,
+    script_code: String,
 }
 
 /// The sources a browser can play natively, URLs under `base_url` (SMIL is a playlist for
@@ -165,12 +182,21 @@ fn sources(o: &MediaObject, files: &[PlayableFile], base_url: &str) -> Vec<Sourc
 /// The player page (the landing page for `visitor`'s session, or the embed page of a public
 /// object), or an HTML error page.
 async fn player(
+    req: &HttpRequest,
     state: &AppState,
     code: &str,
     framing: Framing,
     visitor: Option<Visitor>,
-    here: String,
 ) -> HttpResponse {
+    let here = match framing {
+        Framing::Deny => here(req),
+        Framing::Anyone => String::new(),
+    };
+    let options = PlayerOptions::from_query(
+        &web::Query::<Vec<(String, String)>>::from_query(req.query_string())
+            .map(web::Query::into_inner)
+            .unwrap_or_default(),
+    );
     let caller = visitor.as_ref().map(|v| v.user.as_caller());
     let shown = match shortcode(code) {
         Ok(code) => {
@@ -197,6 +223,7 @@ async fn player(
     };
     let base = state.base_url();
     let link = perm_link(base, &object);
+    let embed = EmbedRecord::new(&object, base);
     let fields = object.fields();
     let title = fields.title.as_str();
     let page = PlayerPage {
@@ -211,9 +238,13 @@ async fn player(
         kind: object.object_type().as_str(),
         oembed_url: format!("{base}/api/oembed?url={}&format=json", query_escape(&link)),
         perm_link: link,
-        audio: object.object_type() == ObjectType::Audio,
+        audio: object.object_type() == ObjectType::Audio || options.audio_only,
         sources: sources(&object, &files, base),
         embedded: framing == Framing::Anyone,
+        fragment: options.fragment(),
+        options,
+        iframe_code: embed.properties.iframe,
+        script_code: embed.properties.script,
     };
     match page.render() {
         Ok(body) => {
@@ -280,25 +311,19 @@ async fn landing(
         Ok(v) => v,
         Err(e) => return html_error(&e, Framing::Deny, None),
     };
-    player(
-        &state,
-        &path.into_inner(),
-        Framing::Deny,
-        visitor,
-        here(&req),
-    )
-    .await
+    player(&req, &state, &path.into_inner(), Framing::Deny, visitor).await
 }
 
 /// `GET /embed/{shortcode}` (the player for iframes) and `GET /embed/{shortcode}.js`.
 async fn embed(
+    req: HttpRequest,
     path: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let code = path.into_inner();
     match code.strip_suffix(".js") {
         Some(code) => embed_script(&state, code).await,
-        None => Ok(player(&state, &code, Framing::Anyone, None, String::new()).await),
+        None => Ok(player(&req, &state, &code, Framing::Anyone, None).await),
     }
 }
 
@@ -407,13 +432,15 @@ pub(crate) async fn oembed_json(state: &AppState, query: &Form) -> Result<HttpRe
     let max_width = query.parse("maxwidth", |v| positive(v, "maxwidth"))?;
     let max_height = query.parse("maxheight", |v| positive(v, "maxheight"))?;
     let (width, height) = player_size(max_width, max_height);
-    let object = run(state, move |s| s.media().public_object(&code)).await?;
-    Ok(HttpResponse::Ok().json(OEmbedResponse::new(
-        &object,
-        state.base_url(),
-        width,
-        height,
-    )))
+    let (object, images) = run(state, move |s| -> Result<_, ApiError> {
+        let object = s.media().public_object(&code)?;
+        let images = s.uploads().images(&object)?;
+        Ok((object, images))
+    })
+    .await?;
+    let base = state.base_url();
+    Ok(HttpResponse::Ok()
+        .json(OEmbedResponse::new(&object, base, width, height).with_thumbnail(&images, base)))
 }
 
 fn positive(input: &str, field: &str) -> Result<u32, String> {

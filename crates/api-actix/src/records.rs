@@ -383,9 +383,30 @@ pub struct OEmbedResponse {
     pub width: u32,
     /// Height of `html` in pixels.
     pub height: u32,
+    /// The object's largest still (1280x760), once processing made it: a signed URL that
+    /// opens for `media_url_ttl` (a consumer that keeps thumbnails copies it then).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thumbnail_url: Option<String>,
+    /// The still's width, with `thumbnail_url`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thumbnail_width: Option<u32>,
+    /// The still's height, with `thumbnail_url`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thumbnail_height: Option<u32>,
 }
 
 impl OEmbedResponse {
+    /// Adds the thumbnail: the largest of `images` (a still's size and signed path).
+    pub fn with_thumbnail(mut self, images: &ImageLinks, base_url: &str) -> Self {
+        if let Some((size, path)) = images.iter().last() {
+            let d = size.dimensions();
+            self.thumbnail_url = Some(format!("{base_url}{path}"));
+            self.thumbnail_width = Some(d.width());
+            self.thumbnail_height = Some(d.height());
+        }
+        self
+    }
+
     /// Builds the response for a player of `width` x `height`.
     pub fn new(o: &MediaObject, base_url: &str, width: u32, height: u32) -> Self {
         let kind = if o.object_type() == medialib_domain::ObjectType::Video {
@@ -402,6 +423,9 @@ impl OEmbedResponse {
             html: iframe_html(base_url, o, width, height),
             width,
             height,
+            thumbnail_url: None,
+            thumbnail_width: None,
+            thumbnail_height: None,
         }
     }
 }

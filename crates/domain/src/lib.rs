@@ -15,6 +15,7 @@ pub mod media;
 pub mod oauth;
 pub mod object;
 pub mod permission;
+pub mod player;
 pub mod projection;
 pub mod secret;
 pub mod session;

@@ -644,10 +644,166 @@ async fn the_player_page_of_a_public_object_plays_its_processed_files(b: Backend
     }
 }
 
+/// The player follows the options LMS plugins put on the permLink, which the redirect keeps;
+/// the landing page offers the permLink and the embed codes unless `share=false`.
+async fn the_player_follows_its_query_and_the_landing_page_shares(b: Backend) {
+    let m = MediaApp::start(b).await;
+    let files = video_files();
+    let video = m.processed("lecture.mp4", "0e", &files).await;
+    let describe = format!("/api/describe/c/{}/o/{video}", m.app.lib);
+    let a = m
+        .app
+        .api
+        .call(
+            Method::POST,
+            &describe,
+            Some(&m.app.token),
+            &[("type", "video"), ("public", "true"), ("title", "Week <1>")],
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::ACCEPTED);
+    let link = m.get(&describe).await.json["permLink"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let code = link.trim_end_matches('/').rsplit('/').next().unwrap();
+    let embed = m
+        .get(&format!("/api/embed/c/{}/o/{video}", m.app.lib))
+        .await
+        .json;
+
+    // Defaults: title, controls, no autoplay, the whole media, a share box on the landing
+    // page holding the embed record's codes (escaped as text).
+    let body = m
+        .app
+        .api
+        .app
+        .get(&format!("/m/{code}"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(body.contains(r#"<h1 id="title">"#), "{body}");
+    assert!(body.contains("<video controls preload"), "{body}");
+    assert!(!body.contains("autoplay"));
+    assert!(sources(&body).iter().all(|(src, _)| !src.contains("#t=")));
+    assert!(
+        body.contains(r#"<h2 id="share-heading">Share</h2>"#),
+        "{body}"
+    );
+    assert!(
+        body.contains(&format!(r#"value="{link}""#)),
+        "the permLink: {body}"
+    );
+    let iframe = embed["properties"]["iframe"].as_str().unwrap();
+    assert!(
+        body.contains(
+            &iframe
+                .replace('&', "&#38;")
+                .replace('<', "&#60;")
+                .replace('>', "&#62;")
+                .replace('"', "&#34;")
+        ) || body.contains(
+            &iframe
+                .replace('&', "&amp;")
+                .replace('<', "&lt;")
+                .replace('>', "&gt;")
+                .replace('"', "&quot;")
+        ),
+        "the iframe code as text: {body}"
+    );
+    assert!(!body.contains(iframe), "never as markup");
+
+    // The plugins' query, through the permLink's redirect.
+    let query = "share=false&title=false&autoplay=true&cc_load_policy=1&start=10&end=20&width=320&height=180";
+    let res = m.app.api.app.get(&format!("/w/{code}/?{query}")).await;
+    let landing = res.headers()["location"].to_str().unwrap().to_owned();
+    for page in [
+        landing,
+        format!("{}/embed/{code}?{query}", m.app.api.app.address),
+    ] {
+        let body = m
+            .app
+            .api
+            .app
+            .client
+            .get(&page)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(!body.contains(r#"<h1 id="title">"#), "{page}: no title");
+        assert!(
+            body.contains("aria-label=\"Week"),
+            "{page}: the player keeps a name: {body}"
+        );
+        assert!(body.contains("autoplay muted"), "{page}");
+        assert!(body.contains(r#"width="320" height="180""#), "{page}");
+        assert!(
+            !body.contains("Share</h2>") && !body.contains("Open in medialib<"),
+            "{page}"
+        );
+        let found = sources(&body);
+        assert!(!found.is_empty());
+        assert!(
+            found.iter().all(|(src, _)| src.ends_with("#t=10,20")),
+            "{found:?}"
+        );
+    }
+    // oEmbed carries the largest still as the thumbnail (the Drupal plugin reads it).
+    let oembed = m
+        .app
+        .api
+        .app
+        .get(&format!(
+            "/api/oembed?url={}&format=json",
+            link.replace(':', "%3A").replace('/', "%2F")
+        ))
+        .await;
+    let oembed: Value = oembed.json().await.unwrap();
+    assert_eq!(oembed["thumbnail_width"], 1280, "{oembed}");
+    assert_eq!(oembed["thumbnail_height"], 760, "{oembed}");
+    let thumbnail = oembed["thumbnail_url"].as_str().unwrap();
+    let large = files
+        .iter()
+        .find(|f| f.role == FileRole::Still && f.size == Some((1280, 760)))
+        .map(|f| f.path)
+        .unwrap();
+    assert_eq!(file_of(thumbnail), large, "{oembed}");
+    serves(&m, thumbnail, bytes_of(&files, large), "image/jpeg").await;
+    // Without controls it starts by itself; audio_only plays the sound in an <audio>.
+    let body = m
+        .app
+        .api
+        .app
+        .get(&format!("/m/{code}?controls=false"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(body.contains("<video autoplay muted preload"), "{body}");
+    let body = m
+        .app
+        .api
+        .app
+        .get(&format!("/m/{code}?audio_only=true"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        body.contains("<audio controls") && !body.contains("<video"),
+        "{body}"
+    );
+}
+
 medialib_adapters_diesel::backend_tests!(
     async on [sqlite, postgres] with run:
     hls_playlists_resolve_under_the_signed_prefix,
     records_show_images_and_playable_files_once_media_is_ready,
     an_audio_recording_answers_the_video_record_with_its_m4a,
     the_player_page_of_a_public_object_plays_its_processed_files,
+    the_player_follows_its_query_and_the_landing_page_shares,
 );

@@ -4,7 +4,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 use medialib_domain::media::MediaState;
 use medialib_domain::media::records::ImageSize;
-use medialib_domain::{DurationSecs, ObjectId};
+use medialib_domain::{DurationSecs, ObjectId, PermissionLevel};
 use medialib_ports::services::LibraryView;
 
 use super::home::title_or_untitled;
@@ -35,15 +35,27 @@ struct Member {
     state: Option<StateView>,
 }
 
+/// A person with an entry on the library, as its admins see them.
+#[derive(Debug)]
+struct Person {
+    name: String,
+    unique_id: String,
+    level: &'static str,
+}
+
 #[derive(Template)]
 #[template(path = "library.html")]
 struct LibraryPage {
     visitor: Option<Visitor>,
     here: String,
+    id: String,
     title: String,
     description: String,
+    public: bool,
     level: &'static str,
     members: Vec<Member>,
+    /// The forms to change it and its people, for its admins (`None` for viewers).
+    people: Option<Vec<Person>>,
 }
 
 /// `GET /libraries/{uuid}`: the library's members for a person with `view` on it; a browser
@@ -61,8 +73,33 @@ pub(super) async fn library(
         // A path that names no object is no library, as an unknown one is.
         let id = ObjectId::parse(&path.into_inner()).map_err(|_| ApiError::NotFound)?;
         let caller = visitor.user.as_caller();
-        let view = run(&state, move |s| s.uploads().library_view(&caller, id)).await?;
-        let page = page(view, visitor, here(&req), state.base_url());
+        let (view, entries) = run(&state, move |s| -> Result<_, ApiError> {
+            let view = s.uploads().library_view(&caller, id)?;
+            let entries = if view.page.level == PermissionLevel::Admin {
+                Some(s.people().list_permissions(&caller, id, None)?)
+            } else {
+                None
+            };
+            Ok((view, entries))
+        })
+        .await?;
+        let mut page = page(view, visitor, here(&req), state.base_url());
+        page.people = entries.map(|entries| {
+            entries
+                .into_iter()
+                .map(|e| Person {
+                    name: format!(
+                        "{} {}",
+                        e.user.first_name.as_str(),
+                        e.user.last_name.as_str()
+                    )
+                    .trim()
+                    .to_owned(),
+                    unique_id: e.user.unique_id.as_str().to_owned(),
+                    level: e.level.as_str(),
+                })
+                .collect()
+        });
         Ok::<_, ApiError>(render(HttpResponse::Ok(), &page))
     };
     answer.await.unwrap_or_else(|e| error_page(&e))
@@ -110,10 +147,13 @@ fn page(view: LibraryView, visitor: Visitor, here: String, base: &str) -> Librar
     LibraryPage {
         visitor: Some(visitor),
         here,
+        id: view.library.id().to_string(),
         title: title_or_untitled(fields.title.as_str()),
         description: fields.description.as_str().to_owned(),
+        public: fields.public,
         level: view.page.level.as_str(),
         members,
+        people: None,
     }
 }
 

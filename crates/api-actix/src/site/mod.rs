@@ -9,7 +9,8 @@
 //!   ([`ReturnPath`](medialib_domain::sign_in::ReturnPath));
 //! - `POST /logout`: ends the browser session (CSRF-checked against it) and goes home;
 //! - `GET /libraries/{uuid}`: a library's members with their stills, type, duration and the
-//!   state of their processing, for a person with `view` on it.
+//!   state of their processing, for a person with `view` on it; for its admins also the forms
+//!   of `POST /libraries/{uuid}` (`manage.rs`): edit it, add a sub-library, the people on it.
 //!
 //! The use cases decide who sees what (the same gate as the API); these handlers read the
 //! session, call them and render. Every page is `no-store`, never framed, sends no referrer,
@@ -17,6 +18,7 @@
 
 mod home;
 mod library;
+mod manage;
 mod sign_in;
 
 use actix_web::http::header;
@@ -36,7 +38,13 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(read_only("/", home::home))
         .service(resource("/login").to(sign_in::login))
         .service(resource("/logout").to(sign_in::logout))
-        .service(read_only("/libraries/{library}", library::library))
+        .service(
+            resource("/libraries/{library}")
+                .route(web::get().to(library::library))
+                .route(web::head().to(library::library))
+                .route(web::post().to(manage::manage))
+                .default_service(web::to(library_methods)),
+        )
         .service(read_only("/assets/site.css", stylesheet));
 }
 
@@ -112,6 +120,13 @@ fn see_other(mut builder: HttpResponseBuilder, location: &str) -> HttpResponse {
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .insert_header((header::REFERRER_POLICY, "no-referrer"))
         .finish()
+}
+
+/// Any other method on a library's page.
+async fn library_methods() -> HttpResponse {
+    error_page(&ApiError::MethodNotImplemented {
+        allow: "GET, HEAD, POST",
+    })
 }
 
 /// `GET /assets/site.css`.
