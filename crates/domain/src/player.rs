@@ -65,7 +65,7 @@ fn flag(value: &str) -> Option<bool> {
 fn seconds(value: &str) -> Option<u32> {
     let value = value.trim();
     if let Ok(n) = value.parse::<f64>() {
-        return (n.is_finite() && n >= 0.0 && n <= f64::from(u32::MAX)).then(|| n as u32);
+        return (n.is_finite() && n >= 0.0 && n <= f64::from(u32::MAX)).then_some(n as u32);
     }
     let mut total: u32 = 0;
     let mut number = String::new();
