@@ -9,41 +9,14 @@
 // "readyState", "mediaError"} (the media element's error code, or null). Exits 1 on an error
 // (after a line {"error": ...}: no <video>, play() refused), 2 on missing arguments.
 
-import { writeSync } from "node:fs";
-import { parseArgs } from "node:util";
-import { chromium } from "playwright-core";
+import { deadline, emit, launch, requiredOptions } from "./chromium.mjs";
 
-const { values: opts } = parseArgs({ options: { page: { type: "string" } } });
-if (!opts.page) {
-  process.stderr.write("player_plays.mjs: --page is required\n");
-  process.exit(2);
-}
-
-function emit(record) {
-  writeSync(1, `${JSON.stringify(record)}\n`);
-}
-
-const timer = setTimeout(() => {
-  emit({ error: "timed out after 60 s" });
-  process.exit(1);
-}, 60_000);
-timer.unref();
+const opts = requiredOptions("player_plays.mjs", ["page"]);
+deadline(60_000);
 
 let browser;
 try {
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--autoplay-policy=no-user-gesture-required",
-    ],
-  });
+  browser = await launch();
   const page = await (await browser.newContext()).newPage();
   page.setDefaultTimeout(45_000);
   await page.goto(opts.page);

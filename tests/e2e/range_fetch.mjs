@@ -11,52 +11,14 @@
 // "video": {"requestRange", "status", "contentRange"} or null}. Exits 1 on an error (after a
 // line {"error": ...}), 2 on missing arguments.
 
-import { writeSync } from "node:fs";
-import { parseArgs } from "node:util";
-import { chromium } from "playwright-core";
+import { deadline, emit, launch, requiredOptions } from "./chromium.mjs";
 
-const { values: opts } = parseArgs({
-  options: {
-    page: { type: "string" },
-    url: { type: "string" },
-    range: { type: "string" },
-  },
-});
-for (const k of ["page", "url", "range"]) {
-  if (!opts[k]) {
-    process.stderr.write(`range_fetch.mjs: --${k} is required\n`);
-    process.exit(2);
-  }
-}
-
-// Written synchronously: a pipe write is asynchronous in Node, and an exit right after one
-// can cut a long line.
-function emit(record) {
-  writeSync(1, `${JSON.stringify(record)}\n`);
-}
-
-const timer = setTimeout(() => {
-  emit({ error: "timed out after 60 s" });
-  process.exit(1);
-}, 60_000);
-timer.unref();
+const opts = requiredOptions("range_fetch.mjs", ["page", "url", "range"]);
+deadline(60_000);
 
 let browser;
 try {
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--autoplay-policy=no-user-gesture-required",
-    ],
-  });
+  browser = await launch();
   const page = await (await browser.newContext()).newPage();
   page.setDefaultTimeout(30_000);
   await page.goto(opts.page);

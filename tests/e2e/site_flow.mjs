@@ -12,54 +12,23 @@
 // "currentSrc", "currentTime", "videoHeight", "mediaError", "signedOut"}; on a failure a line
 // {"error": ..., "at": page URL} and exit 1; 2 on missing arguments.
 
-import { writeSync } from "node:fs";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
-import { chromium } from "playwright-core";
+import { deadline, emit, launch, requiredOptions } from "./chromium.mjs";
 
-const { values: opts } = parseArgs({
-  options: {
-    base: { type: "string" },
-    username: { type: "string" },
-    password: { type: "string" },
-    library: { type: "string" },
-    video: { type: "string" },
-    screenshots: { type: "string" },
-  },
-});
-for (const name of ["base", "username", "password", "library", "video", "screenshots"]) {
-  if (!opts[name]) {
-    process.stderr.write(`site_flow.mjs: --${name} is required\n`);
-    process.exit(2);
-  }
-}
-
-function emit(record) {
-  writeSync(1, `${JSON.stringify(record)}\n`);
-}
-
-const timer = setTimeout(() => {
-  emit({ error: "timed out after 80 s" });
-  process.exit(1);
-}, 80_000);
-timer.unref();
+const opts = requiredOptions("site_flow.mjs", [
+  "base",
+  "username",
+  "password",
+  "library",
+  "video",
+  "screenshots",
+]);
+deadline(80_000);
 
 let browser;
 let page;
 try {
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--autoplay-policy=no-user-gesture-required",
-    ],
-  });
+  browser = await launch();
   // A phone-sized window: the pages must work there.
   page = await (await browser.newContext({ viewport: { width: 390, height: 844 } })).newPage();
   page.setDefaultTimeout(30_000);

@@ -24,7 +24,7 @@
 //! applies it.
 
 use actix_web::http::{Method, header};
-use actix_web::{HttpRequest, HttpResponse, web};
+use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder, web};
 use askama::Template;
 use medialib_domain::oauth::AuthorizationRequest;
 use medialib_domain::sign_in::{Authorize, WithoutSession};
@@ -117,18 +117,7 @@ async fn show(req: &HttpRequest, state: &AppState) -> Result<HttpResponse, Probl
 
 /// The sign-in page, with a fresh `medialib_login` cookie binding its CSRF token.
 fn login_page(state: &AppState, request: &AuthorizationRequest, params: &Params) -> HttpResponse {
-    let login_cookie = state.services().sessions().new_login_form_cookie();
-    let mut builder = HttpResponse::Ok();
-    builder.append_header((
-        header::SET_COOKIE,
-        set_cookie(
-            state,
-            LOGIN_FORM_COOKIE,
-            login_cookie.expose(),
-            LOGIN_COOKIE_PATH,
-            None,
-        ),
-    ));
+    let (builder, login_cookie) = new_sign_in_form(state, LOGIN_COOKIE_PATH);
     let page = LoginPage {
         client: request.client().name().as_str(),
         error: None,
@@ -180,6 +169,18 @@ async fn sign_in(
         }
         Err(refused) => Ok(form_again(&refused.error, &refused.alert)),
     }
+}
+
+/// A 200 that sets a fresh sign-in form cookie for `path` (where the form is shown and
+/// posted), and that cookie, which the form's CSRF token is bound to.
+pub(crate) fn new_sign_in_form(state: &AppState, path: &str) -> (HttpResponseBuilder, Secret) {
+    let login_cookie = state.services().sessions().new_login_form_cookie();
+    let mut builder = HttpResponse::Ok();
+    builder.append_header((
+        header::SET_COOKIE,
+        set_cookie(state, LOGIN_FORM_COOKIE, login_cookie.expose(), path, None),
+    ));
+    (builder, login_cookie)
 }
 
 /// Reads a submitted password form (the authorize page's or medialib's own `/login`): only

@@ -13,7 +13,7 @@ use super::{render, see_other, visitor};
 use crate::blocking::run;
 use crate::error::ApiError;
 use crate::oauth::html::{Problem, other_method};
-use crate::oauth::pages::{check_password, read_sign_in_form};
+use crate::oauth::pages::{check_password, new_sign_in_form, read_sign_in_form};
 use crate::oauth::params::{field, fields, read_form};
 use crate::oauth::{
     LOGIN_FORM_COOKIE, SESSION_COOKIE, cookie, header_sign_in, session_cookie, set_cookie,
@@ -90,18 +90,7 @@ async fn show(req: &HttpRequest, state: &AppState) -> Result<HttpResponse, Probl
 
 /// The password form, with a fresh sign-in form cookie binding its CSRF token.
 fn login_form(state: &AppState, next: &ReturnPath) -> HttpResponse {
-    let login_cookie = state.services().sessions().new_login_form_cookie();
-    let mut builder = HttpResponse::Ok();
-    builder.append_header((
-        header::SET_COOKIE,
-        set_cookie(
-            state,
-            LOGIN_FORM_COOKIE,
-            login_cookie.expose(),
-            LOGIN_PATH,
-            None,
-        ),
-    ));
+    let (builder, login_cookie) = new_sign_in_form(state, LOGIN_PATH);
     let page = LoginPage {
         error: None,
         username: "",
