@@ -408,6 +408,25 @@ fn a_library_page_shows_its_members_media_state_and_stills_to_a_viewer() {
         let (body, _) = fetch(&m, path);
         assert!(path.ends_with(&body), "{path} serves {body}");
     }
+    // bob only views: no people; alice administers: hers and bob's entries.
+    assert!(view.people.is_none());
+    let admin = uploads
+        .library_view(&m.w.alice.as_caller(), m.w.lib)
+        .unwrap();
+    let mut people: Vec<(String, PermissionLevel)> = admin
+        .people
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.user.unique_id.as_str().to_owned(), e.level))
+        .collect();
+    people.sort();
+    assert_eq!(
+        people,
+        [
+            ("alice".to_owned(), PermissionLevel::Admin),
+            ("bob".to_owned(), PermissionLevel::View)
+        ]
+    );
     // carol holds no level on it: refused as every listing is.
     assert!(matches!(
         uploads.library_view(&m.w.carol.as_caller(), m.w.lib),

@@ -4,7 +4,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 use medialib_domain::media::MediaState;
 use medialib_domain::media::records::ImageSize;
-use medialib_domain::{DurationSecs, ObjectId, PermissionLevel};
+use medialib_domain::{DurationSecs, ObjectId};
 use medialib_ports::services::LibraryView;
 
 use super::home::title_or_untitled;
@@ -73,16 +73,8 @@ pub(super) async fn library(
         // A path that names no object is no library, as an unknown one is.
         let id = ObjectId::parse(&path.into_inner()).map_err(|_| ApiError::NotFound)?;
         let caller = visitor.user.as_caller();
-        let (view, entries) = run(&state, move |s| -> Result<_, ApiError> {
-            let view = s.uploads().library_view(&caller, id)?;
-            let entries = if view.page.level == PermissionLevel::Admin {
-                Some(s.people().list_permissions(&caller, id, None)?)
-            } else {
-                None
-            };
-            Ok((view, entries))
-        })
-        .await?;
+        let mut view = run(&state, move |s| s.uploads().library_view(&caller, id)).await?;
+        let entries = view.people.take();
         let mut page = page(view, visitor, here(&req), state.base_url());
         page.people = entries.map(|entries| {
             entries

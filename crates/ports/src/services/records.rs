@@ -13,11 +13,12 @@ use medialib_domain::media::derive::MediaKind;
 use medialib_domain::media::derived::DerivedSet;
 use medialib_domain::media::probe::Dimensions;
 use medialib_domain::media::records::{ImageSize, PlayFormat, has_video_record};
-use medialib_domain::{Caller, MediaObject, ObjectId, ObjectType};
+use medialib_domain::{Action, Caller, MediaObject, ObjectId, ObjectType};
 
 use super::catalog::VideoFailed;
 use super::{CatalogPage, MembershipChangeFailed, UploadServices};
 use crate::error::StoreError;
+use crate::repos::PermissionEntry;
 use crate::uploads::MediaRecord;
 
 /// A record's `images`: a signed delivery URL, path only (`/m/…`: the HTTP layer prefixes
@@ -70,6 +71,9 @@ pub struct LibraryView {
     pub media: HashMap<ObjectId, MediaRecord>,
     /// The stills of each member that has them.
     pub images: HashMap<ObjectId, ImageLinks>,
+    /// The people with an entry on it, when the caller may read them (its admins, whom the
+    /// page offers its forms); `None` for a viewer.
+    pub people: Option<Vec<PermissionEntry>>,
 }
 
 /// The video record of an object: the object, its playable files and its images, with URLs
@@ -117,7 +121,7 @@ impl UploadServices {
     }
 
     /// A library's page for `caller` (who needs `view` on it): its members, the state of
-    /// their media and their stills.
+    /// their media and their stills, and for its admins the people on it.
     pub fn library_view(
         &self,
         caller: &Caller,
@@ -141,11 +145,23 @@ impl UploadServices {
             }
         }
         let images = self.images_of(&members)?;
+        let manages = self.objects.permits(
+            caller,
+            Action::ReadPermissions {
+                collection: library,
+            },
+        )?;
+        let people = if manages {
+            Some(self.objects.media.permission_entries(library)?)
+        } else {
+            None
+        };
         Ok(LibraryView {
             library: found,
             page,
             media,
             images,
+            people,
         })
     }
 
