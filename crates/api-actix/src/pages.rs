@@ -17,7 +17,11 @@
 //! permLink and the embed codes.
 //!
 //! Pages load nothing but `/assets/site.css` and `/assets/player.css` from this service, and carry a strict CSP,
-//! `Referrer-Policy: no-referrer` and `nosniff`; only the embed page may be framed.
+//! `Referrer-Policy: no-referrer` and `nosniff`. Both may be framed by the pages of
+//! `embed_origins` (any site when it is empty: Warpwire's LMS plugins put the permLink itself
+//! in an iframe); a framed landing page (`Sec-Fetch-Dest: iframe`) shows the player alone,
+//! without the site's header and its sign-out form. The sign-in, consent and site pages are
+//! never framed.
 
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder, ResponseError, web};
@@ -57,25 +61,30 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(crate::routing::resource("/api/oembed").to(endpoint::<OEmbed>));
 }
 
-/// Whether a page may be shown inside a frame of another site.
+/// Which player page: each may be framed by the pages of `embed_origins` (any site by
+/// default, since LMS plugins frame the permLink itself).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Framing {
-    /// The landing page: never framed (clickjacking).
-    Deny,
-    /// The embed page: any site may frame it.
-    Anyone,
+    /// The landing page a permLink leads to: it reads the browser session and, shown at the
+    /// top, carries the site's header with its sign-out form.
+    Landing,
+    /// The embed page: public objects only, no form.
+    Embed,
 }
 
-/// The security headers of every HTML page.
-/// The landing page's header holds the sign-out form, which posts here; the embed page has
-/// no form.
-fn page_headers(builder: &mut HttpResponseBuilder, framing: Framing) {
-    let (form_action, frame_ancestors) = match framing {
-        Framing::Deny => {
-            builder.insert_header((header::X_FRAME_OPTIONS, "DENY"));
-            ("'self'", "'none'")
-        }
-        Framing::Anyone => ("'none'", "*"),
+/// The security headers of every player page. Framing is allowed by `frame-ancestors` alone
+/// (`X-Frame-Options` cannot name a list); the landing page's sign-out form posts here, the
+/// embed page has no form.
+fn page_headers(builder: &mut HttpResponseBuilder, framing: Framing, state: &AppState) {
+    let origins = &state.config().embed_origins;
+    let frame_ancestors = if origins.is_empty() {
+        "*".to_owned()
+    } else {
+        origins.join(" ")
+    };
+    let form_action = match framing {
+        Framing::Landing => "'self'",
+        Framing::Embed => "'none'",
     };
     builder
         .insert_header((
@@ -88,9 +97,23 @@ fn page_headers(builder: &mut HttpResponseBuilder, framing: Framing) {
         .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"));
 }
 
+/// Whether the browser loads this page into a frame (`Sec-Fetch-Dest: iframe`): a framed
+/// landing page is shown as the embed is, without the site's header and its forms, so that
+/// another site's page cannot trick a click on them.
+fn framed(req: &HttpRequest) -> bool {
+    req.headers()
+        .get("sec-fetch-dest")
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"iframe"))
+}
+
 /// An error as an HTML page: status and headers (`WWW-Authenticate`, `Retry-After`,
 /// `Cache-Control`) come from [`ApiError`], only the body is HTML instead of JSON.
-fn html_error(e: &ApiError, framing: Framing, sign_in: Option<String>) -> HttpResponse {
+fn html_error(
+    state: &AppState,
+    e: &ApiError,
+    framing: Framing,
+    sign_in: Option<String>,
+) -> HttpResponse {
     let (heading, message) = match e {
         ApiError::AuthenticationRequired | ApiError::InvalidToken => (
             "Sign-in required",
@@ -111,7 +134,7 @@ fn html_error(e: &ApiError, framing: Framing, sign_in: Option<String>) -> HttpRe
         return e.error_response();
     };
     let mut builder = e.page_builder();
-    page_headers(&mut builder, framing);
+    page_headers(&mut builder, framing, state);
     builder.content_type("text/html; charset=utf-8").body(body)
 }
 
@@ -189,8 +212,8 @@ async fn player(
     visitor: Option<Visitor>,
 ) -> HttpResponse {
     let here = match framing {
-        Framing::Deny => here(req),
-        Framing::Anyone => String::new(),
+        Framing::Landing => here(req),
+        Framing::Embed => String::new(),
     };
     let options = PlayerOptions::from_query(
         &web::Query::<Vec<(String, String)>>::from_query(req.query_string())
@@ -202,8 +225,8 @@ async fn player(
         Ok(code) => {
             run(state, move |s| -> Result<_, ApiError> {
                 let object = match framing {
-                    Framing::Deny => s.media().page_object(caller.as_ref(), &code)?,
-                    Framing::Anyone => s.media().public_object(&code)?,
+                    Framing::Landing => s.media().page_object(caller.as_ref(), &code)?,
+                    Framing::Embed => s.media().public_object(&code)?,
                 };
                 let files = s.uploads().playable_files(&object)?;
                 Ok((object, files))
@@ -215,10 +238,11 @@ async fn player(
     let (object, files) = match shown {
         Ok(shown) => shown,
         Err(e) => {
-            let sign_in = (framing == Framing::Deny
+            let sign_in = (framing == Framing::Landing
+                && !framed(req)
                 && matches!(e, ApiError::AuthenticationRequired))
             .then(|| format!("/login?next={here}"));
-            return html_error(&e, framing, sign_in);
+            return html_error(state, &e, framing, sign_in);
         }
     };
     let base = state.base_url();
@@ -240,7 +264,7 @@ async fn player(
         perm_link: link,
         audio: object.object_type() == ObjectType::Audio || options.audio_only,
         sources: sources(&object, &files, base),
-        embedded: framing == Framing::Anyone,
+        embedded: framing == Framing::Embed || framed(req),
         fragment: options.fragment(),
         options,
         iframe_code: embed.properties.iframe,
@@ -249,7 +273,7 @@ async fn player(
     match page.render() {
         Ok(body) => {
             let mut builder = HttpResponse::Ok();
-            page_headers(&mut builder, framing);
+            page_headers(&mut builder, framing, state);
             builder
                 .insert_header((header::CACHE_CONTROL, "no-cache"))
                 .content_type("text/html; charset=utf-8")
@@ -257,7 +281,7 @@ async fn player(
         }
         Err(e) => {
             tracing::error!(error = %e, "cannot render the player page");
-            html_error(&ApiError::Internal, framing, None)
+            html_error(state, &ApiError::Internal, framing, None)
         }
     }
 }
@@ -285,7 +309,7 @@ async fn perm_link_redirect(
     };
     let object = match found.await {
         Ok(object) => object,
-        Err(e) if wants_html(&req) => return html_error(&e, Framing::Deny, None),
+        Err(e) if wants_html(&req) => return html_error(&state, &e, Framing::Landing, None),
         Err(e) => return e.error_response(),
     };
     let query = match req.query_string() {
@@ -309,9 +333,9 @@ async fn landing(
 ) -> HttpResponse {
     let visitor = match visitor(&req, &state).await {
         Ok(v) => v,
-        Err(e) => return html_error(&e, Framing::Deny, None),
+        Err(e) => return html_error(&state, &e, Framing::Landing, None),
     };
-    player(&req, &state, &path.into_inner(), Framing::Deny, visitor).await
+    player(&req, &state, &path.into_inner(), Framing::Landing, visitor).await
 }
 
 /// `GET /embed/{shortcode}` (the player for iframes) and `GET /embed/{shortcode}.js`.
@@ -323,7 +347,7 @@ async fn embed(
     let code = path.into_inner();
     match code.strip_suffix(".js") {
         Some(code) => embed_script(&state, code).await,
-        None => Ok(player(&req, &state, &code, Framing::Anyone, None).await),
+        None => Ok(player(&req, &state, &code, Framing::Embed, None).await),
     }
 }
 

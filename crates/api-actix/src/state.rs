@@ -27,6 +27,9 @@ pub struct HttpConfig {
     pub base_url: String,
     /// Origins allowed to call the API from a browser.
     pub cors_origins: Vec<String>,
+    /// Origins whose pages may frame the landing page a permLink leads to (`embed_origins`;
+    /// empty: any).
+    pub embed_origins: Vec<String>,
     /// Rate limits of the token endpoint and the sign-in form.
     pub rate_limits: RateLimitConfig,
     /// The reverse proxies whose `Forwarded` / `X-Forwarded-*` headers are believed, and

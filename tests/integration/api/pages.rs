@@ -63,8 +63,9 @@ fn header<'a>(h: &'a HeaderMap, name: &str) -> &'a str {
     h.get(name).map_or("", |v| v.to_str().unwrap())
 }
 
-/// The headers every HTML page carries; `framable` tells which framing policy.
-fn assert_page_headers(p: &Page, framable: bool) {
+/// The headers every player page carries: it may be framed by any site (`embed_origins`
+/// unset: LMS plugins frame the permLink), by `frame-ancestors` alone.
+fn assert_page_headers(p: &Page) {
     assert!(
         header(&p.headers, "content-type").starts_with("text/html"),
         "{:?}",
@@ -74,13 +75,8 @@ fn assert_page_headers(p: &Page, framable: bool) {
     assert!(csp.contains("default-src 'self'"), "{csp}");
     assert_eq!(header(&p.headers, "referrer-policy"), "no-referrer");
     assert_eq!(header(&p.headers, "x-content-type-options"), "nosniff");
-    if framable {
-        assert!(csp.contains("frame-ancestors *"), "{csp}");
-        assert!(!p.headers.contains_key("x-frame-options"));
-    } else {
-        assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
-        assert_eq!(header(&p.headers, "x-frame-options"), "DENY");
-    }
+    assert!(csp.contains("frame-ancestors *"), "{csp}");
+    assert!(!p.headers.contains_key("x-frame-options"));
 }
 
 /// Every `src`/`href` of a page points at this service (no third-party resources; a link
@@ -112,7 +108,7 @@ async fn perm_link_leads_to_the_landing_page(b: Backend) {
     }
     let p = page(&api, &format!("/m/{code}")).await;
     assert_eq!(p.status, StatusCode::OK, "{}", p.body);
-    assert_page_headers(&p, false);
+    assert_page_headers(&p);
     assert!(p.body.contains("<html lang=\"en\">"));
     assert!(
         p.body
@@ -172,7 +168,7 @@ async fn perm_link_leads_to_the_landing_page(b: Backend) {
     assert_eq!(res.status(), StatusCode::NOT_IMPLEMENTED);
     let p = page(&api, "/m/ZZZZZZZZZZ").await;
     assert_eq!(p.status, StatusCode::NOT_FOUND);
-    assert_page_headers(&p, false);
+    assert_page_headers(&p);
 }
 
 async fn private_objects_need_a_sign_in(b: Backend) {
@@ -185,13 +181,10 @@ async fn private_objects_need_a_sign_in(b: Backend) {
     let res = api.app.client.get(&link).send().await.unwrap();
     assert_eq!(res.status(), StatusCode::FOUND);
     // ... but its pages say sign-in is required, and show nothing of it.
-    for (path, framable) in [
-        (format!("/m/{code}"), false),
-        (format!("/embed/{code}"), true),
-    ] {
+    for path in [format!("/m/{code}"), format!("/embed/{code}")] {
         let p = page(&api, &path).await;
         assert_eq!(p.status, StatusCode::UNAUTHORIZED, "{path}");
-        assert_page_headers(&p, framable);
+        assert_page_headers(&p);
         assert!(p.body.contains("Sign-in required"), "{}", p.body);
         assert!(!p.body.contains("Secret talk"));
     }
@@ -225,7 +218,7 @@ async fn the_embed_page_may_be_framed_and_the_script_inserts_it(b: Backend) {
 
     let p = page(&api, &format!("/embed/{code}")).await;
     assert_eq!(p.status, StatusCode::OK);
-    assert_page_headers(&p, true);
+    assert_page_headers(&p);
     assert!(p.body.contains("Clip &#34;1&#34;") || p.body.contains("Clip &quot;1&quot;"));
     assert!(p.body.contains(&link));
     assert_only_own_resources(&p.body, &api.app.address);
@@ -337,6 +330,62 @@ medialib_adapters_diesel::backend_tests!(
     the_embed_page_may_be_framed_and_the_script_inserts_it,
     oembed_describes_public_objects,
 );
+
+/// `embed_origins` limits who may frame the player pages; a framed landing page shows the
+/// player alone (no site header, no sign-out form to click into); the site's own pages stay
+/// unframeable. Framing touches no storage: one backend is enough.
+#[tokio::test]
+async fn embed_origins_limit_who_frames_the_player_and_a_framed_landing_page_has_no_forms() {
+    let api = ApiApp::start_with(Backend::Sqlite, |l| {
+        l.set(
+            "embed_origins",
+            "https://lms.example.edu,https://moodle.example.org",
+        )
+    })
+    .await;
+    let (_, t) = api.signed_in("alice");
+    let lib = api.library(&t, "L").await;
+    let (_, code, _) = published(&api, &t, &lib, "video", "Framed", true).await;
+    for path in [
+        format!("/m/{code}"),
+        format!("/embed/{code}"),
+        "/m/ZZZZZZZZZZ".into(),
+    ] {
+        let p = page(&api, &path).await;
+        let csp = header(&p.headers, "content-security-policy");
+        assert!(
+            csp.ends_with("frame-ancestors https://lms.example.edu https://moodle.example.org"),
+            "{path}: {csp}"
+        );
+        assert!(!p.headers.contains_key("x-frame-options"), "{path}");
+    }
+    // At the top, the landing page has the site's header; in a frame, the player alone.
+    let top = page(&api, &format!("/m/{code}")).await;
+    assert!(
+        top.body.contains(r#"<header class="site">"#),
+        "{}",
+        top.body
+    );
+    let res = api
+        .app
+        .client
+        .get(api.app.url(&format!("/m/{code}")))
+        .header("Sec-Fetch-Dest", "iframe")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    let framed = res.text().await.unwrap();
+    assert!(framed.contains("<h1 id=\"title\">Framed</h1>"), "{framed}");
+    assert!(
+        !framed.contains("<header") && !framed.contains("<form"),
+        "{framed}"
+    );
+    // The site's pages are never framed.
+    let home = page(&api, "/").await;
+    assert!(header(&home.headers, "content-security-policy").contains("frame-ancestors 'none'"));
+    assert_eq!(header(&home.headers, "x-frame-options"), "DENY");
+}
 
 // CORS does not touch storage: one backend is enough.
 

@@ -64,6 +64,9 @@ settings! {
         part tls_key: Option<PathBuf> = unset "unset", values::readable_file;
         /// comma-separated allowed origins (`https://lms.example.edu`)
         field cors_origins: Vec<String> = list "empty", values::origin;
+        /// comma-separated origins whose pages may frame the player a permLink leads to
+        /// (`https://lms.example.edu`; empty: any site, as LMS plugins frame the permLink)
+        field embed_origins: Vec<String> = list "any", values::origin;
         /// tracing filter, e.g. `info,medialib=debug`
         field log: Option<String> =
             unset "`info` (`warn` for one-shot commands)", values::log_filter;
