@@ -11,6 +11,12 @@
 //!   framed page on another site does not get medialib's `SameSite=Lax` cookie anyway).
 //! - `GET /api/oembed?url=PERMLINK&format=json` is oEmbed 1.0 for public objects.
 //!
+//! The player pages load `/assets/player.js`, the player API (Warpwire's shape): the player
+//! posts `ready`, `play`, `pause`, `timeupdate` and `ended` to the page that frames it
+//! (`{source: "medialib", event, currentTime, duration}`) and takes
+//! `{target: "medialib", method: "play" | "pause" | "seek", value}` from it; it also adds
+//! Copy buttons to the landing page's share box. The pages work without it.
+//!
 //! The player follows the query's options (`medialib_domain::player`: `start`, `end`,
 //! `autoplay`, `title`, `share`, `controls`, `cc_load_policy`, `audio_only`, `width`,
 //! `height`), on the landing page as in the embed. The landing page has a share box with the
@@ -48,6 +54,9 @@ use crate::state::AppState;
 /// The stylesheet every page links to.
 const STYLESHEET: &str = include_str!("../templates/player.css");
 
+/// The player API and the share box's copy buttons (`templates/player.js`).
+const PLAYER_SCRIPT: &str = include_str!("../templates/player.js");
+
 /// The stylesheet of the authorization endpoint's sign-in and consent pages.
 const AUTHORIZE_STYLESHEET: &str = include_str!("../templates/authorize.css");
 
@@ -58,6 +67,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(read_only("/embed/{code}", embed))
         .service(read_only("/assets/player.css", stylesheet))
         .service(read_only("/assets/authorize.css", authorize_stylesheet))
+        .service(read_only("/assets/player.js", player_script))
         .service(crate::routing::resource("/api/oembed").to(endpoint::<OEmbed>));
 }
 
@@ -388,6 +398,15 @@ async fn embed_script(state: &AppState, code: &str) -> Result<HttpResponse, ApiE
 /// `GET /assets/player.css`.
 async fn stylesheet() -> HttpResponse {
     css(STYLESHEET)
+}
+
+/// `GET /assets/player.js`.
+async fn player_script() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("text/javascript; charset=utf-8")
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .insert_header((header::CACHE_CONTROL, "public, max-age=3600"))
+        .body(PLAYER_SCRIPT)
 }
 
 /// `GET /assets/authorize.css`.

@@ -10,6 +10,10 @@
 //!   the app's origin, and a `<video src>` whose loader asks with a Range of its own.
 //! - Chromium playing a video processed by the app's worker on its player page (the 360p MP4
 //!   of a 480p clip, a second of it; needs ffmpeg).
+//! - Chromium on a page of another origin (`embed_api.mjs`) that embeds a processed public
+//!   video twice: by the embed record's iframe code, which it drives by the player API
+//!   (play, seek, pause) and whose events it hears by `postMessage`, and by the permLink with
+//!   the LMS plugins' query, which plays by itself, framed, without its title (needs ffmpeg).
 //! - Chromium, phone-sized, used as a person would (`site_flow.mjs`): the home page, Sign in
 //!   with the password form, the library from the home page, the private video's card with
 //!   its still, its page, where it plays, and Sign out; screenshots of each page kept in
@@ -40,6 +44,7 @@ medialib_adapters_diesel::backend_tests!(async on [sqlite, postgres] with run:
     chromium_reads_a_range_of_a_delivered_file,
     chromium_plays_a_processed_video_on_its_player_page,
     a_person_signs_in_finds_a_private_video_in_a_library_and_plays_it,
+    another_site_embeds_the_player_drives_it_and_hears_its_events,
 );
 
 const SKIP_ENV: &str = "MEDIALIB_TEST_SKIP_E2E";
@@ -493,6 +498,82 @@ async fn a_person_signs_in_finds_a_private_video_in_a_library_and_plays_it(b: Ba
     for page in ["home-signed-out", "sign-in", "home", "library", "player"] {
         assert!(shots.join(format!("{page}.png")).is_file(), "{page}.png");
     }
+}
+
+async fn another_site_embeds_the_player_drives_it_and_hears_its_events(b: Backend) {
+    if skipped("another_site_embeds_the_player_drives_it_and_hears_its_events")
+        || crate::processing::skip()
+    {
+        return;
+    }
+    let node = node();
+    let chromium = chromium();
+    let app = crate::processing::processing_app(b).await;
+    let dir = tempfile::tempdir().unwrap();
+    let source = crate::processing::clip(dir.path(), "talk.mp4", "854x480", 4);
+    let object = crate::processing::upload(&app, &source, "talk.mp4").await;
+    let media = crate::processing::settled(&app, &object).await;
+    assert_eq!(media["state"], "ready", "{media}");
+    let describe = format!("/api/describe/c/{}/o/{object}/", app.lib);
+    let public = app
+        .api
+        .call(
+            Method::POST,
+            &describe,
+            Some(&app.token),
+            &[("type", "video"), ("public", "true")],
+        )
+        .await;
+    assert_eq!(public.status, StatusCode::ACCEPTED);
+    let embed = app
+        .api
+        .get(
+            &format!("/api/embed/c/{}/o/{object}/", app.lib),
+            Some(&app.token),
+        )
+        .await;
+    let out = client_with_env(
+        node,
+        "embed_api.mjs",
+        vec![
+            "--iframe".into(),
+            embed.json["properties"]["iframe"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+            "--permlink".into(),
+            embed.json["properties"]["link"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        ],
+        vec![("CHROMIUM", chromium.display().to_string())],
+    )
+    .await;
+    assert_eq!(out["error"], Value::Null, "{out}");
+    for event in ["ready", "play", "timeupdate", "pause"] {
+        assert!(
+            out["embed"].as_array().unwrap().iter().any(|e| e == event),
+            "{event}: {out}"
+        );
+    }
+    assert!(out["afterSeek"].as_f64().unwrap() >= 2.5, "seek: {out}");
+    assert!(
+        out["permLink"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e == "play"),
+        "the permLink's player autoplays: {out}"
+    );
+    assert_eq!(out["permLinkTitle"], false, "title=false: {out}");
+    assert!(
+        out["permLinkFrameUrl"]
+            .as_str()
+            .unwrap()
+            .ends_with("?share=false&title=false&autoplay=true&cc_load_policy=1"),
+        "the redirect kept the query: {out}"
+    );
 }
 
 /// The password alice signs in with in the browser tests.
