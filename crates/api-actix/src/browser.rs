@@ -1,12 +1,14 @@
 //! What the HTTP layer knows of a browser: its cookies (the session and the sign-in form's,
 //! read and written here only), the person its session names ([`Visitor`]), the page it
-//! asked for ([`here`]) and whether it wants pages rather than JSON ([`wants_html`]).
+//! asked for ([`here`]), whether it wants pages rather than JSON ([`wants_html`]), and the
+//! error page it then gets ([`error_body`]).
 //!
 //! A leaf module: the authorization pages (`oauth/`), the player pages (`pages.rs`) and the
 //! pages people use (`site/`) all read the same session through it.
 
 use actix_web::HttpRequest;
 use actix_web::http::header;
+use askama::Template;
 use medialib_domain::{Secret, User, csrf_token};
 use medialib_ports::services::StartedSession;
 
@@ -77,16 +79,10 @@ pub(crate) struct Visitor {
 
 impl Visitor {
     fn new(user: User, session: &Secret) -> Self {
-        let full = format!("{} {}", user.first_name.as_str(), user.last_name.as_str());
-        let unique_id = user.unique_id.as_str().to_owned();
-        let name = match full.trim() {
-            "" => unique_id.clone(),
-            name => name.to_owned(),
-        };
         Self {
+            name: user.display_name(),
+            unique_id: user.unique_id.as_str().to_owned(),
             user,
-            name,
-            unique_id,
             csrf: csrf_token(session),
         }
     }
@@ -138,4 +134,51 @@ pub(crate) fn query_escape(value: &str) -> String {
         }
     }
     out
+}
+
+/// The HTML error page (also rendered by the authorization endpoint's pages).
+#[derive(Template)]
+#[template(path = "error.html")]
+pub(crate) struct ErrorPage<'a> {
+    /// The `<h1>` and title.
+    pub(crate) heading: &'a str,
+    /// What happened and what to do.
+    pub(crate) message: &'a str,
+    /// Where a "Sign in" button leads (`/login?next=…`), when signing in would help.
+    pub(crate) sign_in: Option<String>,
+}
+
+/// The error page's HTML for `error` (every page's errors, the player's too), with a Sign in
+/// button leading to `sign_in` when signing in would help; `None` if it cannot be rendered.
+pub(crate) fn error_body(error: &ApiError, sign_in: Option<String>) -> Option<String> {
+    let (heading, message) = match error {
+        ApiError::AuthenticationRequired | ApiError::InvalidToken => (
+            "Sign-in required",
+            "This is private: sign in to see it.".to_owned(),
+        ),
+        ApiError::NotFound | ApiError::Missing(_) => (
+            "Not found",
+            "There is nothing at this address, or it is not shared with you.".to_owned(),
+        ),
+        ApiError::Forbidden(_) => (
+            "Not allowed",
+            "Your account may not open this page.".to_owned(),
+        ),
+        ApiError::Gone(_) => ("Gone", "What was here has been removed.".to_owned()),
+        ApiError::DatabaseUnavailable | ApiError::Overloaded | ApiError::StorageUnavailable => (
+            "Service unavailable",
+            "medialib cannot answer right now. Try again in a few moments.".to_owned(),
+        ),
+        ApiError::Internal => (
+            "Something went wrong",
+            "medialib ran into an unexpected error. Try again later.".to_owned(),
+        ),
+        other => ("Something went wrong", format!("{other}.")),
+    };
+    let page = ErrorPage {
+        heading,
+        message: &message,
+        sign_in,
+    };
+    page.render().ok()
 }

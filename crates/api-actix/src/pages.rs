@@ -42,7 +42,7 @@ use crate::api::{Answer, Call, Endpoint, endpoint, is_read, not_implemented};
 use crate::apidoc::responses::{BadRequest, NotFound, NotImplemented, Unauthorized, Unavailable};
 use crate::apidoc::schemas::OEmbedQuery;
 use crate::blocking::run;
-use crate::browser::{Visitor, here, query_escape, visitor, wants_html};
+use crate::browser::{Visitor, error_body, here, query_escape, visitor, wants_html};
 use crate::error::ApiError;
 use crate::input::Form;
 use crate::records::{
@@ -124,40 +124,12 @@ fn html_error(
     framing: Framing,
     sign_in: Option<String>,
 ) -> HttpResponse {
-    let (heading, message) = match e {
-        ApiError::AuthenticationRequired | ApiError::InvalidToken => (
-            "Sign-in required",
-            "This media is private: sign in to watch it.".to_owned(),
-        ),
-        ApiError::Missing(_) | ApiError::NotFound => (
-            "Not found",
-            "No media has this link. It may have been removed.".to_owned(),
-        ),
-        _ => ("Something went wrong", e.to_string()),
-    };
-    let page = ErrorPage {
-        heading,
-        message: &message,
-        sign_in,
-    };
-    let Ok(body) = page.render() else {
+    let Some(body) = error_body(e, sign_in) else {
         return e.error_response();
     };
     let mut builder = e.page_builder();
     page_headers(&mut builder, framing, state);
     builder.content_type("text/html; charset=utf-8").body(body)
-}
-
-/// The HTML error page (also rendered by the authorization endpoint's pages).
-#[derive(Template)]
-#[template(path = "error.html")]
-pub(crate) struct ErrorPage<'a> {
-    /// The `<h1>` and title.
-    pub(crate) heading: &'a str,
-    /// What happened and what to do.
-    pub(crate) message: &'a str,
-    /// Where a "Sign in" button leads (`/login?next=…`), when signing in would help.
-    pub(crate) sign_in: Option<String>,
 }
 
 /// One `<source>` of the media element.

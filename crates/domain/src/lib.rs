@@ -62,10 +62,39 @@ impl User {
         Caller::new(self.id, self.org_admin)
     }
 
+    /// The name pages show: first and last name, or the uniqueId when both are blank.
+    pub fn display_name(&self) -> String {
+        let names = format!("{} {}", self.first_name.as_str(), self.last_name.as_str());
+        match names.trim() {
+            "" => self.unique_id.as_str().to_owned(),
+            names => names.to_owned(),
+        }
+    }
+
     /// Whether setting the given names (`None`: left as is) would change this user's names:
     /// only then is it a rename, which the authorization gate allows to the user itself and
     /// organization admins alone.
     pub fn would_rename(&self, first: Option<&PersonName>, last: Option<&PersonName>) -> bool {
         first.is_some_and(|f| *f != self.first_name) || last.is_some_and(|l| *l != self.last_name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_show_a_users_names_or_else_the_unique_id() {
+        let ns = OrgNamespace::from_random([1; 16]);
+        let user = |first: &str, last: &str| User {
+            id: UserId::generate(&ns, [2; 16]),
+            unique_id: UniqueId::parse("ada@uni.example").unwrap(),
+            first_name: PersonName::parse(first, "firstName").unwrap(),
+            last_name: PersonName::parse(last, "lastName").unwrap(),
+            org_admin: false,
+        };
+        assert_eq!(user("Ada", "Lovelace").display_name(), "Ada Lovelace");
+        assert_eq!(user("", "Lovelace").display_name(), "Lovelace");
+        assert_eq!(user("", " ").display_name(), "ada@uni.example");
     }
 }

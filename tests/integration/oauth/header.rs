@@ -22,6 +22,7 @@ medialib_adapters_diesel::backend_tests!(
     there_is_no_password_form_in_header_mode,
     an_untrusted_client_still_gets_the_error_page_first,
     the_proxy_header_wins_over_a_session_left_in_the_browser,
+    the_sites_sign_in_takes_the_proxys_header_too,
 );
 
 const AUTHORIZE: &str = "/api/oauth/authorize";
@@ -418,4 +419,34 @@ async fn the_proxy_header_wins_over_a_session_left_in_the_browser(b: Backend) {
     assert!(!dave.body.contains("carol@uni.example"), "{}", dave.body);
     let dave_session = dave.set_cookie("medialib_session").expect("a new session");
     assert_ne!(dave_session, carol_session);
+}
+
+/// medialib's own `/login` signs in by the proxy's header as the authorize page does, then
+/// goes to `next`; without the header it is the same 401 page, and there is no form.
+async fn the_sites_sign_in_takes_the_proxys_header_too(b: Backend) {
+    let (app, _) = start(b, "127.0.0.1/32", |l| l).await;
+    let login = |headers: &[(&str, &str)]| {
+        let mut req = app
+            .api
+            .app
+            .client
+            .get(app.url("/login"))
+            .query(&[("next", "/libraries")]);
+        for (name, value) in headers {
+            req = req.header(*name, *value);
+        }
+        send(req)
+    };
+    let signed = login(&[("Remote-User", "dave@uni.example")]).await;
+    assert_eq!(signed.status, StatusCode::SEE_OTHER, "{signed:?}");
+    assert_eq!(signed.header("location"), "/libraries");
+    assert!(
+        signed.set_cookie("medialib_session").is_some(),
+        "{signed:?}"
+    );
+    assert!(user(&app, "dave@uni.example").is_some(), "provisioned");
+    let without = login(&[]).await;
+    assert_eq!(without.status, StatusCode::UNAUTHORIZED, "{without:?}");
+    assert_no_password_form(&without);
+    assert!(without.set_cookie("medialib_session").is_none());
 }

@@ -42,6 +42,7 @@ medialib_adapters_diesel::backend_tests!(
     an_id_token_with_another_nonce_is_refused,
     a_callback_is_single_use,
     a_provider_that_is_down_means_server_error_and_rotated_keys_are_fetched,
+    the_sites_sign_in_goes_through_the_provider_and_back_to_its_page,
 );
 
 // ---------------------------------------------------------------------------------------
@@ -973,4 +974,33 @@ async fn an_unknown_callback_is_an_error_page() {
         StatusCode::NOT_IMPLEMENTED,
         "Sign-in is not available",
     );
+}
+
+/// medialib's own `/login?next=…` sends the browser to the provider too, and the callback
+/// ends on that page of medialib's, signed in (no client, no consent).
+async fn the_sites_sign_in_goes_through_the_provider_and_back_to_its_page(b: Backend) {
+    let s = setup(b, false, None).await;
+    let mut browser = Browser::new();
+    let login = Url::parse(&s.app.url("/login?next=%2Flibraries%2Fx%3Fpage%3D2")).unwrap();
+    let hop = browser.get(&login).await;
+    assert_eq!(hop.status, StatusCode::FOUND, "{hop:?}");
+    let to = hop.location().unwrap();
+    assert!(
+        to.as_str().starts_with(&format!("{}/auth?", s.idp.issuer)),
+        "{to}"
+    );
+    let callback = at_idp(&mut browser, to, "erin", AtIdp::SignIn, &s.app).await;
+    let back = browser.get(&callback).await;
+    assert_eq!(back.status, StatusCode::SEE_OTHER, "{back:?}");
+    assert_eq!(
+        back.location().unwrap().as_str(),
+        s.app.url("/libraries/x?page=2"),
+        "back to the page the sign-in started from"
+    );
+    assert!(
+        back.set_cookie_names()
+            .contains(&"medialib_session".to_owned())
+    );
+    let home = browser.get(&Url::parse(&s.app.url("/")).unwrap()).await;
+    assert!(home.body.contains("Your libraries"), "{home:?}");
 }

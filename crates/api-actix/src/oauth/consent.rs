@@ -24,14 +24,10 @@ pub(super) fn consent(
     user: &User,
     session_cookie: &str,
 ) -> HttpResponse {
-    let names = format!("{} {}", user.first_name.as_str(), user.last_name.as_str());
-    let user_name = match names.trim() {
-        "" => user.unique_id.as_str(),
-        names => names,
-    };
+    let user_name = user.display_name();
     let page = ConsentPage {
         client: request.client().name().as_str(),
-        user_name,
+        user_name: &user_name,
         unique_id: user.unique_id.as_str(),
         scopes: scope_words(request.scope()),
         offline: request.offline_requested(),

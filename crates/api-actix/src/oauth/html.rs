@@ -8,8 +8,8 @@ use askama::Template;
 use medialib_domain::oauth::ErrorPage as Untrusted;
 
 use crate::api::options;
+use crate::browser::ErrorPage;
 use crate::error::ApiError;
-use crate::pages::ErrorPage;
 use crate::state::AppState;
 
 /// What a page's forms may submit to (CSP `form-action`).

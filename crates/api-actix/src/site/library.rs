@@ -80,13 +80,7 @@ pub(super) async fn library(
             entries
                 .into_iter()
                 .map(|e| Person {
-                    name: format!(
-                        "{} {}",
-                        e.user.first_name.as_str(),
-                        e.user.last_name.as_str()
-                    )
-                    .trim()
-                    .to_owned(),
+                    name: e.user.display_name(),
                     unique_id: e.user.unique_id.as_str().to_owned(),
                     level: e.level.as_str(),
                 })

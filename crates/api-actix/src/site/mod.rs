@@ -25,9 +25,8 @@ use actix_web::http::header;
 use actix_web::{HttpResponse, HttpResponseBuilder, web};
 use askama::Template;
 
-pub(crate) use crate::browser::{Visitor, here, visitor, wants_html};
+pub(crate) use crate::browser::{Visitor, error_body, here, visitor, wants_html};
 use crate::error::ApiError;
-use crate::pages::ErrorPage;
 use crate::routing::{read_only, resource};
 
 /// The stylesheet of these pages.
@@ -80,36 +79,13 @@ fn render(mut builder: HttpResponseBuilder, page: &impl Template) -> HttpRespons
 /// `error` as an HTML page: the status and headers [`ApiError`] chooses, a sentence for a
 /// person.
 pub(crate) fn error_page(error: &ApiError) -> HttpResponse {
-    let (heading, message) = match error {
-        ApiError::NotFound | ApiError::Missing(_) => (
-            "Not found",
-            "There is nothing at this address, or it is not shared with you.".to_owned(),
-        ),
-        ApiError::Forbidden(_) => (
-            "Not allowed",
-            "Your account may not open this page.".to_owned(),
-        ),
-        ApiError::Gone(_) => ("Gone", "What was here has been removed.".to_owned()),
-        ApiError::DatabaseUnavailable | ApiError::Overloaded | ApiError::StorageUnavailable => (
-            "Service unavailable",
-            "medialib cannot answer right now. Try again in a few moments.".to_owned(),
-        ),
-        ApiError::Internal => (
-            "Something went wrong",
-            "medialib ran into an unexpected error. Try again later.".to_owned(),
-        ),
-        other => ("Something went wrong", format!("{other}.")),
-    };
-    let page = ErrorPage {
-        heading,
-        message: &message,
-        sign_in: None,
-    };
     let mut builder = error.page_builder();
-    page_headers(&mut builder);
-    match page.render() {
-        Ok(body) => builder.content_type("text/html; charset=utf-8").body(body),
-        Err(_) => actix_web::ResponseError::error_response(error),
+    match error_body(error, None) {
+        Some(body) => {
+            page_headers(&mut builder);
+            builder.content_type("text/html; charset=utf-8").body(body)
+        }
+        None => actix_web::ResponseError::error_response(error),
     }
 }
 
