@@ -100,7 +100,7 @@ pub async fn spawn_app_on(
         .expect("the application failed to start");
     let port = application.port();
     tokio::spawn(application.run_until_stopped());
-    let client = reqwest::Client::builder()
+    let client = http_client()
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .expect("cannot build the HTTP client");
@@ -111,6 +111,21 @@ pub async fn spawn_app_on(
         client,
         _guard: Box::new((guard, media)),
     }
+}
+
+/// How long a test client keeps an idle connection for its next request: well under the
+/// 5 s after which medialib (actix-web's default keep-alive) closes an idle connection.
+///
+/// With reqwest's default (90 s) a request sent on a connection idle for about 5 s can meet
+/// the server's close on the way: hyper then fails it with `IncompleteMessage` and, unlike a
+/// browser, does not retry it on a new connection. CI saw this when a test spent 5 s making
+/// a clip between two requests.
+pub const CLIENT_IDLE: Duration = Duration::from_secs(2);
+
+/// A client builder for talking to a medialib: idle connections are dropped after
+/// [`CLIENT_IDLE`], before the server would close them.
+pub fn http_client() -> reqwest::ClientBuilder {
+    reqwest::Client::builder().pool_idle_timeout(CLIENT_IDLE)
 }
 
 /// A media directory under the system's temporary directory for use cases wired in a test

@@ -242,7 +242,7 @@ fn curl_form(command: &str) -> (String, Vec<(String, String)>) {
 
 /// Drives the printed OAuth flow: authorize, sign in, approve, exchange, call the API.
 async fn follow_the_printed_flow(printed: &Printed) {
-    let client = reqwest::Client::builder()
+    let client = crate::helpers::http_client()
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap();

@@ -310,7 +310,7 @@ struct Browser {
 impl Browser {
     fn new() -> Self {
         Self {
-            http: reqwest::Client::builder()
+            http: crate::helpers::http_client()
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .unwrap(),

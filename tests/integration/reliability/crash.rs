@@ -262,7 +262,7 @@ impl Writer {
         seed: u64,
     ) -> (Self, Outcome) {
         let mut rng = StdRng::seed_from_u64(seed);
-        let http = reqwest::Client::builder()
+        let http = crate::helpers::http_client()
             .timeout(Duration::from_secs(30))
             .build()
             .unwrap();

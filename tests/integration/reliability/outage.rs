@@ -44,7 +44,7 @@ impl Load {
         let stop = Arc::new(AtomicBool::new(false));
         let seen = Arc::new(Mutex::new(Vec::new()));
         let t0 = Instant::now();
-        let http = reqwest::Client::builder()
+        let http = crate::helpers::http_client()
             .timeout(Duration::from_secs(30))
             .build()
             .unwrap();
