@@ -2,6 +2,7 @@
 //! in and out on medialib's own pages (the `local` password form, CSRF-bound to its cookie;
 //! `next` only ever a path of this service), library pages, a private object's landing page
 //! for a signed-in viewer, the permLink keeping its query, and error pages for browsers.
+//! The library page's upload box: tus requests as the session, only with its CSRF token.
 //! Cookies are carried by hand, as a browser would, so that each one's scope is checked.
 
 use std::collections::BTreeMap;
@@ -23,6 +24,7 @@ medialib_adapters_diesel::backend_tests!(async on [sqlite, postgres] with run:
     a_perm_link_keeps_the_players_query,
     unknown_pages_are_pages_for_browsers_and_json_for_the_rest,
     an_admin_manages_a_library_and_its_people_from_its_page,
+    the_upload_box_uploads_as_the_session_only_with_its_csrf_token,
 );
 
 /// A browser: its cookies (name → value, whatever their path here: each test checks the
@@ -632,4 +634,128 @@ async fn an_admin_manages_a_library_and_its_people_from_its_page(b: Backend) {
     assert_eq!(done.status, StatusCode::SEE_OTHER, "{}", done.body);
     assert_eq!(bob.get(&page).await.status, StatusCode::FORBIDDEN);
     assert!(!bob.get("/").await.body.contains("Physics 101"));
+}
+
+/// The value of attribute `name` in the first tag that has it.
+fn attribute(body: &str, name: &str) -> Option<String> {
+    let marker = format!(" {name}=\"");
+    let start = body.find(&marker)? + marker.len();
+    let end = body[start..].find('"')? + start;
+    Some(body[start..end].to_owned())
+}
+
+async fn the_upload_box_uploads_as_the_session_only_with_its_csrf_token(b: Backend) {
+    let (app, _, lib) = alice(b).await;
+    let page = format!("/libraries/{lib}");
+    let mut alice = Browser::new(&app);
+    alice.sign_in("/", "alice", PASSWORD).await;
+    let p = alice.get(&page).await;
+    assert_site_headers(&p);
+    assert!(
+        !p.header("content-security-policy").contains("script-src"),
+        "its own scripts run (default-src 'self'): {p:?}"
+    );
+    let endpoint = attribute(&p.body, "data-endpoint").expect("an upload box");
+    assert_eq!(endpoint, format!("/api/upload/c/{lib}/o/0/"));
+    let csrf = attribute(&p.body, "data-csrf").unwrap();
+    assert_eq!(csrf, p.hidden("csrf_token"), "the session's token");
+    for script in ["/assets/tus.min.js", "/assets/library.js"] {
+        assert!(
+            p.body
+                .contains(&format!(r#"<script src="{script}" defer>"#))
+        );
+        let s = alice.get(script).await;
+        assert_eq!(s.status, StatusCode::OK, "{script}");
+        assert!(s.header("content-type").starts_with("text/javascript"));
+        assert_eq!(s.header("x-content-type-options"), "nosniff");
+        assert!(s.body.contains("tus"), "{script}");
+    }
+
+    let session = alice.cookies["medialib_session"].clone();
+    let create = async |cookie: Option<&str>, token: Option<&str>| {
+        let mut req = app
+            .api
+            .app
+            .client
+            .post(app.url(&endpoint))
+            .header("Tus-Resumable", "1.0.0")
+            .header("Upload-Length", "5")
+            .header("Upload-Metadata", "filename bm90ZXMudHh0");
+        if let Some(c) = cookie {
+            req = req.header("Cookie", format!("medialib_session={c}"));
+        }
+        if let Some(t) = token {
+            req = req.header("X-CSRF-Token", t);
+        }
+        req.send().await.unwrap()
+    };
+    // The cookie alone (what another site's form or script could make the browser send), a
+    // wrong token, or the token without the cookie: nobody.
+    for (cookie, token) in [
+        (Some(session.as_str()), None),
+        (Some(session.as_str()), Some("mlc_forged")),
+        (None, Some(csrf.as_str())),
+    ] {
+        let refused = create(cookie, token).await;
+        assert_eq!(
+            refused.status(),
+            StatusCode::UNAUTHORIZED,
+            "cookie {}, token {token:?}",
+            cookie.is_some()
+        );
+    }
+    // Both: the upload is alice's, and goes on with both.
+    let created = create(Some(&session), Some(&csrf)).await;
+    assert_eq!(created.status(), StatusCode::CREATED);
+    let location = created.headers()["location"].to_str().unwrap().to_owned();
+    let patch = app
+        .api
+        .app
+        .client
+        .patch(&location)
+        .header("Tus-Resumable", "1.0.0")
+        .header("Content-Type", "application/offset+octet-stream")
+        .header("Upload-Offset", "0")
+        .header("Cookie", format!("medialib_session={session}"))
+        .header("X-CSRF-Token", &csrf)
+        .body("hello")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(patch.status(), StatusCode::NO_CONTENT);
+    let p = alice.get(&page).await;
+    assert!(p.body.contains("notes.txt"), "listed: {}", p.body);
+
+    // A viewer is offered no upload box, and cannot upload with her own session either.
+    app.user_with_password("carol", PASSWORD);
+    let granted = alice
+        .send(
+            Method::POST,
+            &page,
+            &[
+                ("csrf_token", &csrf),
+                ("action", "grant"),
+                ("unique_id", "carol"),
+                ("level", "view"),
+            ],
+        )
+        .await;
+    assert_eq!(granted.status, StatusCode::SEE_OTHER, "{}", granted.body);
+    let mut carol = Browser::new(&app);
+    carol.sign_in("/", "carol", PASSWORD).await;
+    let p = carol.get(&page).await;
+    assert_eq!(p.status, StatusCode::OK, "{}", p.body);
+    assert!(attribute(&p.body, "data-endpoint").is_none(), "{}", p.body);
+    let carol_csrf = p.hidden("csrf_token");
+    let carol_session = carol.cookies["medialib_session"].clone();
+    let refused = create(Some(&carol_session), Some(&carol_csrf)).await;
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+
+    // Signed out, the session uploads no more.
+    let out = alice
+        .send(Method::POST, "/logout", &[("csrf_token", &csrf)])
+        .await;
+    assert_eq!(out.status, StatusCode::SEE_OTHER, "{}", out.body);
+    let ended = create(Some(&session), Some(&csrf)).await;
+    assert_eq!(ended.status(), StatusCode::UNAUTHORIZED);
 }

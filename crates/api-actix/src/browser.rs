@@ -1,7 +1,8 @@
 //! What the HTTP layer knows of a browser: its cookies (the session and the sign-in form's,
 //! read and written here only), the person its session names ([`Visitor`]), the page it
 //! asked for ([`here`]), whether it wants pages rather than JSON ([`wants_html`]), and the
-//! error page it then gets ([`error_body`]).
+//! error page it then gets ([`error_body`]), and who a page's own script acts as
+//! ([`page_caller`]).
 //!
 //! A leaf module: the authorization pages (`oauth/`), the player pages (`pages.rs`) and the
 //! pages people use (`site/`) all read the same session through it.
@@ -9,7 +10,7 @@
 use actix_web::HttpRequest;
 use actix_web::http::header;
 use askama::Template;
-use medialib_domain::{Secret, User, csrf_token};
+use medialib_domain::{Caller, Secret, User, csrf_token};
 use medialib_ports::services::StartedSession;
 
 use crate::blocking::run;
@@ -106,6 +107,32 @@ pub(crate) async fn visitor(
 pub(crate) fn csrf_ok(req: &HttpRequest, presented: &str) -> bool {
     cookie(req, SESSION_COOKIE)
         .is_some_and(|session| medialib_domain::csrf_matches(&Secret::new(&session), presented))
+}
+
+/// The header in which a page's script sends its session's CSRF token (the library page's
+/// upload box, on every tus request).
+pub(crate) const CSRF_HEADER: &str = "X-CSRF-Token";
+
+/// Who a page's own script acts as on an API path that takes it (the uploads): the person
+/// whose session the cookie names, when the request carries no bearer token and carries
+/// that session's CSRF token in [`CSRF_HEADER`]. Another site's page can neither read the
+/// token nor set the header on a request that sends the cookie (SameSite=Lax, and a custom
+/// header needs a CORS preflight that these paths never grant to a cookie); `None` otherwise,
+/// so the caller then needs a token.
+pub(crate) async fn page_caller(
+    req: &HttpRequest,
+    state: &AppState,
+) -> Result<Option<Caller>, ApiError> {
+    if req.headers().contains_key(header::AUTHORIZATION) {
+        return Ok(None);
+    }
+    let Some(presented) = req.headers().get(CSRF_HEADER).and_then(|v| v.to_str().ok()) else {
+        return Ok(None);
+    };
+    if !csrf_ok(req, presented) {
+        return Ok(None);
+    }
+    Ok(visitor(req, state).await?.map(|v| v.user.as_caller()))
 }
 
 /// The sign-in link's `next` for the page at `req`'s path and query, percent-encoded.

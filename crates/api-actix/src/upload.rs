@@ -220,8 +220,12 @@ async fn answer(
     if !ALLOW.split(", ").any(|m| m == method.as_str()) {
         return Err(ApiError::MethodNotImplemented { allow: ALLOW });
     }
+    let caller = match crate::browser::page_caller(req, state).await? {
+        Some(caller) => caller,
+        None => required_caller(state, req).await?.caller(),
+    };
     let call = UploadCall {
-        caller: required_caller(state, req).await?.caller(),
+        caller,
         target: target(path)?,
         req,
         payload,

@@ -19,6 +19,12 @@
 //!   its still, its page, where it plays, and Sign out; screenshots of each page kept in
 //!   `$CARGO_TARGET_TMPDIR/screenshots` (needs ffmpeg).
 //!
+//! - Chromium, phone-sized, uploading from a library page (`page_upload.mjs`): a clip whose
+//!   progress reaches "Uploaded" and whose card then shows its still without a reload, and
+//!   which plays; then a file of two chunks and a bit whose second chunk is held, the page
+//!   reloaded and the file chosen again: the upload goes on at the first chunk's end, no new
+//!   upload is created, and the stored bytes are the file's (needs ffmpeg).
+//!
 //! Every upload ends with the media call's SHA-256 equal to the file's and the delivered bytes
 //! identical. The tools come from `scripts/test` (`MEDIALIB_TEST_NODE`,
 //! `MEDIALIB_TEST_PYTHON`, `tests/e2e/node_modules`, Debian's Chromium);
@@ -45,13 +51,14 @@ medialib_adapters_diesel::backend_tests!(async on [sqlite, postgres] with run:
     chromium_plays_a_processed_video_on_its_player_page,
     a_person_signs_in_finds_a_private_video_in_a_library_and_plays_it,
     another_site_embeds_the_player_drives_it_and_hears_its_events,
+    a_person_uploads_from_the_library_page_and_a_reload_mid_upload_resumes,
 );
 
 const SKIP_ENV: &str = "MEDIALIB_TEST_SKIP_E2E";
 const HOW_TO_FIX: &str =
     "run scripts/test (it installs the e2e tools) or set MEDIALIB_TEST_SKIP_E2E=1";
 /// Longest a client may run.
-const SCRIPT_TIMEOUT: Duration = Duration::from_secs(90);
+const SCRIPT_TIMEOUT: Duration = Duration::from_secs(160);
 /// The test file: six and a bit chunks.
 const SIZE: usize = 800_000;
 const CHUNK: usize = 128 * 1024;
@@ -578,3 +585,108 @@ async fn another_site_embeds_the_player_drives_it_and_hears_its_events(b: Backen
 
 /// The password alice signs in with in the browser tests.
 const PASSWORD: &str = "correct horse battery staple";
+
+/// The chunk size of the library page's uploads (`templates/library.js`).
+const PAGE_CHUNK: usize = 8 * 1024 * 1024;
+
+async fn a_person_uploads_from_the_library_page_and_a_reload_mid_upload_resumes(b: Backend) {
+    if skipped("a_person_uploads_from_the_library_page_and_a_reload_mid_upload_resumes")
+        || crate::processing::skip()
+    {
+        return;
+    }
+    let node = node();
+    let chromium = chromium();
+    let app = crate::processing::processing_app(b).await;
+    let hash =
+        medialib_adapters_sso::hash_password(&medialib_domain::Secret::new(PASSWORD)).unwrap();
+    assert!(
+        app.api
+            .services
+            .store()
+            .set_password_hash(
+                app.user.id,
+                &hash,
+                medialib_domain::Timestamp::from_epoch_seconds(0)
+            )
+            .unwrap()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let clip = crate::processing::clip(dir.path(), "seminar.mp4", "854x480", 3);
+    // Two chunks and a bit, in a pattern that a skipped or repeated chunk cannot keep.
+    let big: Vec<u8> = data(2 * PAGE_CHUNK + 100_000)
+        .iter()
+        .enumerate()
+        .map(|(i, b)| b ^ (i / 4096) as u8)
+        .collect();
+    let big_path = dir.path().join("slides.bin");
+    std::fs::write(&big_path, &big).unwrap();
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("screenshots")
+        .join(format!("{b:?}").to_lowercase());
+    std::fs::create_dir_all(&shots).unwrap();
+    let out = client_with_env(
+        node,
+        "page_upload.mjs",
+        vec![
+            "--base".into(),
+            format!("{}/", app.api.app.address),
+            "--library".into(),
+            format!("/libraries/{}", app.lib),
+            "--username".into(),
+            app.user.unique_id.as_str().to_owned(),
+            "--password".into(),
+            PASSWORD.into(),
+            "--clip".into(),
+            clip.display().to_string(),
+            "--big".into(),
+            big_path.display().to_string(),
+            "--screenshots".into(),
+            shots.display().to_string(),
+        ],
+        vec![("CHROMIUM", chromium.display().to_string())],
+    )
+    .await;
+    assert!(
+        out["clip"]["currentTime"].as_f64().unwrap() >= 1.0,
+        "it played: {out}"
+    );
+    assert_eq!(out["clip"]["videoHeight"], 360, "{out}");
+    assert_eq!(out["clip"]["mediaError"], Value::Null, "{out}");
+    assert_eq!(out["stillWidth"], 512, "the card's still: {out}");
+    let resume = &out["resume"];
+    assert_eq!(
+        resume["offsetsBefore"],
+        serde_json::json!([0, PAGE_CHUNK]),
+        "the first chunk went through, the second was held: {out}"
+    );
+    assert_eq!(resume["postsBefore"], 1, "{out}");
+    assert_eq!(
+        resume["offsetsAfter"],
+        serde_json::json!([PAGE_CHUNK, 2 * PAGE_CHUNK]),
+        "after the reload it went on at the first chunk's end: {out}"
+    );
+    assert_eq!(resume["postsAfter"], 0, "no new upload: {out}");
+    assert_eq!(out["consoleErrors"], serde_json::json!([]), "{out}");
+    // The library holds the two uploads, and the resumed one is the file, byte for byte.
+    let listed = app
+        .api
+        .get(&format!("/api/catalog/o/{}", app.lib), Some(&app.token))
+        .await;
+    let list = listed.json["list"].as_array().unwrap();
+    assert_eq!(list.len(), 2, "{}", listed.json);
+    let slides = list
+        .iter()
+        .find(|m| m["title"] == "slides.bin")
+        .unwrap_or_else(|| panic!("{}", listed.json));
+    app.assert_stored(slides["uuid"].as_str().unwrap(), &big)
+        .await;
+    for page in [
+        "upload-done",
+        "upload-processed",
+        "upload-held",
+        "upload-resumed",
+    ] {
+        assert!(shots.join(format!("{page}.png")).is_file(), "{page}.png");
+    }
+}

@@ -56,6 +56,8 @@ struct LibraryPage {
     members: Vec<Member>,
     /// The forms to change it and its people, for its admins (`None` for viewers).
     people: Option<Vec<Person>>,
+    /// Whether the visitor may upload into it (the page then offers its upload box).
+    may_upload: bool,
 }
 
 /// `GET /libraries/{uuid}`: the library's members for a person with `view` on it; a browser
@@ -140,6 +142,7 @@ fn page(view: LibraryView, visitor: Visitor, here: String, base: &str) -> Librar
         level: view.page.level.as_str(),
         members,
         people: None,
+        may_upload: view.may_upload,
     }
 }
 

@@ -14,8 +14,14 @@
 //!
 //! The use cases decide who sees what (the same gate as the API); these handlers read the
 //! session, call them and render. Every page is `no-store`, never framed, sends no referrer,
-//! and loads only this service's own stylesheet, stills and media (CSP `default-src 'self'`).
+//! and loads only this service's own stylesheet, scripts, stills and media (CSP
+//! `default-src 'self'`, no inline script).
+//!
+//! The library page uploads with tus from the page (`templates/library.js` on
+//! tus-js-client, `assets.rs`): its requests carry the session cookie and the session's CSRF
+//! token in `X-CSRF-Token` ([`page_caller`](crate::browser::page_caller)).
 
+mod assets;
 mod home;
 mod library;
 mod manage;
@@ -44,16 +50,19 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .route(web::post().to(manage::manage))
                 .default_service(web::to(library_methods)),
         )
-        .service(read_only("/assets/site.css", stylesheet));
+        .service(read_only("/assets/site.css", stylesheet))
+        .service(read_only("/assets/library.js", assets::library_script))
+        .service(read_only("/assets/tus.min.js", assets::tus_client));
 }
 
-/// The headers of every page here: a strict CSP (this service's own stylesheet, stills and
-/// media; forms post here only), never framed, no referrer, never stored.
+/// The headers of every page here: a strict CSP (this service's own stylesheet, scripts,
+/// stills and media, and requests to it only; forms post here only), never framed, no
+/// referrer, never stored.
 fn page_headers(builder: &mut HttpResponseBuilder) {
     builder
         .insert_header((
             header::CONTENT_SECURITY_POLICY,
-            "default-src 'self'; script-src 'none'; object-src 'none'; base-uri 'none'; \
+            "default-src 'self'; object-src 'none'; base-uri 'none'; \
              form-action 'self'; frame-ancestors 'none'",
         ))
         .insert_header((header::X_FRAME_OPTIONS, "DENY"))

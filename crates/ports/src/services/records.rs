@@ -13,10 +13,10 @@ use medialib_domain::media::derive::MediaKind;
 use medialib_domain::media::derived::DerivedSet;
 use medialib_domain::media::probe::Dimensions;
 use medialib_domain::media::records::{ImageSize, PlayFormat, has_video_record};
-use medialib_domain::{Action, Caller, MediaObject, ObjectId, ObjectType};
+use medialib_domain::{Action, Caller, IdOrZero, MediaObject, ObjectId, ObjectType};
 
 use super::catalog::VideoFailed;
-use super::{CatalogPage, MembershipChangeFailed, UploadServices};
+use super::{CatalogPage, MembershipChangeFailed, UploadServices, UploadTarget};
 use crate::error::StoreError;
 use crate::repos::PermissionEntry;
 use crate::uploads::MediaRecord;
@@ -74,6 +74,9 @@ pub struct LibraryView {
     /// The people with an entry on it, when the caller may read them (its admins, whom the
     /// page offers its forms); `None` for a viewer.
     pub people: Option<Vec<PermissionEntry>>,
+    /// Whether the caller may upload new media into it now (the upload gate and room in the
+    /// quota: OPTIONS' `proceed`), so that the page offers its upload box.
+    pub may_upload: bool,
 }
 
 /// The video record of an object: the object, its playable files and its images, with URLs
@@ -156,12 +159,20 @@ impl UploadServices {
         } else {
             None
         };
+        let may_upload = self.may_upload(
+            caller,
+            UploadTarget {
+                collection: library,
+                object: IdOrZero::Zero,
+            },
+        )?;
         Ok(LibraryView {
             library: found,
             page,
             media,
             images,
             people,
+            may_upload,
         })
     }
 
