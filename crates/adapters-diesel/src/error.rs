@@ -46,6 +46,10 @@ impl From<DbError> for StoreError {
         match e {
             DbError::Pool(e) => e.into(),
             DbError::Query(e) if is_connection_loss(&e) => StoreError::Unavailable(e.to_string()),
+            DbError::Query(e) if is_out_of_space(&e) => {
+                tracing::error!(error = %e, "the database is out of space");
+                StoreError::Full
+            }
             DbError::Query(e) => StoreError::Unexpected(e.to_string()),
             DbError::Store(e) => e,
         }
@@ -63,6 +67,21 @@ pub(crate) fn is_connection_loss(e: &DieselError) -> bool {
         )
         | DieselError::BrokenTransactionManager => true,
         DieselError::DatabaseError(_, info) => info.message().contains("database is locked"),
+        _ => false,
+    }
+}
+
+/// Whether a diesel error means the database's disk is full: SQLite's `SQLITE_FULL`
+/// ("database or disk is full"), PostgreSQL's `disk_full` (53100: "could not extend file …: No
+/// space left on device"; diesel shows the message, not the SQLSTATE).
+pub(crate) fn is_out_of_space(e: &DieselError) -> bool {
+    match e {
+        DieselError::DatabaseError(_, info) => {
+            let m = info.message();
+            m.contains("database or disk is full")
+                || m.contains("No space left on device")
+                || m.contains("could not extend file")
+        }
         _ => false,
     }
 }

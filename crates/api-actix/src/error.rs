@@ -99,6 +99,11 @@ pub enum ApiError {
         "the server is out of storage space; nothing of this request was kept beyond what it reports"
     )]
     InsufficientStorage,
+    /// The database is out of space: this write was refused whole (507); reads go on.
+    #[error(
+        "the server's database is out of space: nothing of this request was stored; reading still works"
+    )]
+    DatabaseFull,
     /// What the request names is gone for good (410).
     #[error("{0}")]
     Gone(String),
@@ -178,7 +183,7 @@ impl ResponseError for ApiError {
             }
             Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
             Self::StorageUnavailable => StatusCode::SERVICE_UNAVAILABLE,
-            Self::InsufficientStorage => StatusCode::INSUFFICIENT_STORAGE,
+            Self::InsufficientStorage | Self::DatabaseFull => StatusCode::INSUFFICIENT_STORAGE,
             Self::Gone(_) => StatusCode::GONE,
             Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
@@ -255,6 +260,7 @@ impl From<StoreError> for ApiError {
                 tracing::warn!(%reason, "storage unavailable");
                 Self::DatabaseUnavailable
             }
+            StoreError::Full => Self::DatabaseFull,
             StoreError::Corrupt(reason) | StoreError::Unexpected(reason) => {
                 tracing::error!(%reason, "storage failure");
                 Self::Internal

@@ -1,4 +1,5 @@
-//! `GET /healthz` (the process answers) and `GET /readyz` (the database answers).
+//! `GET /healthz` (the process answers) and `GET /readyz` (the database answers; its body also
+//! says when a write was refused for want of space in the last five minutes).
 
 use actix_web::http::header;
 use actix_web::{HttpResponse, web};
@@ -8,6 +9,9 @@ use tracing::Span;
 use crate::apidoc::responses::Unavailable;
 use crate::apidoc::schemas::HealthStatus;
 use crate::{ApiError, AppState};
+
+/// How long `/readyz` mentions a write refused for want of space (507).
+const SPACE_NOTE: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// Liveness: the process answers.
 #[utoipa::path(
@@ -45,9 +49,22 @@ pub(crate) async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, A
     let span = Span::current();
     let outcome = web::block(move || span.in_scope(|| readiness.ready())).await;
     match outcome {
-        Ok(Ok(())) => Ok(HttpResponse::Ok()
-            .insert_header((header::CACHE_CONTROL, "no-store"))
-            .json(json!({"status": "ready"}))),
+        Ok(Ok(())) => {
+            // Reads still work on a full disk, so the service stays ready; it says so.
+            let body = match state.metrics.out_of_space_seen() {
+                Some(ago) if ago <= SPACE_NOTE => json!({
+                    "status": "ready",
+                    "space": format!(
+                        "a write was refused for want of space {} s ago",
+                        ago.as_secs()
+                    ),
+                }),
+                _ => json!({"status": "ready"}),
+            };
+            Ok(HttpResponse::Ok()
+                .insert_header((header::CACHE_CONTROL, "no-store"))
+                .json(body))
+        }
         Ok(Err(reason)) => {
             tracing::warn!(%reason, "readiness probe failed");
             Err(ApiError::DatabaseUnavailable)

@@ -122,6 +122,9 @@ pub(crate) struct Metrics {
     sign_ins: Family<OutcomeLabel, Counter>,
     media_bytes: Family<DirectionLabel, Counter>,
     transfers: Family<DirectionLabel, Gauge>,
+    out_of_space: Counter,
+    /// When the last 507 was answered, in seconds since the Unix epoch (0: never).
+    out_of_space_at: std::sync::atomic::AtomicU64,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -176,7 +179,14 @@ impl Metrics {
         let sign_ins = Family::<OutcomeLabel, Counter>::default();
         let media_bytes = Family::<DirectionLabel, Counter>::default();
         let transfers = Family::<DirectionLabel, Gauge>::default();
+        let out_of_space = Counter::default();
         let mut registry = Registry::default();
+        declare(
+            &mut registry,
+            "medialib_out_of_space",
+            "Requests refused with 507 because the database or the media storage was out of space.",
+            &out_of_space,
+        );
         declare(
             &mut registry,
             "medialib_media_bytes",
@@ -223,7 +233,17 @@ impl Metrics {
             sign_ins,
             media_bytes,
             transfers,
+            out_of_space,
+            out_of_space_at: std::sync::atomic::AtomicU64::new(0),
         }
+    }
+
+    /// How long ago a request was last refused for want of space, if one was.
+    pub(crate) fn out_of_space_seen(&self) -> Option<Duration> {
+        let at = self
+            .out_of_space_at
+            .load(std::sync::atomic::Ordering::Relaxed);
+        (at > 0).then(|| Duration::from_secs(unix_seconds().saturating_sub(at)))
     }
 
     /// Counts media bytes moved.
@@ -239,6 +259,11 @@ impl Metrics {
     }
 
     fn observe_request(&self, route: Route, method: &'static str, status: u16, took: Duration) {
+        if status == 507 {
+            self.out_of_space.inc();
+            self.out_of_space_at
+                .store(unix_seconds().max(1), std::sync::atomic::Ordering::Relaxed);
+        }
         let labels = RouteLabels { route, method };
         self.durations
             .get_or_create(&labels)
@@ -273,6 +298,13 @@ impl Metrics {
         let _ = prometheus_client::encoding::prometheus_text::encode(&mut out, &self.registry);
         out
     }
+}
+
+/// Now, in seconds since the Unix epoch.
+fn unix_seconds() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 /// A family that is declared (`# HELP`, `# TYPE`) from the first scrape on, before its first

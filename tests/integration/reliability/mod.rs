@@ -1,8 +1,9 @@
 //! Reliability under faults and load (issue 8): races across two server processes, `kill -9`
-//! during writes, a database outage, overload. Each test runs a short form in the normal suite;
+//! during writes, a database outage, overload, a full disk under the database. Each test runs a short form in the normal suite;
 //! `scripts/soak` runs the long form by raising [`soak_scale`].
 
 mod crash;
+mod full_disk;
 mod outage;
 mod overload;
 mod race;

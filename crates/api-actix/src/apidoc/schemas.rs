@@ -70,6 +70,10 @@ pub struct OptionsRecord {
 pub struct HealthStatus {
     /// `ok` (`/healthz`) or `ready` (`/readyz`).
     status: String,
+    /// `/readyz` only, and only when it happened in the last five minutes: a write refused
+    /// with 507 because the database or the media storage was out of space, and how long ago.
+    #[schema(example = "a write was refused for want of space 12 s ago")]
+    space: Option<String>,
 }
 
 /// Fields of describe PUT (create) and POST (update).

@@ -37,7 +37,7 @@ pub trait OAuthFailure: std::fmt::Display {
 /// `server_error`.
 fn store_code(e: &StoreError) -> OAuthErrorCode {
     match e {
-        StoreError::Unavailable(_) => OAuthErrorCode::TemporarilyUnavailable,
+        StoreError::Unavailable(_) | StoreError::Full => OAuthErrorCode::TemporarilyUnavailable,
         _ => OAuthErrorCode::ServerError,
     }
 }
