@@ -1,7 +1,7 @@
-//! Installs the browser libraries the pages serve from `/assets` (`web/package.json`, pinned
-//! by `web/package-lock.json`) with `npm ci` into `OUT_DIR`, where `src/site/assets.rs` compiles
-//! them into the binary. No third-party code is kept in the repository and no page loads
-//! anything from a CDN.
+//! Installs the browser libraries the pages serve (`web/package.json`, pinned by
+//! `web/package-lock.json`) with `npm ci` into `OUT_DIR`, where `src/site/assets.rs` (the
+//! upload client) and `src/reference.rs` (Swagger UI) compile them into the binary. No
+//! third-party code is kept in the repository and no page loads anything from a CDN.
 //!
 //! `npm ci` runs only when the lockfile differs from the one last installed here (npm's own
 //! cache, `~/.npm`, makes a repeat install work offline). Set `NPM` to use another npm.
@@ -9,15 +9,21 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The files that `src/site/assets.rs` includes, under `OUT_DIR/web/node_modules`.
-const NEEDED: &[&str] = &["tus-js-client/dist/tus.min.js"];
+/// The files that the crate includes, under `OUT_DIR/web/node_modules`.
+const NEEDED: &[&str] = &[
+    "tus-js-client/dist/tus.min.js",
+    "swagger-ui-dist/swagger-ui-bundle.js",
+    "swagger-ui-dist/swagger-ui.css",
+    "swagger-ui-dist/oauth2-redirect.js",
+];
 
 fn main() {
     if let Err(why) = install() {
         eprintln!(
-            "{why}\n\nmedialib's pages serve browser libraries (tus-js-client) that the build \
-             installs with npm from crates/api-actix/web/package-lock.json: install Node.js and \
-             npm (apt-get install nodejs npm), with access to the npm registry on the first build."
+            "{why}\n\nmedialib's pages serve browser libraries (tus-js-client, swagger-ui-dist) \
+             that the build installs with npm from crates/api-actix/web/package-lock.json: \
+             install Node.js and npm (apt-get install nodejs npm), with access to the npm \
+             registry on the first build."
         );
         std::process::exit(1);
     }

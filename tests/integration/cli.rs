@@ -1321,7 +1321,15 @@ fn demo_serves_and_reuses_its_data(db: &str) {
         .collect();
     types.sort_unstable();
     assert_eq!(types, ["audio", "catalog", "file", "image", "video"]);
-    assert_eq!(services.oauth().list_clients().unwrap().len(), 1);
+    // The demo client, and the API reference page's public one (reused too).
+    let clients = services.oauth().list_clients().unwrap();
+    assert_eq!(clients.len(), 2, "{clients:?}");
+    assert!(
+        clients
+            .iter()
+            .any(|c| c.is_public() && c.name().as_str() == "medialib API reference"),
+        "{clients:?}"
+    );
 }
 
 /// The demo's media was generated, uploaded and processed before its instructions were

@@ -26,6 +26,7 @@ mod oauth;
 mod processing;
 mod processing_faults;
 mod purge_contract;
+mod reference;
 mod reliability;
 mod site;
 mod uploads;

@@ -473,7 +473,7 @@ async fn the_start_command_serves_the_demo_until_sigterm() {
     let mut printed_lines = Vec::new();
     while !printed_lines
         .iter()
-        .any(|l: &String| l.starts_with("The API is described at"))
+        .any(|l: &String| l.starts_with("docs/api.md explains it."))
     {
         let left = deadline.saturating_duration_since(Instant::now());
         match lines.recv_timeout(left) {

@@ -162,12 +162,14 @@ fetch "$base/api/openapi.json" "$work/openapi.json"
 step "schemathesis (at most $max_examples examples per operation, seed $seed, ${st_timeout}s)"
 started=$(date +%s)
 config="$PWD/$here/schemathesis.toml"
+hooks="$PWD/$here/hooks.py"
 # From the temporary directory, so that nothing schemathesis writes lands in the work tree.
 # One worker: with two threads CPython 3.11 (this machine's python3) now and then fails inside
 # hypothesis' ast.parse with "SystemError: AST constructor recursion depth mismatch" (its AST
 # recursion counter is shared between threads; seen 2026-11-28), a Runtime Error of the tool
 # that says nothing about medialib.
-(cd "$work" && timeout --kill-after=10 "$st_timeout" "$venv/bin/schemathesis" \
+(cd "$work" && SCHEMATHESIS_HOOKS="$hooks" \
+    timeout --kill-after=10 "$st_timeout" "$venv/bin/schemathesis" \
     --config-file "$config" \
     --no-color \
     run "$work/openapi.json" \

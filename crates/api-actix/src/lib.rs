@@ -24,6 +24,7 @@ mod pages;
 mod proxy;
 mod ratelimit;
 mod records;
+mod reference;
 mod request_id;
 mod routing;
 mod site;
@@ -62,6 +63,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: AppState) {
         .configure(pages::configure)
         .configure(site::configure)
         .configure(openapi::configure)
+        .configure(reference::configure)
         .default_service(web::to(not_found));
 }
 

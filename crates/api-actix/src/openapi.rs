@@ -33,7 +33,10 @@ use actix_web::{HttpResponse, web};
 use serde_json::{Value, json};
 use utoipa::openapi::path::{Operation, OperationBuilder, Parameter, ParameterIn};
 use utoipa::openapi::schema::{ObjectBuilder, Type};
-use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
+use utoipa::openapi::security::{
+    AuthorizationCode, Flow, HttpAuthScheme, HttpBuilder, OAuth2, Scopes, SecurityRequirement,
+    SecurityScheme,
+};
 use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
 use utoipa::{Modify, OpenApi, PartialSchema};
 
@@ -102,7 +105,7 @@ const DESCRIPTION: &str = include_str!("openapi/description.md");
         ),
     ),
     modifiers(&Bearer, &SameAsPut, &Options),
-    security(("bearer" = [])),
+    security(("bearer" = []), ("oauth2" = ["read", "write"])),
     tags(
         (name = "describe", description = "Objects and libraries: read, create, update (spec §4.2)."),
         (name = "user", description = "Users as seen through a collection (spec §4.3)."),
@@ -121,7 +124,7 @@ const DESCRIPTION: &str = include_str!("openapi/description.md");
 )]
 struct ApiDoc;
 
-/// The `bearer` security scheme.
+/// The `bearer` and `oauth2` security schemes (one token, two ways to get it).
 struct Bearer;
 
 impl Modify for Bearer {
@@ -137,10 +140,24 @@ impl Modify for Bearer {
                  `write` scope gets 403 on PUT, POST and DELETE.",
             ))
             .build();
-        openapi
-            .components
-            .get_or_insert_with(Default::default)
-            .add_security_scheme("bearer", SecurityScheme::Http(scheme));
+        // The same tokens, as the API reference page (`/api/docs`) gets them: the
+        // authorization-code flow with PKCE against this service.
+        let flow = AuthorizationCode::new(
+            "/api/oauth/authorize",
+            "/api/oauth/access_token",
+            Scopes::from_iter([
+                ("read", "read what the user may see"),
+                ("write", "create, change and delete as the user may"),
+            ]),
+        );
+        let oauth2 = OAuth2::with_description(
+            [Flow::AuthorizationCode(flow)],
+            "OAuth 2.0 (RFC 6749) with PKCE (S256; required for public clients): the same \
+             access tokens as `bearer`. The URLs are relative to the server.",
+        );
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme("bearer", SecurityScheme::Http(scheme));
+        components.add_security_scheme("oauth2", SecurityScheme::OAuth2(oauth2));
     }
 }
 

@@ -30,6 +30,10 @@ pub struct HttpConfig {
     /// Origins whose pages may frame the landing page a permLink leads to (`embed_origins`;
     /// empty: any).
     pub embed_origins: Vec<String>,
+    /// The OAuth client the API reference page (`/api/docs`) signs in with
+    /// (`docs_client_id`: a public client whose redirect URI is
+    /// `{base_url}/api/docs/oauth2-redirect.html`); `None`: the reader types one.
+    pub docs_client_id: Option<String>,
     /// Rate limits of the token endpoint and the sign-in form.
     pub rate_limits: RateLimitConfig,
     /// The reverse proxies whose `Forwarded` / `X-Forwarded-*` headers are believed, and

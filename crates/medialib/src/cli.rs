@@ -431,8 +431,12 @@ fn demo(settings: Settings, json: bool) -> Result<(), Failure> {
     };
     progress(&format!("preparing the database {}", settings.database_url));
     let services = admin::services(&settings).map_err(admin_failure)?;
-    let data =
-        demo::prepare(&services, &OsRandom, &mut |line| progress(line)).map_err(admin_failure)?;
+    let data = demo::prepare(&services, &settings, &OsRandom, &mut |line| progress(line))
+        .map_err(admin_failure)?;
+    let mut settings = settings;
+    if settings.docs_client_id.is_none() {
+        settings.docs_client_id = Some(data.docs_client_id.to_string());
+    }
     let processes = settings.workers > 0;
     let code_ttl = settings.code_ttl.seconds();
     actix_web::rt::System::new().block_on(async move {

@@ -133,6 +133,8 @@ pub struct DemoData {
     pub client_id: ClientId,
     /// The secret just issued to it.
     pub client_secret: Secret,
+    /// The public client the API reference page (`/api/docs`) signs in with.
+    pub docs_client_id: ClientId,
 }
 
 fn failed(e: impl std::fmt::Display) -> AdminError {
@@ -143,6 +145,7 @@ fn failed(e: impl std::fmt::Display) -> AdminError {
 /// and a fresh secret for the demo client, and reports each step through `progress`.
 pub fn prepare(
     services: &Services,
+    settings: &Settings,
     random: &dyn RandomSource,
     progress: &mut dyn FnMut(&str),
 ) -> Result<DemoData, AdminError> {
@@ -162,6 +165,7 @@ pub fn prepare(
     let (library, members) = demo_library(services, &user, progress)?;
     let media = crate::demo_media::attach(services, &user, library, &members, progress);
     let (client_id, client_secret) = demo_client(services, progress)?;
+    let docs_client_id = docs_client(services, &docs_redirect_uri(settings), progress)?;
     Ok(DemoData {
         user,
         password,
@@ -169,7 +173,59 @@ pub fn prepare(
         media,
         client_id,
         client_secret,
+        docs_client_id,
     })
+}
+
+/// The API reference page's client's name, shown on the consent page.
+pub const DOCS_CLIENT: &str = "medialib API reference";
+
+/// Where the API reference's sign-in returns: under the configured base URL, else on the
+/// loopback address the demo binds, with no port (any port matches a loopback `http`
+/// redirect URI, RFC 8252 §7.3).
+pub fn docs_redirect_uri(settings: &Settings) -> String {
+    let path = "/api/docs/oauth2-redirect.html";
+    match &settings.base_url {
+        Some(base) => format!("{}{path}", base.as_str().trim_end_matches('/')),
+        None => match settings.bind.ip() {
+            std::net::IpAddr::V6(ip) => format!("http://[{ip}]{path}"),
+            std::net::IpAddr::V4(ip) => format!("http://{ip}{path}"),
+        },
+    }
+}
+
+/// The public client of the API reference page with `redirect`, found or registered.
+fn docs_client(
+    services: &Services,
+    redirect: &str,
+    progress: &mut dyn FnMut(&str),
+) -> Result<ClientId, AdminError> {
+    let existing = services
+        .oauth()
+        .list_clients()
+        .map_err(failed)?
+        .into_iter()
+        .find(|c| {
+            c.name().as_str() == DOCS_CLIENT
+                && c.is_public()
+                && c.redirect_uris().iter().any(|u| u.as_str() == redirect)
+        });
+    if let Some(client) = existing {
+        return Ok(client.id().clone());
+    }
+    let (client, _) = services
+        .oauth()
+        .register_client(NewClient {
+            name: DOCS_CLIENT.to_owned(),
+            redirect_uris: vec![redirect.to_owned()],
+            public: true,
+        })
+        .map_err(failed)?;
+    progress(&format!(
+        "client {DOCS_CLIENT:?}: registered ({}), public, for the API reference page",
+        client.id()
+    ));
+    Ok(client.id().clone())
 }
 
 fn demo_user(services: &Services, progress: &mut dyn FnMut(&str)) -> Result<User, AdminError> {
@@ -522,12 +578,15 @@ Try the OAuth 2.0 flow:
    {upload}
    and read its media record, whose files[0].url downloads it back:
    {media}
-The API is described at {base}/api/openapi.json and in docs/api.md.
+The API reference is at {base}/api/docs (its Authorize button signs in as above, with the
+public client {docs_client:?}); the document itself is {base}/api/openapi.json, and
+docs/api.md explains it.
 ",
             base = self.base_url,
             username = self.username,
             password = self.password.expose(),
             client = DEMO_CLIENT,
+            docs_client = DOCS_CLIENT,
             redirect = DEMO_REDIRECT_URI,
             client_id = self.client_id,
             client_secret = self.client_secret.expose(),

@@ -112,6 +112,7 @@ impl Application {
             base_url: base_url.as_str().to_owned(),
             cors_origins: settings.cors_origins.clone(),
             embed_origins: settings.embed_origins.clone(),
+            docs_client_id: settings.docs_client_id.clone(),
             rate_limits: RateLimitConfig {
                 token_per_minute: settings.rate_limit_token.get(),
                 login_per_minute: settings.rate_limit_login.get(),

@@ -65,7 +65,7 @@ const CHUNK: usize = 128 * 1024;
 /// Where the interrupted clients stop (two chunks acknowledged).
 const STOP_AFTER: usize = 2 * CHUNK;
 
-fn skipped(test: &str) -> bool {
+pub(crate) fn skipped(test: &str) -> bool {
     let skip = std::env::var(SKIP_ENV).is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"));
     if skip {
         eprintln!("{SKIP_ENV}=1: skipping the end-to-end test {test}");
@@ -78,7 +78,7 @@ fn e2e_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("e2e")
 }
 
-fn node() -> OsString {
+pub(crate) fn node() -> OsString {
     let modules = e2e_dir().join("node_modules");
     for package in ["tus-js-client", "playwright-core"] {
         let manifest = modules.join(package).join("package.json");
@@ -100,7 +100,7 @@ fn python() -> OsString {
     python
 }
 
-fn chromium() -> PathBuf {
+pub(crate) fn chromium() -> PathBuf {
     let chromium =
         std::env::var_os("CHROMIUM").map_or_else(|| "/usr/bin/chromium".into(), PathBuf::from);
     assert!(
@@ -119,7 +119,7 @@ async fn client(program: OsString, script: &'static str, args: Vec<String>) -> V
 }
 
 /// [`client`] with extra environment variables.
-async fn client_with_env(
+pub(crate) async fn client_with_env(
     program: OsString,
     script: &'static str,
     args: Vec<String>,

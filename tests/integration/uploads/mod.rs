@@ -10,7 +10,7 @@
 //! - `hostile`: malformed, oversized and unauthorized requests, each a clear 4xx that writes
 //!   nothing outside the upload's own storage key; metrics and readiness.
 
-mod clients;
+pub(crate) mod clients;
 pub(crate) mod faults;
 mod flow;
 mod hostile;

@@ -43,7 +43,7 @@ struct AuthenticateRecord {
     path = "/api/authenticate",
     operation_id = "authenticate_get",
     tag = "authenticate",
-    security((), ("bearer" = [])),
+    security((), ("bearer" = []), ("oauth2" = ["read"])),
     responses(
         (status = 200, description = "Whether the presented token is good.", body = AuthenticateRecord,
             example = json!({"type": "authenticate", "authenticated": "false"})),

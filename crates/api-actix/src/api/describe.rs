@@ -89,7 +89,7 @@ impl DescribePath {
     operation_id = "describe_get",
     tag = "describe",
     params(ObjectInCollection),
-    security((), ("bearer" = [])),
+    security((), ("bearer" = []), ("oauth2" = ["read"])),
     responses(
         (status = 200, description = "The complete or the limited record.", body = AnyRecord),
         ReadErrors,

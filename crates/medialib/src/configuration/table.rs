@@ -67,6 +67,10 @@ settings! {
         /// comma-separated origins whose pages may frame the player a permLink leads to
         /// (`https://lms.example.edu`; empty: any site, as LMS plugins frame the permLink)
         field embed_origins: Vec<String> = list "any", values::origin;
+        /// the OAuth client id the API reference page (`/api/docs`) signs in with: a public
+        /// client whose redirect URI is `BASE_URL/api/docs/oauth2-redirect.html` (`medialib
+        /// client add --public`); unset, the reader types one
+        field docs_client_id: Option<String> = unset "unset", values::text;
         /// tracing filter, e.g. `info,medialib=debug`
         field log: Option<String> =
             unset "`info` (`warn` for one-shot commands)", values::log_filter;
