@@ -14,7 +14,7 @@
 // "consoleErrors": [...]}; on a failure {"error": ..., "at": page URL} and exit 1.
 
 import { join } from "node:path";
-import { deadline, emit, launch, requiredOptions } from "./chromium.mjs";
+import { audit, deadline, emit, launch, requiredOptions } from "./chromium.mjs";
 
 const opts = requiredOptions("api_docs.mjs", [
   "base",
@@ -53,6 +53,7 @@ try {
   await page.locator(".opblock").first().waitFor();
   const shown = await page.locator(".opblock").count();
   await page.screenshot({ path: join(opts.screenshots, "api-docs.png") });
+  const violations = await audit(page, "api-docs");
 
   // Authorize: the oauth2 scheme, its client id filled in by the page, both scopes.
   await page.locator(".auth-wrapper button.authorize").click();
@@ -71,9 +72,19 @@ try {
   ]);
   await popup.getByLabel("Username").fill(opts.username);
   await popup.getByLabel("Password").fill(opts.password);
+  violations.push(...(await audit(popup, "authorize-sign-in")));
   await popup.getByRole("button", { name: "Sign in" }).click();
-  await popup.getByRole("button", { name: "Approve" }).click();
-  await popup.waitForEvent("close");
+  await popup.getByRole("button", { name: "Approve" }).waitFor();
+  violations.push(...(await audit(popup, "consent")));
+  // The popup closes itself once it handed the code over, perhaps before the click returns.
+  const closed = popup.waitForEvent("close");
+  await popup
+    .getByRole("button", { name: "Approve" })
+    .click()
+    .catch((e) => {
+      if (!popup.isClosed()) throw e;
+    });
+  await closed;
   await oauth2.locator("button", { hasText: "Logout" }).waitFor();
   await oauth2.locator("button.btn-done").click();
 
@@ -93,6 +104,7 @@ try {
     status: Number.parseInt((await status.textContent()).trim(), 10),
     body,
     consoleErrors: errors,
+    violations,
   });
   await browser.close();
   process.exit(0);

@@ -1,7 +1,8 @@
 // What the browser scripts share: their options, their one JSON line out, their deadline,
 // and Debian's Chromium started headless the same way (no browser is downloaded).
 
-import { writeSync } from "node:fs";
+import { readFileSync, writeSync } from "node:fs";
+import { createRequire } from "node:module";
 import { parseArgs } from "node:util";
 import { chromium } from "playwright-core";
 
@@ -49,4 +50,30 @@ export function launch() {
       "--autoplay-policy=no-user-gesture-required",
     ],
   });
+}
+
+// axe-core (from this directory's lockfile), run in the page by the test driver: page.evaluate
+// is not subject to the page's CSP, which lets no inline script run.
+const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+// The WCAG 2.0 and 2.1 level A and AA rules.
+const WCAG = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"];
+
+// axe-core's WCAG 2.1 A/AA audit of what `page` shows now: one record per violation, named
+// `name`, with its rule, impact and the elements it found.
+export async function audit(page, name) {
+  if (!(await page.evaluate(() => typeof window.axe !== "undefined"))) {
+    await page.evaluate(AXE);
+  }
+  const result = await page.evaluate(
+    (tags) => window.axe.run(document, { runOnly: { type: "tag", values: tags } }),
+    WCAG,
+  );
+  return result.violations.map((v) => ({
+    page: name,
+    rule: v.id,
+    impact: v.impact,
+    help: v.help,
+    nodes: v.nodes.slice(0, 12).map((n) => n.target.join(" ")),
+  }));
 }

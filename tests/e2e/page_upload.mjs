@@ -11,10 +11,10 @@
 //
 // Prints one JSON line: {"clip": {currentTime, videoHeight, mediaError}, "stillWidth",
 // "resume": {"offsetsBefore": [...], "offsetsAfter": [...], "postsAfter", "status"},
-// "consoleErrors": [...]}; on a failure {"error": ..., "at": page URL} and exit 1.
+// "consoleErrors": [...], "violations": [axe-core's findings at each screenshot]}; on a failure {"error": ..., "at": page URL} and exit 1.
 
 import { basename, join } from "node:path";
-import { deadline, emit, launch, requiredOptions } from "./chromium.mjs";
+import { audit, deadline, emit, launch, requiredOptions } from "./chromium.mjs";
 
 const opts = requiredOptions("page_upload.mjs", [
   "base",
@@ -45,8 +45,12 @@ try {
       errors.push(`${m.text()} (${m.location().url})`);
     }
   });
-  const shot = (name) =>
-    page.screenshot({ path: join(opts.screenshots, `${name}.png`), fullPage: true });
+  // What axe-core finds (WCAG 2.1 A and AA) on the page at each screenshot.
+  const violations = [];
+  const shot = async (name) => {
+    await page.screenshot({ path: join(opts.screenshots, `${name}.png`), fullPage: true });
+    violations.push(...(await audit(page, name)));
+  };
 
   const library = new URL(opts.library, opts.base).href;
   await page.goto(library);
@@ -124,6 +128,7 @@ try {
     stillWidth,
     resume: { offsetsBefore, postsBefore, offsetsAfter: offsets, postsAfter: posts, status },
     consoleErrors: errors,
+    violations,
   });
   await browser.close();
   process.exit(0);

@@ -8,12 +8,14 @@
 //   node site_flow.mjs --base URL --username U --password P --library TITLE --video TITLE
 //                      --screenshots DIR
 //
+// Each page is audited by axe-core (WCAG 2.1 A and AA).
+//
 // Prints one JSON line: {"pages": [titles seen], "still": {naturalWidth, naturalHeight},
-// "currentSrc", "currentTime", "videoHeight", "mediaError", "signedOut"}; on a failure a line
+// "currentSrc", "currentTime", "videoHeight", "mediaError", "signedOut", "violations"}; on a failure a line
 // {"error": ..., "at": page URL} and exit 1; 2 on missing arguments.
 
 import { join } from "node:path";
-import { deadline, emit, launch, requiredOptions } from "./chromium.mjs";
+import { audit, deadline, emit, launch, requiredOptions } from "./chromium.mjs";
 
 const opts = requiredOptions("site_flow.mjs", [
   "base",
@@ -40,9 +42,12 @@ try {
     }
   });
   const pages = [];
+  // What axe-core finds on each page (WCAG 2.1 A and AA).
+  const violations = [];
   const shot = async (name) => {
     pages.push(await page.title());
     await page.screenshot({ path: join(opts.screenshots, `${name}.png`), fullPage: true });
+    violations.push(...(await audit(page, name)));
   };
 
   await page.goto(opts.base);
@@ -84,7 +89,7 @@ try {
   await page.getByRole("button", { name: "Sign out" }).click();
   await page.getByRole("link", { name: "Sign in" }).first().waitFor();
   const signedOut = !(await page.getByText("Signed in as").count());
-  emit({ pages, still: stillSize, ...played, signedOut, consoleErrors: errors });
+  emit({ pages, still: stillSize, ...played, signedOut, consoleErrors: errors, violations });
   await browser.close();
   process.exit(0);
 } catch (e) {

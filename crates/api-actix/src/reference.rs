@@ -35,6 +35,8 @@ const STYLESHEET: &[u8] = swagger_file!("swagger-ui.css");
 const REDIRECT_SCRIPT: &[u8] = swagger_file!("oauth2-redirect.js");
 /// This service's start-up script of the page (`templates/reference.js`).
 const START: &str = include_str!("../templates/reference.js");
+/// This service's touches over Swagger UI's stylesheet (`templates/reference.css`).
+const OWN_STYLESHEET: &str = include_str!("../templates/reference.css");
 
 /// The CSP of the page and its popup's return page.
 const CSP: &str = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; \
@@ -47,7 +49,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(read_only("/api/docs/swagger-ui-bundle.js", bundle))
         .service(read_only("/api/docs/swagger-ui.css", stylesheet))
         .service(read_only("/api/docs/oauth2-redirect.js", redirect_script))
-        .service(read_only("/api/docs/reference.js", start));
+        .service(read_only("/api/docs/reference.js", start))
+        .service(read_only("/api/docs/reference.css", own_stylesheet));
 }
 
 #[derive(Template)]
@@ -117,4 +120,8 @@ async fn redirect_script() -> HttpResponse {
 
 async fn start() -> HttpResponse {
     file("text/javascript; charset=utf-8", START.as_bytes())
+}
+
+async fn own_stylesheet() -> HttpResponse {
+    file("text/css; charset=utf-8", OWN_STYLESHEET.as_bytes())
 }

@@ -132,7 +132,16 @@ async fn references_resolve_and_errors_and_security_are_described(b: Backend) {
     assert_eq!(bearer["type"], "http");
     assert_eq!(bearer["scheme"], "bearer");
     assert!(bearer["description"].as_str().unwrap().contains("OAuth"));
-    assert_eq!(doc["security"], json!([{"bearer": []}]));
+    // Either scheme: one token, pasted in or got by the authorization-code flow with PKCE
+    // (the API reference page's Authorize button).
+    assert_eq!(
+        doc["security"],
+        json!([{"bearer": []}, {"oauth2": ["read", "write"]}])
+    );
+    let oauth2 = &doc["components"]["securitySchemes"]["oauth2"];
+    assert_eq!(oauth2["type"], "oauth2");
+    let flows = oauth2["flows"].as_object().unwrap();
+    assert_eq!(flows.keys().collect::<Vec<_>>(), ["authorizationCode"]);
 
     let error_body = &doc["components"]["schemas"]["ErrorBody"];
     assert_eq!(error_body["required"], json!(["message"]));

@@ -502,6 +502,11 @@ async fn a_person_signs_in_finds_a_private_video_in_a_library_and_plays_it(b: Ba
     assert_eq!(out["mediaError"], Value::Null, "{out}");
     assert_eq!(out["signedOut"], true, "{out}");
     assert_eq!(out["consoleErrors"], serde_json::json!([]), "{out}");
+    assert_eq!(
+        out["violations"],
+        serde_json::json!([]),
+        "axe-core found WCAG 2.1 A/AA violations: {out}"
+    );
     for page in ["home-signed-out", "sign-in", "home", "library", "player"] {
         assert!(shots.join(format!("{page}.png")).is_file(), "{page}.png");
     }
@@ -668,6 +673,11 @@ async fn a_person_uploads_from_the_library_page_and_a_reload_mid_upload_resumes(
     );
     assert_eq!(resume["postsAfter"], 0, "no new upload: {out}");
     assert_eq!(out["consoleErrors"], serde_json::json!([]), "{out}");
+    assert_eq!(
+        out["violations"],
+        serde_json::json!([]),
+        "axe-core found WCAG 2.1 A/AA violations: {out}"
+    );
     // The library holds the two uploads, and the resumed one is the file, byte for byte.
     let listed = app
         .api
