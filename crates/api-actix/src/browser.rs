@@ -7,8 +7,8 @@
 //! A leaf module: the authorization pages (`oauth/`), the player pages (`pages.rs`) and the
 //! pages people use (`site/`) all read the same session through it.
 
-use actix_web::HttpRequest;
 use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder};
 use askama::Template;
 use medialib_domain::{Caller, Secret, User, csrf_token};
 use medialib_ports::services::StartedSession;
@@ -192,6 +192,12 @@ pub(crate) fn error_body(error: &ApiError, sign_in: Option<String>) -> Option<St
             "Your account may not open this page.".to_owned(),
         ),
         ApiError::Gone(_) => ("Gone", "What was here has been removed.".to_owned()),
+        ApiError::LinkRefused(_) => (
+            "Link expired",
+            "Links to media files last a few hours, and this one has expired or is not \
+             valid. Open the item's page again for a new one."
+                .to_owned(),
+        ),
         ApiError::DatabaseUnavailable | ApiError::Overloaded | ApiError::StorageUnavailable => (
             "Service unavailable",
             "medialib cannot answer right now. Try again in a few moments.".to_owned(),
@@ -208,4 +214,33 @@ pub(crate) fn error_body(error: &ApiError, sign_in: Option<String>) -> Option<St
         sign_in,
     };
     page.render().ok()
+}
+
+/// The headers of the pages people use (`site/`) and of the error pages browsers get: a
+/// strict CSP (this service's own stylesheet, scripts, stills and media, and requests to it
+/// only; forms post here only), never framed, no referrer, never stored.
+pub(crate) fn page_headers(builder: &mut HttpResponseBuilder) {
+    builder
+        .insert_header((
+            header::CONTENT_SECURITY_POLICY,
+            "default-src 'self'; object-src 'none'; base-uri 'none'; \
+             form-action 'self'; frame-ancestors 'none'",
+        ))
+        .insert_header((header::X_FRAME_OPTIONS, "DENY"))
+        .insert_header((header::REFERRER_POLICY, "no-referrer"))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"));
+}
+
+/// `error` as an HTML page: the status and headers [`ApiError`] chooses, a sentence for a
+/// person.
+pub(crate) fn error_page(error: &ApiError) -> HttpResponse {
+    let mut builder = error.page_builder();
+    match error_body(error, None) {
+        Some(body) => {
+            page_headers(&mut builder);
+            builder.content_type("text/html; charset=utf-8").body(body)
+        }
+        None => actix_web::ResponseError::error_response(error),
+    }
 }

@@ -29,7 +29,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 impl From<DeliverFailed> for ApiError {
     fn from(e: DeliverFailed) -> Self {
         match e {
-            DeliverFailed::Url(u) => Self::Forbidden(u.to_string()),
+            DeliverFailed::Url(u) => Self::LinkRefused(u.to_string()),
             DeliverFailed::Missing => Self::Missing(e.to_string()),
             DeliverFailed::Storage(s) => s.into(),
             DeliverFailed::Store(s) => s.into(),
@@ -169,19 +169,32 @@ pub(crate) async fn deliver(
     path: web::Path<(String, String, String, String)>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
+    match answer(&req, path, &state).await {
+        // A person who opened a media link (a bookmark, a link shared on) gets a page; a
+        // player or a script gets the JSON error.
+        Err(e) if crate::browser::wants_html(&req) => Ok(crate::browser::error_page(&e)),
+        answered => answered,
+    }
+}
+
+async fn answer(
+    req: &HttpRequest,
+    path: web::Path<(String, String, String, String)>,
+    state: &web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
     let method = req.method().clone();
     if method != Method::GET && method != Method::HEAD {
         return Err(ApiError::MethodNotImplemented { allow: "GET, HEAD" });
     }
     let (object, expires, signature, file) = path.into_inner();
     let conditions = Conditions {
-        range: header_string(&req, header::RANGE),
-        if_range: header_string(&req, header::IF_RANGE),
-        if_none_match: header_string(&req, header::IF_NONE_MATCH),
+        range: header_string(req, header::RANGE),
+        if_range: header_string(req, header::IF_RANGE),
+        if_none_match: header_string(req, header::IF_NONE_MATCH),
     };
     let redirect = state.config().storage_redirect;
     let head = method == Method::HEAD;
-    let opened = on_thread(&state, move |s| {
+    let opened = on_thread(state, move |s| {
         let uploads = s.uploads();
         let delivery: Delivery =
             uploads.open_delivery(&object, &expires, &signature, &file, redirect)?;
@@ -262,7 +275,7 @@ pub(crate) async fn deliver(
             Ok(builder.body(bytes))
         }
         Body::Stream(reader) => {
-            let body = stream(&state, reader)?;
+            let body = stream(state, reader)?;
             Ok(builder.body(actix_web::body::SizedStream::new(length, body)))
         }
     }

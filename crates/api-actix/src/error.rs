@@ -104,6 +104,10 @@ pub enum ApiError {
         "the server's database is out of space: nothing of this request was stored; reading still works"
     )]
     DatabaseFull,
+    /// A media link (`/m/…`) that has expired or was altered (403); a browser gets a page
+    /// that says to open the item's page again.
+    #[error("{0}")]
+    LinkRefused(String),
     /// What the request names is gone for good (410).
     #[error("{0}")]
     Gone(String),
@@ -163,7 +167,7 @@ impl ResponseError for ApiError {
         match self {
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::AuthenticationRequired | Self::InvalidToken => StatusCode::UNAUTHORIZED,
-            Self::Forbidden(_) => StatusCode::FORBIDDEN,
+            Self::Forbidden(_) | Self::LinkRefused(_) => StatusCode::FORBIDDEN,
             Self::ApiMethodNotFound | Self::NotFound | Self::Missing(_) => StatusCode::NOT_FOUND,
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,

@@ -94,6 +94,28 @@ async fn tus_upload_in_two_patches_is_delivered_byte_identical_with_ranges(b: Ba
     );
     let res = app.api.app.client.get(&forged).send().await.unwrap();
     assert_eq!(res.status(), StatusCode::FORBIDDEN);
+    let json: serde_json::Value = res.json().await.unwrap();
+    assert_eq!(json["message"], "the media URL's signature is not valid");
+    // A person who opens it in a browser gets a page that says what to do.
+    let page = app
+        .api
+        .app
+        .client
+        .get(&forged)
+        .header("Accept", "text/html,application/xhtml+xml,*/*;q=0.8")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), StatusCode::FORBIDDEN);
+    assert!(
+        page.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/html")
+    );
+    let body = page.text().await.unwrap();
+    assert!(body.contains("Link expired"), "{body}");
+    assert!(body.contains("Open the item"), "{body}");
 }
 
 async fn the_one_shot_put_with_curl_stores_the_file(b: Backend) {

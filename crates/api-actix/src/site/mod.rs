@@ -31,7 +31,7 @@ use actix_web::http::header;
 use actix_web::{HttpResponse, HttpResponseBuilder, web};
 use askama::Template;
 
-pub(crate) use crate::browser::{Visitor, error_body, here, visitor, wants_html};
+pub(crate) use crate::browser::{Visitor, error_page, here, page_headers, visitor, wants_html};
 use crate::error::ApiError;
 use crate::routing::{read_only, resource};
 
@@ -55,22 +55,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(read_only("/assets/tus.min.js", assets::tus_client));
 }
 
-/// The headers of every page here: a strict CSP (this service's own stylesheet, scripts,
-/// stills and media, and requests to it only; forms post here only), never framed, no
-/// referrer, never stored.
-fn page_headers(builder: &mut HttpResponseBuilder) {
-    builder
-        .insert_header((
-            header::CONTENT_SECURITY_POLICY,
-            "default-src 'self'; object-src 'none'; base-uri 'none'; \
-             form-action 'self'; frame-ancestors 'none'",
-        ))
-        .insert_header((header::X_FRAME_OPTIONS, "DENY"))
-        .insert_header((header::REFERRER_POLICY, "no-referrer"))
-        .insert_header((header::CACHE_CONTROL, "no-store"))
-        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"));
-}
-
 /// Renders `page` with `builder`'s status and the page headers.
 fn render(mut builder: HttpResponseBuilder, page: &impl Template) -> HttpResponse {
     match page.render() {
@@ -82,19 +66,6 @@ fn render(mut builder: HttpResponseBuilder, page: &impl Template) -> HttpRespons
             tracing::error!(error = %e, "cannot render a page");
             error_page(&ApiError::Internal)
         }
-    }
-}
-
-/// `error` as an HTML page: the status and headers [`ApiError`] chooses, a sentence for a
-/// person.
-pub(crate) fn error_page(error: &ApiError) -> HttpResponse {
-    let mut builder = error.page_builder();
-    match error_body(error, None) {
-        Some(body) => {
-            page_headers(&mut builder);
-            builder.content_type("text/html; charset=utf-8").body(body)
-        }
-        None => actix_web::ResponseError::error_response(error),
     }
 }
 
