@@ -25,6 +25,7 @@ medialib_adapters_diesel::backend_tests!(async on [sqlite, postgres] with run:
     unknown_pages_are_pages_for_browsers_and_json_for_the_rest,
     an_admin_manages_a_library_and_its_people_from_its_page,
     the_upload_box_uploads_as_the_session_only_with_its_csrf_token,
+    a_failed_members_card_offers_its_admins_to_try_again,
 );
 
 /// A browser: its cookies (name → value, whatever their path here: each test checks the
@@ -758,4 +759,168 @@ async fn the_upload_box_uploads_as_the_session_only_with_its_csrf_token(b: Backe
     assert_eq!(out.status, StatusCode::SEE_OTHER, "{}", out.body);
     let ended = create(Some(&session), Some(&csrf)).await;
     assert_eq!(ended.status(), StatusCode::UNAUTHORIZED);
+}
+
+async fn a_failed_members_card_offers_its_admins_to_try_again(b: Backend) {
+    use medialib_domain::Timestamp;
+    use medialib_domain::media::derived::DerivedDir;
+    use medialib_ports::{ClaimRequest, JobEnd, JobEnded};
+
+    let (app, token, lib) = alice(b).await;
+    // A "video" that is five bytes of text: uploaded whole, its job queued (no worker runs
+    // in this app).
+    let http = &app.api.app.client;
+    let created = http
+        .post(app.url(&format!("/api/upload/c/{lib}/o/0/")))
+        .bearer_auth(&token)
+        .header("Tus-Resumable", "1.0.0")
+        .header("Upload-Length", "5")
+        .header("Upload-Metadata", "filename Y2xpcC5tcDQ=")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), StatusCode::CREATED);
+    let location = created.headers()["location"].to_str().unwrap().to_owned();
+    let object = location
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let patched = http
+        .patch(&location)
+        .bearer_auth(&token)
+        .header("Tus-Resumable", "1.0.0")
+        .header("Content-Type", "application/offset+octet-stream")
+        .header("Upload-Offset", "0")
+        .body("hello")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(patched.status(), StatusCode::NO_CONTENT);
+    // A worker takes the job and gives up on it, as one does with a source it cannot read.
+    let store = app.api.services.store();
+    let now = Timestamp::from_epoch_seconds(
+        i64::try_from(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_secs(),
+        )
+        .unwrap()
+            + 5,
+    );
+    let dir = DerivedDir::parse("0000000a").unwrap();
+    let job = store
+        .claim_job(ClaimRequest {
+            holder: "test worker",
+            now,
+            until: now.plus_secs(std::time::Duration::from_secs(60)),
+            dir: &dir,
+        })
+        .unwrap()
+        .expect("the upload's job");
+    let ended = store
+        .end_job(
+            job.ticket,
+            JobEnd::Failed {
+                error: "the source is not a video",
+            },
+            now,
+        )
+        .unwrap();
+    assert!(matches!(ended, JobEnded::Ended(_)), "{ended:?}");
+
+    let page = format!("/libraries/{lib}");
+    let mut alice = Browser::new(&app);
+    alice.sign_in("/", "alice", PASSWORD).await;
+    let p = alice.get(&page).await;
+    assert!(
+        p.body
+            .contains("Processing failed: the source is not a video"),
+        "{}",
+        p.body
+    );
+    assert!(p.body.contains("Try again"), "{}", p.body);
+    assert!(
+        p.body
+            .contains(&format!(r#"name="object" value="{object}""#)),
+        "{}",
+        p.body
+    );
+    let csrf = p.hidden("csrf_token");
+    let again = alice
+        .send(
+            Method::POST,
+            &page,
+            &[
+                ("csrf_token", csrf.as_str()),
+                ("action", "reprocess"),
+                ("object", object.as_str()),
+            ],
+        )
+        .await;
+    assert_eq!(again.status, StatusCode::SEE_OTHER, "{}", again.body);
+    let p = alice.get(&page).await;
+    assert!(!p.body.contains("Processing failed"), "{}", p.body);
+    assert!(p.body.contains("Waiting to be processed"), "{}", p.body);
+
+    // A viewer sees the failure but is offered no button, and her form is refused.
+    app.user_with_password("carol", PASSWORD);
+    alice
+        .send(
+            Method::POST,
+            &page,
+            &[
+                ("csrf_token", csrf.as_str()),
+                ("action", "grant"),
+                ("unique_id", "carol"),
+                ("level", "view"),
+            ],
+        )
+        .await;
+    let job = store
+        .claim_job(ClaimRequest {
+            holder: "test worker",
+            now,
+            until: now.plus_secs(std::time::Duration::from_secs(60)),
+            dir: &dir,
+        })
+        .unwrap()
+        .expect("the job queued again");
+    store
+        .end_job(
+            job.ticket,
+            JobEnd::Failed {
+                error: "still not a video",
+            },
+            now,
+        )
+        .unwrap();
+    let mut carol = Browser::new(&app);
+    carol.sign_in("/", "carol", PASSWORD).await;
+    let p = carol.get(&page).await;
+    assert!(
+        p.body.contains("Processing failed: still not a video"),
+        "{}",
+        p.body
+    );
+    assert!(!p.body.contains("Try again"), "{}", p.body);
+    let carol_csrf = p.hidden("csrf_token");
+    let refused = carol
+        .send(
+            Method::POST,
+            &page,
+            &[
+                ("csrf_token", carol_csrf.as_str()),
+                ("action", "reprocess"),
+                ("object", object.as_str()),
+            ],
+        )
+        .await;
+    assert!(
+        refused.status == StatusCode::FORBIDDEN || refused.status == StatusCode::NOT_FOUND,
+        "{}",
+        refused.body
+    );
 }

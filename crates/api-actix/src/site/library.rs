@@ -27,6 +27,8 @@ struct StateView {
 /// One member's card.
 #[derive(Debug)]
 struct Member {
+    /// Its uuid (the "Try again" form names it).
+    id: String,
     title: String,
     kind: &'static str,
     href: String,
@@ -123,6 +125,7 @@ fn page(view: LibraryView, visitor: Visitor, here: String, base: &str) -> Librar
                 error: r.error.clone(),
             });
             Member {
+                id: o.id().to_string(),
                 title: title_or_untitled(o.fields().title.as_str()),
                 kind: o.object_type().as_str(),
                 href,

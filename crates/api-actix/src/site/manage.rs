@@ -2,7 +2,8 @@
 //! use cases as the API: its title, description and visibility (`action=edit`), a new
 //! sub-library (`action=create`), and the people on it (`action=grant` adds or changes a
 //! person's level by uniqueId, `action=revoke` removes their entry; the domain keeps the
-//! last admin). Each form carries the session's CSRF token; success is a 303 back to the page.
+//! last admin), and a member whose processing failed processed again (`action=reprocess`
+//! with `object`, the API's reprocess). Each form carries the session's CSRF token; success is a 303 back to the page.
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use medialib_domain::{NewObject, ObjectId, ObjectPatch, PermissionLevel, UniqueId};
@@ -86,9 +87,17 @@ pub(super) async fn manage(
                 })
                 .await?;
             }
+            "reprocess" => {
+                let object = ObjectId::parse(&value("object"))
+                    .map_err(|_| ApiError::BadRequest("object must be a member's uuid".into()))?;
+                run(&state, move |s| {
+                    s.uploads().reprocess(&caller, library, object)
+                })
+                .await?;
+            }
             _ => {
                 return Err(ApiError::BadRequest(
-                    "action must be edit, create, grant or revoke".into(),
+                    "action must be edit, create, grant, revoke or reprocess".into(),
                 ));
             }
         }
