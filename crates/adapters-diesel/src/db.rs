@@ -444,6 +444,43 @@ fn sqlite_pool(path: &str, opts: &PoolOptions, memory: bool) -> Result<SqlitePoo
         .map_err(|e| ConnectError::Pool(e.to_string()))
 }
 
+/// `url` with libpq's network timeouts added where it sets none, so that a server that
+/// vanishes without closing its connections (a dead switch, a failed-over host) is noticed:
+/// `connect_timeout` (the pool's wait, in whole seconds, at least 2), TCP keepalives on an idle
+/// connection (first probe after 30 s, then every 10 s, 3 unanswered: dead), and
+/// `tcp_user_timeout` (30 s for data sent and never acknowledged). Only a URI
+/// (`postgres://…`) is changed; a `key=value` connection string is left as it is.
+pub(crate) fn with_network_timeouts(url: &str, connect: Duration) -> String {
+    if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+        return url.to_owned();
+    }
+    let query = url.split_once('?').map_or("", |(_, q)| q);
+    let has = |name: &str| {
+        query
+            .split('&')
+            .any(|pair| pair.split('=').next() == Some(name))
+    };
+    let connect = connect.as_secs().max(2).to_string();
+    let wanted = [
+        ("connect_timeout", connect.as_str()),
+        ("keepalives", "1"),
+        ("keepalives_idle", "30"),
+        ("keepalives_interval", "10"),
+        ("keepalives_count", "3"),
+        ("tcp_user_timeout", "30000"),
+    ];
+    let mut out = url.to_owned();
+    for (name, value) in wanted {
+        if !has(name) {
+            out.push(if out.contains('?') { '&' } else { '?' });
+            out.push_str(name);
+            out.push('=');
+            out.push_str(value);
+        }
+    }
+    out
+}
+
 /// Builds the PostgreSQL pool.
 fn pg_pool(url: &str, opts: &PoolOptions) -> Result<PgPool, ConnectError> {
     let fail = |e: &dyn fmt::Display| {
@@ -453,6 +490,8 @@ fn pg_pool(url: &str, opts: &PoolOptions) -> Result<PgPool, ConnectError> {
             url::scrub(e.to_string().trim_end(), url)
         ))
     };
+    let tuned = with_network_timeouts(url, opts.connection_timeout);
+    let url = tuned.as_str();
     // See `sqlite_pool`: report permanent errors (bad credentials, unknown database) at once.
     drop(PgConnection::establish(url).map_err(|e| fail(&e))?);
     // No idle connections are kept warm: with `min_idle` above zero, r2d2 replenishes the
@@ -567,6 +606,36 @@ fn with_pg_migration_lock<T>(
         tracing::warn!(error = %e, "cannot release the migration lock");
     }
     result
+}
+
+#[cfg(test)]
+mod network_timeout_tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_are_added_only_where_the_url_sets_none() {
+        let five = Duration::from_secs(5);
+        assert_eq!(
+            with_network_timeouts("postgres://u@h/db", five),
+            "postgres://u@h/db?connect_timeout=5&keepalives=1&keepalives_idle=30\
+             &keepalives_interval=10&keepalives_count=3&tcp_user_timeout=30000"
+        );
+        let own =
+            with_network_timeouts("postgresql://h/db?sslmode=require&connect_timeout=9", five);
+        assert!(
+            own.starts_with("postgresql://h/db?sslmode=require&connect_timeout=9&keepalives=1")
+        );
+        assert_eq!(own.matches("connect_timeout").count(), 1, "{own}");
+        assert_eq!(
+            with_network_timeouts("host=h dbname=db", five),
+            "host=h dbname=db",
+            "a key=value string is the operator's"
+        );
+        assert!(
+            with_network_timeouts("postgres://h/db", Duration::from_millis(300))
+                .contains("connect_timeout=2&")
+        );
+    }
 }
 
 #[cfg(test)]

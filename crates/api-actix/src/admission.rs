@@ -13,9 +13,10 @@ pub(crate) struct Admission {
     shed: AtomicU64,
 }
 
-/// A place among the admitted requests; given back when dropped.
+/// A place among the admitted requests; given back when dropped (it may move to the thread
+/// doing the request's work, and outlive the request).
 #[derive(Debug)]
-pub(crate) struct Slot<'a>(&'a Admission);
+pub(crate) struct Slot(Arc<Admission>);
 
 impl Admission {
     /// At most `limit` admitted at once (`None`: no limit).
@@ -28,7 +29,7 @@ impl Admission {
     }
 
     /// A slot, or `None` when `limit` requests already hold one (counted as shed).
-    pub(crate) fn try_enter(&self) -> Option<Slot<'_>> {
+    pub(crate) fn try_enter(self: &Arc<Self>) -> Option<Slot> {
         let admitted = self
             .in_flight
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
@@ -36,7 +37,7 @@ impl Admission {
             })
             .is_ok();
         if admitted {
-            Some(Slot(self))
+            Some(Slot(Arc::clone(self)))
         } else {
             self.shed.fetch_add(1, Ordering::Relaxed);
             None
@@ -66,7 +67,7 @@ impl Default for Admission {
     }
 }
 
-impl Drop for Slot<'_> {
+impl Drop for Slot {
     fn drop(&mut self) {
         self.0.in_flight.fetch_sub(1, Ordering::AcqRel);
     }
@@ -78,7 +79,7 @@ mod tests {
 
     #[test]
     fn admits_up_to_the_limit_and_frees_slots_on_drop() {
-        let a = Admission::new(Some(2));
+        let a = Arc::new(Admission::new(Some(2)));
         let first = a.try_enter();
         let second = a.try_enter();
         assert!(first.is_some() && second.is_some());
@@ -91,7 +92,7 @@ mod tests {
 
     #[test]
     fn no_limit_admits_everything() {
-        let a = Admission::new(None);
+        let a = Arc::new(Admission::new(None));
         let slots: Vec<_> = (0..1000).filter_map(|_| a.try_enter()).collect();
         assert_eq!(slots.len(), 1000);
         assert_eq!(a.shed(), 0);

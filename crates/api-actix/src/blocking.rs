@@ -18,7 +18,10 @@ pub enum Work {
 }
 
 /// Runs `f` with the services on the blocking thread pool and maps its error; a 503
-/// ([`ApiError::Overloaded`]) at once when `max_in_flight` requests are already at it.
+/// ([`ApiError::Overloaded`]) at once when `max_in_flight` requests are already at it, and a
+/// 503 ([`ApiError::DatabaseUnavailable`]) when it takes longer than `db_deadline` (the work
+/// goes on on its thread, holding its admission slot, until the database answers or its
+/// connection fails).
 pub async fn run<T, E, F>(state: &AppState, f: F) -> Result<T, ApiError>
 where
     T: Send + 'static,
@@ -36,15 +39,33 @@ where
     F: FnOnce(&Services) -> Result<T, E> + Send + 'static,
 {
     let services = state.services().clone();
-    // Held until the work is done: queued and running requests both count.
-    let _slot = state.admission.try_enter().ok_or(ApiError::Overloaded)?;
+    // Held until the work is done, on its thread: queued and running requests both count,
+    // and so does work still stuck on a database after its request was answered 503.
+    let slot = state.admission.try_enter().ok_or(ApiError::Overloaded)?;
     // The semaphore is never closed; were it, the work would run ungated.
     let _sign_in = match work {
         Work::PasswordHash => state.hashing.acquire().await.ok(),
         Work::Store => None,
     };
     let span = tracing::Span::current();
-    match web::block(move || span.in_scope(|| f(&services))).await {
+    let work = web::block(move || {
+        let _slot = slot;
+        span.in_scope(|| f(&services))
+    });
+    let done = match state.config().db_deadline {
+        Some(deadline) => match tokio::time::timeout(deadline, work).await {
+            Ok(done) => done,
+            Err(_) => {
+                tracing::warn!(
+                    deadline_ms = deadline.as_millis(),
+                    "the database did not answer in time; answering 503"
+                );
+                return Err(ApiError::DatabaseUnavailable);
+            }
+        },
+        None => work.await,
+    };
+    match done {
         Ok(result) => result.map_err(Into::into),
         Err(e) => {
             tracing::error!(error = %e, "blocking task failed");

@@ -47,7 +47,17 @@ pub(crate) async fn healthz() -> HttpResponse {
 pub(crate) async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     let readiness = state.readiness();
     let span = Span::current();
-    let outcome = web::block(move || span.in_scope(|| readiness.ready())).await;
+    let probe = web::block(move || span.in_scope(|| readiness.ready()));
+    let outcome = match state.config().db_deadline {
+        Some(deadline) => match tokio::time::timeout(deadline, probe).await {
+            Ok(outcome) => outcome,
+            Err(_) => {
+                tracing::warn!("readiness probe: the database did not answer in time");
+                return Err(ApiError::DatabaseUnavailable);
+            }
+        },
+        None => probe.await,
+    };
     match outcome {
         Ok(Ok(())) => {
             // Reads still work on a full disk, so the service stays ready; it says so.

@@ -30,6 +30,11 @@ pub struct HttpConfig {
     /// Origins whose pages may frame the landing page a permLink leads to (`embed_origins`;
     /// empty: any).
     pub embed_origins: Vec<String>,
+    /// The longest a request's database work may take, pool wait included, before it is
+    /// answered 503 + `Retry-After` (twice `db_timeout`): a database that stops answering
+    /// without closing its connections (a half-open partition) must not hold requests for as
+    /// long as the partition lasts. `None`: no limit.
+    pub db_deadline: Option<std::time::Duration>,
     /// The OAuth client the API reference page (`/api/docs`) signs in with
     /// (`docs_client_id`: a public client whose redirect URI is
     /// `{base_url}/api/docs/oauth2-redirect.html`); `None`: the reader types one.

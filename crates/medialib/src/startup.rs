@@ -113,6 +113,9 @@ impl Application {
             cors_origins: settings.cors_origins.clone(),
             embed_origins: settings.embed_origins.clone(),
             docs_client_id: settings.docs_client_id.clone(),
+            db_deadline: Some(std::time::Duration::from_secs(
+                2 * u64::from(settings.db_timeout.seconds()),
+            )),
             rate_limits: RateLimitConfig {
                 token_per_minute: settings.rate_limit_token.get(),
                 login_per_minute: settings.rate_limit_login.get(),

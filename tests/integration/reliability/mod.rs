@@ -1,11 +1,12 @@
 //! Reliability under faults and load (issue 8): races across two server processes, `kill -9`
-//! during writes, a database outage, overload, a full disk under the database. Each test runs a short form in the normal suite;
+//! during writes, a database outage, overload, a full disk under the database, a half-open partition to PostgreSQL. Each test runs a short form in the normal suite;
 //! `scripts/soak` runs the long form by raising [`soak_scale`].
 
 mod crash;
 mod full_disk;
 mod outage;
 mod overload;
+mod partition;
 mod race;
 
 /// How many times longer than the CI form a soak test runs: `MEDIALIB_SOAK_SCALE` (default 1,
