@@ -77,3 +77,26 @@ export async function audit(page, name) {
     nodes: v.nodes.slice(0, 12).map((n) => n.target.join(" ")),
   }));
 }
+
+// Plays the page's <video> muted (as a browser allows without a gesture) until a second has
+// played, it fails, or 30 s pass; returns what it shows then.
+export function playASecond(page) {
+  return page.evaluate(async () => {
+    const video = document.querySelector("video");
+    if (!video) throw new Error("the page has no <video>");
+    video.muted = true;
+    await video.play();
+    const started = performance.now();
+    while (video.currentTime < 1 && !video.error && performance.now() - started < 30_000) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return {
+      currentSrc: video.currentSrc,
+      currentTime: video.currentTime,
+      videoWidth: video.videoWidth,
+      videoHeight: video.videoHeight,
+      readyState: video.readyState,
+      mediaError: video.error?.code ?? null,
+    };
+  });
+}

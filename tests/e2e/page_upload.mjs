@@ -14,7 +14,7 @@
 // "consoleErrors": [...], "violations": [axe-core's findings at each screenshot]}; on a failure {"error": ..., "at": page URL} and exit 1.
 
 import { basename, join } from "node:path";
-import { audit, deadline, emit, launch, requiredOptions } from "./chromium.mjs";
+import { audit, deadline, emit, launch, playASecond, requiredOptions } from "./chromium.mjs";
 
 const opts = requiredOptions("page_upload.mjs", [
   "base",
@@ -76,20 +76,7 @@ try {
   await shot("upload-processed");
   await card.getByRole("link", { name: clipName }).click();
   await page.locator("video").waitFor();
-  const clip = await page.evaluate(async () => {
-    const video = document.querySelector("video");
-    video.muted = true;
-    await video.play();
-    const started = performance.now();
-    while (video.currentTime < 1 && !video.error && performance.now() - started < 30_000) {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    return {
-      currentTime: video.currentTime,
-      videoHeight: video.videoHeight,
-      mediaError: video.error?.code ?? null,
-    };
-  });
+  const clip = await playASecond(page);
 
   // 2. The big file: its first chunk goes through, its second is held until the reload.
   await page.goto(library);

@@ -9,7 +9,7 @@
 // "readyState", "mediaError"} (the media element's error code, or null). Exits 1 on an error
 // (after a line {"error": ...}: no <video>, play() refused), 2 on missing arguments.
 
-import { deadline, emit, launch, requiredOptions } from "./chromium.mjs";
+import { deadline, emit, launch, playASecond, requiredOptions } from "./chromium.mjs";
 
 const opts = requiredOptions("player_plays.mjs", ["page"]);
 deadline(60_000);
@@ -20,24 +20,7 @@ try {
   const page = await (await browser.newContext()).newPage();
   page.setDefaultTimeout(45_000);
   await page.goto(opts.page);
-  const played = await page.evaluate(async () => {
-    const video = document.querySelector("video");
-    if (!video) throw new Error("the page has no <video>");
-    video.muted = true;
-    await video.play();
-    const started = performance.now();
-    while (video.currentTime < 1 && !video.error && performance.now() - started < 30_000) {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    return {
-      currentSrc: video.currentSrc,
-      currentTime: video.currentTime,
-      videoWidth: video.videoWidth,
-      videoHeight: video.videoHeight,
-      readyState: video.readyState,
-      mediaError: video.error?.code ?? null,
-    };
-  });
+  const played = await playASecond(page);
   emit(played);
   await browser.close();
   process.exit(0);

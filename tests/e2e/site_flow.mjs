@@ -15,7 +15,7 @@
 // {"error": ..., "at": page URL} and exit 1; 2 on missing arguments.
 
 import { join } from "node:path";
-import { audit, deadline, emit, launch, requiredOptions } from "./chromium.mjs";
+import { audit, deadline, emit, launch, playASecond, requiredOptions } from "./chromium.mjs";
 
 const opts = requiredOptions("site_flow.mjs", [
   "base",
@@ -70,21 +70,7 @@ try {
   await shot("library");
   await page.getByRole("link", { name: opts.video }).click();
   await page.locator("video").waitFor();
-  const played = await page.evaluate(async () => {
-    const video = document.querySelector("video");
-    video.muted = true;
-    await video.play();
-    const started = performance.now();
-    while (video.currentTime < 1 && !video.error && performance.now() - started < 30_000) {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    return {
-      currentSrc: video.currentSrc,
-      currentTime: video.currentTime,
-      videoHeight: video.videoHeight,
-      mediaError: video.error?.code ?? null,
-    };
-  });
+  const played = await playASecond(page);
   await shot("player");
   await page.getByRole("button", { name: "Sign out" }).click();
   await page.getByRole("link", { name: "Sign in" }).first().waitFor();

@@ -6,14 +6,12 @@
 //! calling the API with the token; axe-core (WCAG 2.1 A/AA) on the reference, sign-in and
 //! consent pages.
 
-use std::path::Path;
-
 use reqwest::StatusCode;
 use serde_json::Value;
 
 use crate::api::{Backend, run};
 use crate::oauth::{OAuthApp, PASSWORD};
-use crate::uploads::clients::{chromium, client_with_env, node, skipped};
+use crate::uploads::clients::{chromium, client_with_env, node, screenshots, skipped};
 
 medialib_adapters_diesel::backend_tests!(async on [sqlite, postgres] with run:
     the_reference_page_and_its_files_are_served_with_a_strict_policy,
@@ -103,10 +101,7 @@ async fn a_reader_signs_in_from_the_reference_page_and_calls_the_api(b: Backend)
         true,
     );
     app.user_with_password("reader", PASSWORD);
-    let shots = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("screenshots")
-        .join(format!("{b:?}").to_lowercase());
-    std::fs::create_dir_all(&shots).unwrap();
+    let shots = screenshots(b);
     let out = client_with_env(
         node,
         "api_docs.mjs",

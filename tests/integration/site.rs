@@ -810,26 +810,23 @@ async fn a_failed_members_card_offers_its_admins_to_try_again(b: Backend) {
         .unwrap()
             + 5,
     );
-    let dir = DerivedDir::parse("0000000a").unwrap();
-    let job = store
-        .claim_job(ClaimRequest {
-            holder: "test worker",
-            now,
-            until: now.plus_secs(std::time::Duration::from_secs(60)),
-            dir: &dir,
-        })
-        .unwrap()
-        .expect("the upload's job");
-    let ended = store
-        .end_job(
-            job.ticket,
-            JobEnd::Failed {
-                error: "the source is not a video",
-            },
-            now,
-        )
-        .unwrap();
-    assert!(matches!(ended, JobEnded::Ended(_)), "{ended:?}");
+    let give_up = |error: &str| {
+        let dir = DerivedDir::parse("0000000a").unwrap();
+        let job = store
+            .claim_job(ClaimRequest {
+                holder: "test worker",
+                now,
+                until: now.plus_secs(std::time::Duration::from_secs(60)),
+                dir: &dir,
+            })
+            .unwrap()
+            .expect("the object's job, queued");
+        let ended = store
+            .end_job(job.ticket, JobEnd::Failed { error }, now)
+            .unwrap();
+        assert!(matches!(ended, JobEnded::Ended(_)), "{ended:?}");
+    };
+    give_up("the source is not a video");
 
     let page = format!("/libraries/{lib}");
     let mut alice = Browser::new(&app);
@@ -879,24 +876,7 @@ async fn a_failed_members_card_offers_its_admins_to_try_again(b: Backend) {
             ],
         )
         .await;
-    let job = store
-        .claim_job(ClaimRequest {
-            holder: "test worker",
-            now,
-            until: now.plus_secs(std::time::Duration::from_secs(60)),
-            dir: &dir,
-        })
-        .unwrap()
-        .expect("the job queued again");
-    store
-        .end_job(
-            job.ticket,
-            JobEnd::Failed {
-                error: "still not a video",
-            },
-            now,
-        )
-        .unwrap();
+    give_up("still not a video");
     let mut carol = Browser::new(&app);
     carol.sign_in("/", "carol", PASSWORD).await;
     let p = carol.get(&page).await;

@@ -194,23 +194,33 @@ pub fn docs_redirect_uri(settings: &Settings) -> String {
     }
 }
 
+/// The client named `name`, public or not, whose redirect URIs include `redirect`, if one is
+/// registered.
+fn registered(
+    services: &Services,
+    name: &str,
+    public: bool,
+    redirect: &str,
+) -> Result<Option<medialib_domain::oauth::Client>, AdminError> {
+    Ok(services
+        .oauth()
+        .list_clients()
+        .map_err(failed)?
+        .into_iter()
+        .find(|c| {
+            c.name().as_str() == name
+                && c.is_public() == public
+                && c.redirect_uris().iter().any(|u| u.as_str() == redirect)
+        }))
+}
+
 /// The public client of the API reference page with `redirect`, found or registered.
 fn docs_client(
     services: &Services,
     redirect: &str,
     progress: &mut dyn FnMut(&str),
 ) -> Result<ClientId, AdminError> {
-    let existing = services
-        .oauth()
-        .list_clients()
-        .map_err(failed)?
-        .into_iter()
-        .find(|c| {
-            c.name().as_str() == DOCS_CLIENT
-                && c.is_public()
-                && c.redirect_uris().iter().any(|u| u.as_str() == redirect)
-        });
-    if let Some(client) = existing {
+    if let Some(client) = registered(services, DOCS_CLIENT, true, redirect)? {
         return Ok(client.id().clone());
     }
     let (client, _) = services
@@ -360,19 +370,7 @@ fn demo_client(
     services: &Services,
     progress: &mut dyn FnMut(&str),
 ) -> Result<(ClientId, Secret), AdminError> {
-    let existing = services
-        .oauth()
-        .list_clients()
-        .map_err(failed)?
-        .into_iter()
-        .find(|c| {
-            c.name().as_str() == DEMO_CLIENT
-                && !c.is_public()
-                && c.redirect_uris()
-                    .iter()
-                    .any(|u| u.as_str() == DEMO_REDIRECT_URI)
-        });
-    if let Some(client) = existing {
+    if let Some(client) = registered(services, DEMO_CLIENT, false, DEMO_REDIRECT_URI)? {
         let secret = services
             .oauth()
             .rotate_client_secret(client.id())

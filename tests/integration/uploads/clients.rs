@@ -432,20 +432,7 @@ async fn a_person_signs_in_finds_a_private_video_in_a_library_and_plays_it(b: Ba
     let node = node();
     let chromium = chromium();
     let app = crate::processing::processing_app(b).await;
-    // alice signs in with a password of the local directory.
-    let hash =
-        medialib_adapters_sso::hash_password(&medialib_domain::Secret::new(PASSWORD)).unwrap();
-    assert!(
-        app.api
-            .services
-            .store()
-            .set_password_hash(
-                app.user.id,
-                &hash,
-                medialib_domain::Timestamp::from_epoch_seconds(0)
-            )
-            .unwrap()
-    );
+    with_password(&app);
     let dir = tempfile::tempdir().unwrap();
     let source = crate::processing::clip(dir.path(), "lecture.mp4", "854x480", 4);
     let object = crate::processing::upload(&app, &source, "lecture.mp4").await;
@@ -454,10 +441,7 @@ async fn a_person_signs_in_finds_a_private_video_in_a_library_and_plays_it(b: Ba
     let library = format!("/api/describe/c/{0}/o/{0}/", app.lib);
     let library = app.api.get(&library, Some(&app.token)).await;
     let library = library.json["title"].as_str().unwrap().to_owned();
-    let shots = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("screenshots")
-        .join(format!("{b:?}").to_lowercase());
-    std::fs::create_dir_all(&shots).unwrap();
+    let shots = screenshots(b);
     let out = client_with_env(
         node,
         "site_flow.mjs",
@@ -591,18 +575,8 @@ async fn another_site_embeds_the_player_drives_it_and_hears_its_events(b: Backen
 /// The password alice signs in with in the browser tests.
 const PASSWORD: &str = "correct horse battery staple";
 
-/// The chunk size of the library page's uploads (`templates/library.js`).
-const PAGE_CHUNK: usize = 8 * 1024 * 1024;
-
-async fn a_person_uploads_from_the_library_page_and_a_reload_mid_upload_resumes(b: Backend) {
-    if skipped("a_person_uploads_from_the_library_page_and_a_reload_mid_upload_resumes")
-        || crate::processing::skip()
-    {
-        return;
-    }
-    let node = node();
-    let chromium = chromium();
-    let app = crate::processing::processing_app(b).await;
+/// Gives the app's user (alice) [`PASSWORD`] in the local directory, to sign in with.
+fn with_password(app: &UploadApp) {
     let hash =
         medialib_adapters_sso::hash_password(&medialib_domain::Secret::new(PASSWORD)).unwrap();
     assert!(
@@ -616,6 +590,30 @@ async fn a_person_uploads_from_the_library_page_and_a_reload_mid_upload_resumes(
             )
             .unwrap()
     );
+}
+
+/// A directory for `b`'s screenshots, under `CARGO_TARGET_TMPDIR/screenshots`.
+pub(crate) fn screenshots(b: Backend) -> PathBuf {
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("screenshots")
+        .join(format!("{b:?}").to_lowercase());
+    std::fs::create_dir_all(&shots).unwrap();
+    shots
+}
+
+/// The chunk size of the library page's uploads (`templates/library.js`).
+const PAGE_CHUNK: usize = 8 * 1024 * 1024;
+
+async fn a_person_uploads_from_the_library_page_and_a_reload_mid_upload_resumes(b: Backend) {
+    if skipped("a_person_uploads_from_the_library_page_and_a_reload_mid_upload_resumes")
+        || crate::processing::skip()
+    {
+        return;
+    }
+    let node = node();
+    let chromium = chromium();
+    let app = crate::processing::processing_app(b).await;
+    with_password(&app);
     let dir = tempfile::tempdir().unwrap();
     let clip = crate::processing::clip(dir.path(), "seminar.mp4", "854x480", 3);
     // Two chunks and a bit, in a pattern that a skipped or repeated chunk cannot keep.
@@ -626,10 +624,7 @@ async fn a_person_uploads_from_the_library_page_and_a_reload_mid_upload_resumes(
         .collect();
     let big_path = dir.path().join("slides.bin");
     std::fs::write(&big_path, &big).unwrap();
-    let shots = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("screenshots")
-        .join(format!("{b:?}").to_lowercase());
-    std::fs::create_dir_all(&shots).unwrap();
+    let shots = screenshots(b);
     let out = client_with_env(
         node,
         "page_upload.mjs",
