@@ -14,7 +14,7 @@
 // "consoleErrors": [...]}; on a failure {"error": ..., "at": page URL} and exit 1.
 
 import { join } from "node:path";
-import { audit, deadline, emit, launch, requiredOptions } from "./chromium.mjs";
+import { audit, collectErrors, deadline, emit, launch, requiredOptions } from "./chromium.mjs";
 
 const opts = requiredOptions("api_docs.mjs", [
   "base",
@@ -35,12 +35,7 @@ try {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   page = await context.newPage();
   page.setDefaultTimeout(30_000);
-  page.on("pageerror", (e) => errors.push(`page error: ${e.message}`));
-  page.on("console", (m) => {
-    if (m.type() === "error" && !m.location().url.endsWith("/favicon.ico")) {
-      errors.push(`${m.text()} (${m.location().url})`);
-    }
-  });
+  collectErrors(page, errors);
   const base = opts.base.replace(/\/$/, "");
   const documentAnswer = await fetch(`${base}/api/openapi.json`);
   const document = await documentAnswer.json();

@@ -100,3 +100,15 @@ export function playASecond(page) {
     };
   });
 }
+
+// Collects the console errors of `page` into `errors` (`page.error: …` for uncaught ones),
+// but the browser's own favicon request (medialib serves none) and those `ignored` says to
+// pass over (asked as each comes).
+export function collectErrors(page, errors, ignored = () => false) {
+  page.on("pageerror", (e) => errors.push(`page error: ${e.message}`));
+  page.on("console", (m) => {
+    if (m.type() === "error" && !m.location().url.endsWith("/favicon.ico") && !ignored()) {
+      errors.push(`${m.text()} (${m.location().url})`);
+    }
+  });
+}

@@ -14,7 +14,7 @@
 // "consoleErrors": [...], "violations": [axe-core's findings at each screenshot]}; on a failure {"error": ..., "at": page URL} and exit 1.
 
 import { basename, join } from "node:path";
-import { audit, deadline, emit, launch, playASecond, requiredOptions } from "./chromium.mjs";
+import { audit, collectErrors, deadline, emit, launch, playASecond, requiredOptions } from "./chromium.mjs";
 
 const opts = requiredOptions("page_upload.mjs", [
   "base",
@@ -38,13 +38,8 @@ try {
   page = await (await browser.newContext({ viewport: { width: 390, height: 844 } })).newPage();
   page.setDefaultTimeout(60_000);
   const errors = [];
-  page.on("console", (m) => {
-    // The browser's favicon request (medialib serves none), and the held request that the
-    // reload cuts.
-    if (m.type() === "error" && !m.location().url.endsWith("/favicon.ico") && !cutting) {
-      errors.push(`${m.text()} (${m.location().url})`);
-    }
-  });
+  // Not the held request that the reload cuts.
+  collectErrors(page, errors, () => cutting);
   // What axe-core finds (WCAG 2.1 A and AA) on the page at each screenshot.
   const violations = [];
   const shot = async (name) => {

@@ -15,7 +15,7 @@
 // {"error": ..., "at": page URL} and exit 1; 2 on missing arguments.
 
 import { join } from "node:path";
-import { audit, deadline, emit, launch, playASecond, requiredOptions } from "./chromium.mjs";
+import { audit, collectErrors, deadline, emit, launch, playASecond, requiredOptions } from "./chromium.mjs";
 
 const opts = requiredOptions("site_flow.mjs", [
   "base",
@@ -35,12 +35,7 @@ try {
   page = await (await browser.newContext({ viewport: { width: 390, height: 844 } })).newPage();
   page.setDefaultTimeout(30_000);
   const errors = [];
-  // Console errors, but the browser's own favicon request (medialib serves none).
-  page.on("console", (m) => {
-    if (m.type() === "error" && !m.location().url.endsWith("/favicon.ico")) {
-      errors.push(`${m.text()} (${m.location().url})`);
-    }
-  });
+  collectErrors(page, errors);
   const pages = [];
   // What axe-core finds on each page (WCAG 2.1 A and AA).
   const violations = [];

@@ -85,3 +85,56 @@ pub(crate) fn is_out_of_space(e: &DieselError) -> bool {
         _ => false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use diesel::result::DatabaseErrorInformation;
+
+    use super::*;
+
+    /// A database error with `message`, as a driver reports it.
+    fn database_error(message: &str) -> DieselError {
+        #[derive(Debug)]
+        struct Info(String);
+        impl DatabaseErrorInformation for Info {
+            fn message(&self) -> &str {
+                &self.0
+            }
+            fn details(&self) -> Option<&str> {
+                None
+            }
+            fn hint(&self) -> Option<&str> {
+                None
+            }
+            fn table_name(&self) -> Option<&str> {
+                None
+            }
+            fn column_name(&self) -> Option<&str> {
+                None
+            }
+            fn constraint_name(&self) -> Option<&str> {
+                None
+            }
+            fn statement_position(&self) -> Option<i32> {
+                None
+            }
+        }
+        DieselError::DatabaseError(DatabaseErrorKind::Unknown, Box::new(Info(message.into())))
+    }
+
+    #[test]
+    fn a_full_disk_is_told_apart_on_both_databases() {
+        // SQLite's SQLITE_FULL (the full-disk test meets it on a real file system), and
+        // PostgreSQL's disk_full as its server words it (not reproduced in a test here).
+        for full in [
+            "database or disk is full",
+            "could not extend file \"base/16384/2619\": No space left on device",
+            "could not write to file \"pg_wal/xlogtemp.123\": No space left on device",
+        ] {
+            let e = DbError::Query(database_error(full));
+            assert_eq!(StoreError::from(e), StoreError::Full, "{full}");
+        }
+        let other = DbError::Query(database_error("syntax error at or near \"SELEC\""));
+        assert!(matches!(StoreError::from(other), StoreError::Unexpected(_)));
+    }
+}

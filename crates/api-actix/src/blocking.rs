@@ -52,19 +52,7 @@ where
         let _slot = slot;
         span.in_scope(|| f(&services))
     });
-    let done = match state.config().db_deadline {
-        Some(deadline) => match tokio::time::timeout(deadline, work).await {
-            Ok(done) => done,
-            Err(_) => {
-                tracing::warn!(
-                    deadline_ms = deadline.as_millis(),
-                    "the database did not answer in time; answering 503"
-                );
-                return Err(ApiError::DatabaseUnavailable);
-            }
-        },
-        None => work.await,
-    };
+    let done = within_deadline(state, work).await?;
     match done {
         Ok(result) => result.map_err(Into::into),
         Err(e) => {
@@ -72,4 +60,22 @@ where
             Err(ApiError::Internal)
         }
     }
+}
+
+/// Awaits `work` (database work on the blocking pool) for at most the `db_deadline`; past it,
+/// [`ApiError::DatabaseUnavailable`] (503 + `Retry-After`) while the work goes on by itself.
+pub async fn within_deadline<T>(
+    state: &AppState,
+    work: impl std::future::Future<Output = T>,
+) -> Result<T, ApiError> {
+    let Some(deadline) = state.config().db_deadline else {
+        return Ok(work.await);
+    };
+    tokio::time::timeout(deadline, work).await.map_err(|_| {
+        tracing::warn!(
+            deadline_ms = deadline.as_millis(),
+            "the database did not answer in time; answering 503"
+        );
+        ApiError::DatabaseUnavailable
+    })
 }

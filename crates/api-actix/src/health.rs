@@ -48,16 +48,7 @@ pub(crate) async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, A
     let readiness = state.readiness();
     let span = Span::current();
     let probe = web::block(move || span.in_scope(|| readiness.ready()));
-    let outcome = match state.config().db_deadline {
-        Some(deadline) => match tokio::time::timeout(deadline, probe).await {
-            Ok(outcome) => outcome,
-            Err(_) => {
-                tracing::warn!("readiness probe: the database did not answer in time");
-                return Err(ApiError::DatabaseUnavailable);
-            }
-        },
-        None => probe.await,
-    };
+    let outcome = crate::blocking::within_deadline(&state, probe).await?;
     match outcome {
         Ok(Ok(())) => {
             // Reads still work on a full disk, so the service stays ready; it says so.

@@ -377,23 +377,10 @@ async fn chromium_plays_a_processed_video_on_its_player_page(b: Backend) {
     let node = node();
     let chromium = chromium();
     let app = crate::processing::processing_app(b).await;
-    let dir = tempfile::tempdir().unwrap();
-    let source = crate::processing::clip(dir.path(), "welcome.mp4", "854x480", 4);
-    let object = crate::processing::upload(&app, &source, "welcome.mp4").await;
-    let media = crate::processing::settled(&app, &object).await;
-    assert_eq!(media["state"], "ready", "{media}");
+    let object = processed_clip(&app, "welcome.mp4").await;
     // The player page of a public object (its permLink).
     let describe = format!("/api/describe/c/{}/o/{object}/", app.lib);
-    let made_public = app
-        .api
-        .call(
-            reqwest::Method::POST,
-            &describe,
-            Some(&app.token),
-            &[("type", "video"), ("public", "true")],
-        )
-        .await;
-    assert_eq!(made_public.status, StatusCode::ACCEPTED);
+    make_public(&app, &describe).await;
     let link = app.api.get(&describe, Some(&app.token)).await.json["permLink"]
         .as_str()
         .unwrap()
@@ -433,11 +420,7 @@ async fn a_person_signs_in_finds_a_private_video_in_a_library_and_plays_it(b: Ba
     let chromium = chromium();
     let app = crate::processing::processing_app(b).await;
     with_password(&app);
-    let dir = tempfile::tempdir().unwrap();
-    let source = crate::processing::clip(dir.path(), "lecture.mp4", "854x480", 4);
-    let object = crate::processing::upload(&app, &source, "lecture.mp4").await;
-    let media = crate::processing::settled(&app, &object).await;
-    assert_eq!(media["state"], "ready", "{media}");
+    processed_clip(&app, "lecture.mp4").await;
     let library = format!("/api/describe/c/{0}/o/{0}/", app.lib);
     let library = app.api.get(&library, Some(&app.token)).await;
     let library = library.json["title"].as_str().unwrap().to_owned();
@@ -505,22 +488,9 @@ async fn another_site_embeds_the_player_drives_it_and_hears_its_events(b: Backen
     let node = node();
     let chromium = chromium();
     let app = crate::processing::processing_app(b).await;
-    let dir = tempfile::tempdir().unwrap();
-    let source = crate::processing::clip(dir.path(), "talk.mp4", "854x480", 4);
-    let object = crate::processing::upload(&app, &source, "talk.mp4").await;
-    let media = crate::processing::settled(&app, &object).await;
-    assert_eq!(media["state"], "ready", "{media}");
+    let object = processed_clip(&app, "talk.mp4").await;
     let describe = format!("/api/describe/c/{}/o/{object}/", app.lib);
-    let public = app
-        .api
-        .call(
-            Method::POST,
-            &describe,
-            Some(&app.token),
-            &[("type", "video"), ("public", "true")],
-        )
-        .await;
-    assert_eq!(public.status, StatusCode::ACCEPTED);
+    make_public(&app, &describe).await;
     let embed = app
         .api
         .get(
@@ -570,6 +540,31 @@ async fn another_site_embeds_the_player_drives_it_and_hears_its_events(b: Backen
             .ends_with("?share=false&title=false&autoplay=true&cc_load_policy=1"),
         "the redirect kept the query: {out}"
     );
+}
+
+/// A 4 s 480p clip named `name`, uploaded to the app's library and processed (`ready`);
+/// returns the object's uuid.
+async fn processed_clip(app: &UploadApp, name: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let source = crate::processing::clip(dir.path(), name, "854x480", 4);
+    let object = crate::processing::upload(app, &source, name).await;
+    let media = crate::processing::settled(app, &object).await;
+    assert_eq!(media["state"], "ready", "{media}");
+    object
+}
+
+/// Makes the video at `describe` (its describe path) public.
+async fn make_public(app: &UploadApp, describe: &str) {
+    let made_public = app
+        .api
+        .call(
+            Method::POST,
+            describe,
+            Some(&app.token),
+            &[("type", "video"), ("public", "true")],
+        )
+        .await;
+    assert_eq!(made_public.status, StatusCode::ACCEPTED);
 }
 
 /// The password alice signs in with in the browser tests.
