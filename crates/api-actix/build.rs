@@ -1,6 +1,6 @@
 //! Installs the browser libraries the pages serve (`web/package.json`, pinned by
 //! `web/package-lock.json`) with `npm ci` into `OUT_DIR`, where `src/site/assets.rs` (the
-//! upload client) and `src/reference.rs` (Swagger UI) compile them into the binary. No
+//! upload client), `src/pages.rs` (Plyr, the player's controls) and `src/reference.rs` (Swagger UI) compile them into the binary. No
 //! third-party code is kept in the repository and no page loads anything from a CDN.
 //!
 //! `npm ci` runs only when the lockfile differs from the one last installed here (npm's own
@@ -15,12 +15,15 @@ const NEEDED: &[&str] = &[
     "swagger-ui-dist/swagger-ui-bundle.js",
     "swagger-ui-dist/swagger-ui.css",
     "swagger-ui-dist/oauth2-redirect.js",
+    "plyr/dist/plyr.min.js",
+    "plyr/dist/plyr.css",
+    "plyr/dist/plyr.svg",
 ];
 
 fn main() {
     if let Err(why) = install() {
         eprintln!(
-            "{why}\n\nmedialib's pages serve browser libraries (tus-js-client, swagger-ui-dist) \
+            "{why}\n\nmedialib's pages serve browser libraries (tus-js-client, plyr, swagger-ui-dist) \
              that the build installs with npm from crates/api-actix/web/package-lock.json: \
              install Node.js and npm (apt-get install nodejs npm), with access to the npm \
              registry on the first build."

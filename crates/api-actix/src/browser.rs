@@ -244,3 +244,12 @@ pub(crate) fn error_page(error: &ApiError) -> HttpResponse {
         None => actix_web::ResponseError::error_response(error),
     }
 }
+
+/// A file compiled into the binary, cached for an hour.
+pub(crate) fn asset(content_type: &'static str, body: &'static [u8]) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type(content_type)
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .insert_header((header::CACHE_CONTROL, "public, max-age=3600"))
+        .body(body)
+}

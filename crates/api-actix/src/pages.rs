@@ -22,7 +22,11 @@
 //! `height`), on the landing page as in the embed. The landing page has a share box with the
 //! permLink and the embed codes.
 //!
-//! Pages load nothing but `/assets/site.css` and `/assets/player.css` from this service, and carry a strict CSP,
+//! With controls, the media element wears Plyr's (`/assets/plyr.*`, installed by `build.rs`):
+//! the seek bar previews the WebVTT thumbnail track, the captions menu lists the caption
+//! tracks; an audio recording's waveform peaks become a second seek bar (`player.js`).
+//!
+//! Pages load nothing but their stylesheets and scripts under `/assets/` from this service, and carry a strict CSP,
 //! `Referrer-Policy: no-referrer` and `nosniff`. Both may be framed by the pages of
 //! `embed_origins` (any site when it is empty: Warpwire's LMS plugins put the permLink itself
 //! in an iframe); a framed landing page (`Sec-Fetch-Dest: iframe`) shows the player alone,
@@ -35,14 +39,14 @@ use askama::Template;
 use medialib_domain::media::records::PlayFormat;
 use medialib_domain::player::PlayerOptions;
 use medialib_domain::{MediaObject, ObjectType, ShortCode};
-use medialib_ports::services::PlayableFile;
 use medialib_ports::services::catalog::PermLinkFailed;
+use medialib_ports::services::{ImageLinks, PlayableFile};
 
 use crate::api::{Answer, Call, Endpoint, endpoint, is_read, not_implemented};
 use crate::apidoc::responses::{BadRequest, NotFound, NotImplemented, Unauthorized, Unavailable};
 use crate::apidoc::schemas::OEmbedQuery;
 use crate::blocking::run;
-use crate::browser::{Visitor, error_body, here, query_escape, visitor, wants_html};
+use crate::browser::{Visitor, asset, error_body, here, query_escape, visitor, wants_html};
 use crate::error::ApiError;
 use crate::input::Form;
 use crate::records::{
@@ -57,6 +61,21 @@ const STYLESHEET: &str = include_str!("../templates/player.css");
 /// The player API and the share box's copy buttons (`templates/player.js`).
 const PLAYER_SCRIPT: &str = include_str!("../templates/player.js");
 
+/// Plyr, the player's controls (seek-bar thumbnail previews, captions menu, keyboard use),
+/// as `build.rs` installed it from the lockfile: its script, stylesheet and icons.
+macro_rules! plyr_file {
+    ($name:literal) => {
+        include_bytes!(concat!(
+            env!("OUT_DIR"),
+            "/web/node_modules/plyr/dist/",
+            $name
+        ))
+    };
+}
+const PLYR_SCRIPT: &[u8] = plyr_file!("plyr.min.js");
+const PLYR_STYLESHEET: &[u8] = plyr_file!("plyr.css");
+const PLYR_ICONS: &[u8] = plyr_file!("plyr.svg");
+
 /// The stylesheet of the authorization endpoint's sign-in and consent pages.
 const AUTHORIZE_STYLESHEET: &str = include_str!("../templates/authorize.css");
 
@@ -68,6 +87,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(read_only("/assets/player.css", stylesheet))
         .service(read_only("/assets/authorize.css", authorize_stylesheet))
         .service(read_only("/assets/player.js", player_script))
+        .service(read_only("/assets/plyr.min.js", plyr_script))
+        .service(read_only("/assets/plyr.css", plyr_stylesheet))
+        .service(read_only("/assets/plyr.svg", plyr_icons))
         .service(crate::routing::resource("/api/oembed").to(endpoint::<OEmbed>));
 }
 
@@ -162,6 +184,27 @@ struct PlayerPage<'a> {
     /// The embed codes of the share box (the embed record's).
     iframe_code: String,
     script_code: String,
+    /// A video's poster: its largest still.
+    poster: Option<String>,
+    /// A video's WebVTT thumbnail track (the seek bar's previews).
+    thumbnails: Option<String>,
+    /// An audio recording's waveform peaks, which `player.js` draws as a seek bar.
+    waveform: Option<String>,
+    /// An audio recording's waveform picture, shown until the peaks are drawn.
+    waveform_picture: Option<String>,
+    /// The caption tracks; `cc_load_policy=1` shows the first from the start.
+    captions: Vec<CaptionTrack>,
+}
+
+/// A `<track kind="captions">` of the media element. No caption source exists yet (the spec
+/// names none and processing derives none): the slot is filled once one does.
+#[derive(Debug)]
+struct CaptionTrack {
+    url: String,
+    /// BCP 47 language tag (`srclang`).
+    language: String,
+    /// What the captions menu shows.
+    label: String,
 }
 
 /// The sources a browser can play natively, URLs under `base_url` (SMIL is a playlist for
@@ -182,6 +225,14 @@ fn sources(o: &MediaObject, files: &[PlayableFile], base_url: &str) -> Vec<Sourc
             })
         })
         .collect()
+}
+
+/// The URL of the largest still.
+fn largest(images: &ImageLinks, base_url: &str) -> Option<String> {
+    images
+        .iter()
+        .max_by_key(|(size, _)| size.dimensions().pixels())
+        .map(|(_, path)| format!("{base_url}{path}"))
 }
 
 /// The player page (the landing page for `visitor`'s session, or the embed page of a public
@@ -210,14 +261,14 @@ async fn player(
                     Framing::Landing => s.media().page_object(caller.as_ref(), &code)?,
                     Framing::Embed => s.media().public_object(&code)?,
                 };
-                let files = s.uploads().playable_files(&object)?;
-                Ok((object, files))
+                let media = s.uploads().player_media(&object)?;
+                Ok((object, media))
             })
             .await
         }
         Err(e) => Err(e),
     };
-    let (object, files) = match shown {
+    let (object, media) = match shown {
         Ok(shown) => shown,
         Err(e) => {
             let sign_in = (framing == Framing::Landing
@@ -245,12 +296,25 @@ async fn player(
         oembed_url: format!("{base}/api/oembed?url={}&format=json", query_escape(&link)),
         perm_link: link,
         audio: object.object_type() == ObjectType::Audio || options.audio_only,
-        sources: sources(&object, &files, base),
+        sources: sources(&object, &media.files, base),
         embedded: framing == Framing::Embed || framed(req),
         fragment: options.fragment(),
         options,
         iframe_code: embed.properties.iframe,
         script_code: embed.properties.script,
+        poster: (object.object_type() == ObjectType::Video)
+            .then(|| largest(&media.images, base))
+            .flatten(),
+        thumbnails: media
+            .files
+            .iter()
+            .find_map(|f| f.thumbnails.as_ref())
+            .map(|t| format!("{base}{t}")),
+        waveform: media.waveform.as_ref().map(|w| format!("{base}{w}")),
+        waveform_picture: (object.object_type() == ObjectType::Audio)
+            .then(|| largest(&media.images, base))
+            .flatten(),
+        captions: Vec::new(),
     };
     match page.render() {
         Ok(body) => {
@@ -374,11 +438,22 @@ async fn stylesheet() -> HttpResponse {
 
 /// `GET /assets/player.js`.
 async fn player_script() -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type("text/javascript; charset=utf-8")
-        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
-        .insert_header((header::CACHE_CONTROL, "public, max-age=3600"))
-        .body(PLAYER_SCRIPT)
+    asset("text/javascript; charset=utf-8", PLAYER_SCRIPT.as_bytes())
+}
+
+/// `GET /assets/plyr.min.js`.
+async fn plyr_script() -> HttpResponse {
+    asset("text/javascript; charset=utf-8", PLYR_SCRIPT)
+}
+
+/// `GET /assets/plyr.css`.
+async fn plyr_stylesheet() -> HttpResponse {
+    asset("text/css; charset=utf-8", PLYR_STYLESHEET)
+}
+
+/// `GET /assets/plyr.svg`.
+async fn plyr_icons() -> HttpResponse {
+    asset("image/svg+xml", PLYR_ICONS)
 }
 
 /// `GET /assets/authorize.css`.
@@ -387,11 +462,7 @@ async fn authorize_stylesheet() -> HttpResponse {
 }
 
 pub(crate) fn css(body: &'static str) -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type("text/css; charset=utf-8")
-        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
-        .insert_header((header::CACHE_CONTROL, "public, max-age=3600"))
-        .body(body)
+    asset("text/css; charset=utf-8", body.as_bytes())
 }
 
 /// `/api/oembed` (oEmbed 1.0, JSON only).
@@ -558,6 +629,81 @@ mod tests {
         assert_eq!(player_size(None, Some(180)), (320, 180));
         assert_eq!(player_size(Some(2000), Some(2000)), (640, 360));
         assert_eq!(player_size(Some(1), Some(1)), (1, 1));
+    }
+
+    fn rendered(options: PlayerOptions, captions: Vec<CaptionTrack>) -> String {
+        PlayerPage {
+            visitor: None,
+            here: String::new(),
+            heading: "Talk",
+            description: "",
+            kind: "video",
+            perm_link: format!("{BASE}/w/abcDEF1234/"),
+            oembed_url: String::new(),
+            audio: false,
+            sources: vec![Source {
+                url: format!("{BASE}/m/o/1/s/mp4/360p.mp4"),
+                mime: "video/mp4",
+            }],
+            embedded: true,
+            fragment: String::new(),
+            options,
+            iframe_code: String::new(),
+            script_code: String::new(),
+            poster: Some(format!("{BASE}/m/o/1/s/stills/1280x760.jpg")),
+            thumbnails: Some(format!("{BASE}/m/o/1/s/thumbs/thumbnails.vtt")),
+            waveform: None,
+            waveform_picture: None,
+            captions,
+        }
+        .render()
+        .unwrap()
+    }
+
+    fn track(language: &str) -> CaptionTrack {
+        CaptionTrack {
+            url: format!("{BASE}/m/o/1/s/captions/{language}.vtt"),
+            language: language.to_owned(),
+            label: language.to_uppercase(),
+        }
+    }
+
+    #[test]
+    fn caption_tracks_fill_the_slot_and_cc_load_policy_shows_the_first() {
+        let on = PlayerOptions {
+            captions: true,
+            ..PlayerOptions::default()
+        };
+        let page = rendered(on, vec![track("en"), track("fr")]);
+        assert!(page.contains(r#"<track kind="captions" src="https://media.example.edu/m/o/1/s/captions/en.vtt" srclang="en" label="EN" default>"#), "{page}");
+        assert!(page.contains(r#"srclang="fr" label="FR">"#), "{page}");
+        assert!(page.contains(r#" data-captions="on""#), "{page}");
+        // Without cc_load_policy the tracks are offered, none shown from the start.
+        let off = rendered(PlayerOptions::default(), vec![track("en")]);
+        assert!(off.contains(r#"srclang="en" label="EN">"#), "{off}");
+        assert!(
+            !off.contains(" default>") && !off.contains("data-captions"),
+            "{off}"
+        );
+        // No tracks, no slot; the poster and the thumbnail track are on the video.
+        let none = rendered(on, Vec::new());
+        assert!(!none.contains("<track"), "{none}");
+        assert!(
+            none.contains(r#" poster="https://media.example.edu/m/o/1/s/stills/1280x760.jpg""#)
+        );
+        assert!(none.contains(
+            r#" data-thumbnails="https://media.example.edu/m/o/1/s/thumbs/thumbnails.vtt""#
+        ));
+        // Plyr comes with the controls, and not without them.
+        assert!(none.contains(r#"<script src="/assets/plyr.min.js" defer>"#));
+        let bare = rendered(
+            PlayerOptions {
+                controls: false,
+                ..PlayerOptions::default()
+            },
+            Vec::new(),
+        );
+        assert!(!bare.contains("plyr"), "{bare}");
     }
 
     #[test]

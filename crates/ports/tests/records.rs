@@ -23,7 +23,7 @@ use medialib_domain::media::records::{ImageSize, PlayFormat};
 use medialib_domain::media::{StorageKey, UploadLimits};
 use medialib_domain::{Lifetime, ObjectId, ObjectType, PermissionLevel, Refusal};
 use medialib_ports::services::catalog::VideoFailed;
-use medialib_ports::services::{ImageLinks, Services, UploadSettings};
+use medialib_ports::services::{ImageLinks, PlayerMedia, Services, UploadSettings};
 use medialib_ports::{ClaimRequest, JobEnd, JobEnded, MediaStorage as _};
 
 struct Media {
@@ -266,10 +266,11 @@ fn a_processed_video_shows_its_stills_and_plays_its_mp4s_hls_and_smil() {
             )
         );
     }
-    // The player page plays the same files.
+    // The player page plays the same files, with the stills (the poster) and no waveform.
+    let player = m.s.uploads().player_media(&object(&m, id)).unwrap();
     assert_eq!(
-        m.s.uploads().playable_files(&object(&m, id)).unwrap(),
-        view.files
+        (player.files, player.images, player.waveform),
+        (view.files, view.images, None)
     );
 }
 
@@ -300,6 +301,13 @@ fn an_audio_recording_plays_its_m4a_and_shows_its_waveform_pictures() {
         fetch(&m, &large),
         ("stills/1280x760.png".to_owned(), "image/png")
     );
+    // The player page draws its waveform from the peaks.
+    let player = m.s.uploads().player_media(&object(&m, id)).unwrap();
+    assert_eq!(player.files, view.files);
+    assert_eq!(
+        fetch(&m, player.waveform.as_deref().expect("a waveform")),
+        ("waveform.json".to_owned(), "application/json")
+    );
 }
 
 #[test]
@@ -314,7 +322,10 @@ fn nothing_shows_before_processing_and_only_video_and_audio_have_a_video_record(
         assert!(uploads.images(&object(&m, id)).unwrap().is_empty());
         let view = uploads.video(&bob, m.w.lib, id).unwrap();
         assert_eq!((view.files, view.images), (vec![], ImageLinks::default()));
-        assert_eq!(uploads.playable_files(&object(&m, id)).unwrap(), vec![]);
+        assert_eq!(
+            uploads.player_media(&object(&m, id)).unwrap(),
+            PlayerMedia::default()
+        );
     }
     // An image has images but is not played.
     assert_eq!(
@@ -325,9 +336,10 @@ fn nothing_shows_before_processing_and_only_video_and_audio_have_a_video_record(
         uploads.video(&bob, m.w.lib, picture),
         Err(VideoFailed::NotPlayable(ObjectType::Image))
     );
+    let shown = uploads.player_media(&object(&m, picture)).unwrap();
     assert_eq!(
-        uploads.playable_files(&object(&m, picture)).unwrap(),
-        vec![]
+        (shown.files, shown.images.iter().count(), shown.waveform),
+        (vec![], 3, None)
     );
     // A catalog has neither.
     let lib = object(&m, m.w.lib);

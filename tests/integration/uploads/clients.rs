@@ -49,6 +49,7 @@ medialib_adapters_diesel::backend_tests!(async on [sqlite, postgres] with run:
     tuspy_resumes_an_interrupted_upload_from_a_new_process,
     chromium_reads_a_range_of_a_delivered_file,
     chromium_plays_a_processed_video_on_its_player_page,
+    an_audio_recording_plays_with_its_waveform_as_a_seek_bar,
     a_person_signs_in_finds_a_private_video_in_a_library_and_plays_it,
     another_site_embeds_the_player_drives_it_and_hears_its_events,
     a_person_uploads_from_the_library_page_and_a_reload_mid_upload_resumes,
@@ -385,10 +386,16 @@ async fn chromium_plays_a_processed_video_on_its_player_page(b: Backend) {
         .as_str()
         .unwrap()
         .to_owned();
+    let shots = screenshots(b);
     let out = client_with_env(
         node,
         "player_plays.mjs",
-        vec!["--page".into(), link],
+        vec![
+            "--page".into(),
+            link,
+            "--screenshots".into(),
+            shots.display().to_string(),
+        ],
         vec![("CHROMIUM", chromium.display().to_string())],
     )
     .await;
@@ -408,6 +415,104 @@ async fn chromium_plays_a_processed_video_on_its_player_page(b: Backend) {
             .contains("/mp4/360p.mp4"),
         "{out}"
     );
+    // Plyr's controls, with the video's largest still as its poster.
+    assert_eq!(out["controls"], true, "{out}");
+    assert!(
+        out["poster"]
+            .as_str()
+            .is_some_and(|p| p.ends_with("/stills/1280x760.jpg")),
+        "{out}"
+    );
+    // Hovering the seek bar at 60 % of a 4 s clip shows the tile of the sprite sheet that the
+    // thumbnail track names there, loaded through the track's signed prefix.
+    let preview = &out["preview"];
+    assert!(
+        preview["src"]
+            .as_str()
+            .is_some_and(|src| src.starts_with(&format!("/m/{object}/"))
+                && src.ends_with("/thumbs/sprite_1.jpg")),
+        "{out}"
+    );
+    assert!(preview["naturalWidth"].as_u64().unwrap() > 0, "{out}");
+    assert_eq!(preview["time"], "00:02", "{out}");
+    assert_eq!(out["consoleErrors"], serde_json::json!([]), "{out}");
+    assert_eq!(
+        out["violations"],
+        serde_json::json!([]),
+        "axe-core found WCAG 2.1 A/AA violations: {out}"
+    );
+}
+
+async fn an_audio_recording_plays_with_its_waveform_as_a_seek_bar(b: Backend) {
+    if skipped("an_audio_recording_plays_with_its_waveform_as_a_seek_bar")
+        || crate::processing::skip()
+    {
+        return;
+    }
+    let node = node();
+    let chromium = chromium();
+    let app = crate::processing::processing_app(b).await;
+    let dir = tempfile::tempdir().unwrap();
+    let source = crate::processing::generate(
+        dir.path(),
+        "tone.wav",
+        &["-f", "lavfi", "-i", "sine=frequency=330:duration=4"],
+    );
+    let object = crate::processing::upload(&app, &source, "tone.wav").await;
+    let media = crate::processing::settled(&app, &object).await;
+    assert_eq!(media["state"], "ready", "{media}");
+    let describe = format!("/api/describe/c/{}/o/{object}/", app.lib);
+    let made_public = app
+        .api
+        .call(
+            Method::POST,
+            &describe,
+            Some(&app.token),
+            &[("type", "audio"), ("public", "true")],
+        )
+        .await;
+    assert_eq!(made_public.status, StatusCode::ACCEPTED);
+    let link = app.api.get(&describe, Some(&app.token)).await.json["permLink"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let shots = screenshots(b);
+    let out = client_with_env(
+        node,
+        "waveform.mjs",
+        vec![
+            "--page".into(),
+            link,
+            "--screenshots".into(),
+            shots.display().to_string(),
+        ],
+        vec![("CHROMIUM", chromium.display().to_string())],
+    )
+    .await;
+    assert_eq!(out["error"], Value::Null, "{out}");
+    // A 4 s tone is drawn across the width of a phone's screen.
+    assert!(out["painted"].as_u64().unwrap() > 1000, "{out}");
+    assert_eq!(out["pictureHidden"], true, "{out}");
+    assert!(out["played"].as_f64().unwrap() >= 1.0, "it played: {out}");
+    let duration = out["duration"].as_f64().unwrap();
+    assert!((duration - 4.0).abs() < 0.2, "{out}");
+    assert_eq!(
+        out["afterEnd"].as_f64(),
+        Some(duration),
+        "End seeks to the end: {out}"
+    );
+    assert_eq!(
+        out["afterHome"].as_f64(),
+        Some(0.0),
+        "Home seeks to the start: {out}"
+    );
+    assert_eq!(out["valueText"], "0:04 of 0:04", "{out}");
+    assert_eq!(out["consoleErrors"], serde_json::json!([]), "{out}");
+    assert_eq!(
+        out["violations"],
+        serde_json::json!([]),
+        "axe-core found WCAG 2.1 A/AA violations: {out}"
+    );
 }
 
 async fn a_person_signs_in_finds_a_private_video_in_a_library_and_plays_it(b: Backend) {
@@ -419,7 +524,10 @@ async fn a_person_signs_in_finds_a_private_video_in_a_library_and_plays_it(b: Ba
     let node = node();
     let chromium = chromium();
     let app = crate::processing::processing_app(b).await;
-    with_password(&app);
+    with_password(&app, &app.user);
+    // A colleague with a password but no access yet: alice adds them on the library's page.
+    let colleague = app.api.user("carol", false);
+    with_password(&app, &colleague);
     processed_clip(&app, "lecture.mp4").await;
     let library = format!("/api/describe/c/{0}/o/{0}/", app.lib);
     let library = app.api.get(&library, Some(&app.token)).await;
@@ -439,6 +547,10 @@ async fn a_person_signs_in_finds_a_private_video_in_a_library_and_plays_it(b: Ba
             library.clone(),
             "--video".into(),
             "lecture.mp4".into(),
+            "--colleague".into(),
+            "carol".into(),
+            "--colleague-password".into(),
+            PASSWORD.into(),
             "--screenshots".into(),
             shots.display().to_string(),
         ],
@@ -452,6 +564,7 @@ async fn a_person_signs_in_finds_a_private_video_in_a_library_and_plays_it(b: Ba
             "Home · medialib",
             "Sign in · medialib",
             "Home · medialib",
+            format!("{library} · medialib"),
             format!("{library} · medialib"),
             "lecture.mp4 · medialib"
         ]),
@@ -468,13 +581,58 @@ async fn a_person_signs_in_finds_a_private_video_in_a_library_and_plays_it(b: Ba
     assert_eq!(out["videoHeight"], 360, "{out}");
     assert_eq!(out["mediaError"], Value::Null, "{out}");
     assert_eq!(out["signedOut"], true, "{out}");
+    assert_eq!(out["subLibrary"], true, "{out}");
+    assert_eq!(
+        out["people"],
+        serde_json::json!(["alice", "carol"]),
+        "{out}"
+    );
+    // The colleague sees the library and plays the video, without the admins' forms.
+    let colleague = &out["colleague"];
+    assert_eq!(
+        colleague["pages"],
+        serde_json::json!([
+            "Home · medialib",
+            format!("{library} · medialib"),
+            "lecture.mp4 · medialib"
+        ]),
+        "{out}"
+    );
+    assert!(
+        colleague["currentTime"].as_f64().unwrap() >= 1.0,
+        "it played for the colleague: {out}"
+    );
+    assert_eq!(colleague["mediaError"], Value::Null, "{out}");
+    assert_eq!(colleague["adminForms"], 0, "{out}");
+    // Through the use cases: carol holds view on the library.
+    let people = app
+        .api
+        .get(
+            &format!("/api/permission/c/{}/o/0", app.lib),
+            Some(&app.token),
+        )
+        .await;
+    assert!(
+        people.json.to_string().contains("\"carol\""),
+        "{}",
+        people.json
+    );
     assert_eq!(out["consoleErrors"], serde_json::json!([]), "{out}");
     assert_eq!(
         out["violations"],
         serde_json::json!([]),
         "axe-core found WCAG 2.1 A/AA violations: {out}"
     );
-    for page in ["home-signed-out", "sign-in", "home", "library", "player"] {
+    for page in [
+        "home-signed-out",
+        "sign-in",
+        "home",
+        "library",
+        "library-people",
+        "player",
+        "colleague-library",
+        "colleague-player",
+    ] {
         assert!(shots.join(format!("{page}.png")).is_file(), "{page}.png");
     }
 }
@@ -570,8 +728,8 @@ async fn make_public(app: &UploadApp, describe: &str) {
 /// The password alice signs in with in the browser tests.
 const PASSWORD: &str = "correct horse battery staple";
 
-/// Gives the app's user (alice) [`PASSWORD`] in the local directory, to sign in with.
-fn with_password(app: &UploadApp) {
+/// Gives `user` (of the app's database) [`PASSWORD`] in the local directory, to sign in with.
+fn with_password(app: &UploadApp, user: &medialib_domain::User) {
     let hash =
         medialib_adapters_sso::hash_password(&medialib_domain::Secret::new(PASSWORD)).unwrap();
     assert!(
@@ -579,7 +737,7 @@ fn with_password(app: &UploadApp) {
             .services
             .store()
             .set_password_hash(
-                app.user.id,
+                user.id,
                 &hash,
                 medialib_domain::Timestamp::from_epoch_seconds(0)
             )
@@ -608,7 +766,7 @@ async fn a_person_uploads_from_the_library_page_and_a_reload_mid_upload_resumes(
     let node = node();
     let chromium = chromium();
     let app = crate::processing::processing_app(b).await;
-    with_password(&app);
+    with_password(&app, &app.user);
     let dir = tempfile::tempdir().unwrap();
     let clip = crate::processing::clip(dir.path(), "seminar.mp4", "854x480", 3);
     // Two chunks and a bit, in a pattern that a skipped or repeated chunk cannot keep.

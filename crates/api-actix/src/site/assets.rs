@@ -4,7 +4,6 @@
 //! `web/`). Pages work without them, but for uploading from the page.
 
 use actix_web::HttpResponse;
-use actix_web::http::header;
 
 /// The library page's script.
 const LIBRARY_SCRIPT: &str = include_str!("../../templates/library.js");
@@ -25,9 +24,5 @@ pub(super) async fn tus_client() -> HttpResponse {
 }
 
 fn script(body: &'static [u8]) -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type("text/javascript; charset=utf-8")
-        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
-        .insert_header((header::CACHE_CONTROL, "public, max-age=3600"))
-        .body(body)
+    crate::browser::asset("text/javascript; charset=utf-8", body)
 }

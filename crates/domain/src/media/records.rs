@@ -91,6 +91,11 @@ impl DerivedSet {
             .filter_map(|size| self.still(size.dimensions()).map(|f| (size, f)))
     }
 
+    /// The waveform peaks of an audio recording (its player draws them).
+    pub fn waveform(&self) -> Option<&DerivedFile> {
+        self.of_role(FileRole::Waveform).next()
+    }
+
     /// The files of the video record, in its order: each MP4 rendition (or the `.m4a`) as
     /// the job recorded them, then the HLS master, then the SMIL. Every one names the
     /// thumbnail track when the set has one. HLS media playlists and their media, sprite

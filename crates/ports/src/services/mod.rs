@@ -36,7 +36,7 @@ pub use oauth::{
     BearerError, ClientAuthFailed, ClientCredentials, CodeGrantFailed, Introspection, OAuthFailure,
     RefreshGrantFailed, StartAuthorizationFailed, TokenResponse,
 };
-pub use records::{ImageLinks, LibraryView, PlayableFile, VideoView};
+pub use records::{ImageLinks, LibraryView, PlayableFile, PlayerMedia, VideoView};
 pub use sessions::{
     FinishSignInError, PENDING_SIGN_IN_SECONDS, RedirectSignIn, SignInError, StartedSession,
 };

@@ -91,6 +91,17 @@ pub struct VideoView {
     pub images: ImageLinks,
 }
 
+/// What the player page shows of an object, with URLs minted for this page.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PlayerMedia {
+    /// The playable files (the video record's), `[]` for a type that is not played.
+    pub files: Vec<PlayableFile>,
+    /// The stills.
+    pub images: ImageLinks,
+    /// The waveform peaks' signed URL, path only (an audio recording's).
+    pub waveform: Option<String>,
+}
+
 impl UploadServices {
     /// The `images` of `object`'s record (describe), for a caller who may read it. Only
     /// processed media has stills: a catalog or a file costs no read.
@@ -176,16 +187,28 @@ impl UploadServices {
         })
     }
 
-    /// The playable files of a video or audio `object` (the player page of a public object):
-    /// `[]` for another type or until processing derived them.
-    pub fn playable_files(&self, object: &MediaObject) -> Result<Vec<PlayableFile>, StoreError> {
-        if !has_video_record(object.object_type()) {
-            return Ok(Vec::new());
-        }
-        match self.derived(object)? {
-            Some(set) => self.playable_links(object.id(), &set),
-            None => Ok(Vec::new()),
-        }
+    /// What the player page shows of `object` (a caller already read it): the playable
+    /// files of a video or audio object, its stills (a video's poster, an audio recording's
+    /// waveform picture) and an audio recording's waveform peaks. Empty until processing
+    /// derived them; a type that is not played has no files.
+    pub fn player_media(&self, object: &MediaObject) -> Result<PlayerMedia, StoreError> {
+        let Some(set) = self.derived(object)? else {
+            return Ok(PlayerMedia::default());
+        };
+        let files = if has_video_record(object.object_type()) {
+            self.playable_links(object.id(), &set)?
+        } else {
+            Vec::new()
+        };
+        let waveform = match set.waveform() {
+            Some(f) => Some(self.url_path(object.id(), f.path.as_str())?),
+            None => None,
+        };
+        Ok(PlayerMedia {
+            files,
+            images: self.image_links(object.id(), &set)?,
+            waveform,
+        })
     }
 
     /// The video record (video GET, `view` on the collection): a video's MP4 renditions, HLS
