@@ -85,6 +85,40 @@ fn the_newcomer_commands_are_where_the_readme_says() {
     );
 }
 
+/// The targets of a Markdown text's links and images that are paths in the repository (no
+/// scheme, not a bare `#anchor`), without their anchors.
+fn local_links(text: &str) -> Vec<String> {
+    text.split("](")
+        .skip(1)
+        .filter_map(|rest| rest.split_once(')').map(|(target, _)| target))
+        .filter(|t| !t.contains("://") && !t.starts_with('#') && !t.starts_with("mailto:"))
+        .map(|t| t.split('#').next().unwrap_or_default().to_owned())
+        .collect()
+}
+
+/// Every file the README links to or shows (the screenshots among them) is in the repository.
+#[test]
+fn the_readme_links_and_pictures_name_files_that_exist() {
+    let root = workspace_root();
+    let links = local_links(&readme());
+    assert!(
+        links.iter().any(|l| l == "docs/screenshots/player.jpg"),
+        "{links:?}"
+    );
+    let missing: Vec<&String> = links.iter().filter(|l| !root.join(l).is_file()).collect();
+    assert!(
+        missing.is_empty(),
+        "README.md names missing files: {missing:?}"
+    );
+    // Positive control: a link to a file that is not there is found and reported.
+    let made_up = "see ![a](docs/screenshots/nowhere.jpg) and [b](docs/api.md#uploads) and [c](https://x.example/a)";
+    assert_eq!(
+        local_links(made_up),
+        ["docs/screenshots/nowhere.jpg", "docs/api.md"]
+    );
+    assert!(!root.join("docs/screenshots/nowhere.jpg").is_file());
+}
+
 #[test]
 fn the_command_parser_notices_a_changed_readme() {
     let good =
