@@ -778,7 +778,10 @@ async fn a_stopped_ffmpeg_is_ended_by_the_watchdog_and_the_job_retried(b: Backen
     assert_eq!(media["state"], "ready", "{media}");
     // Attempt 2 makes it ready, or a later one: with both cores loaded (CI builds beside the
     // suite) ffmpeg in the idle scheduling class can really go 3 s without progress.
-    assert!(media["attempts"].as_u64().is_some_and(|n| n >= 2), "{media}");
+    assert!(
+        media["attempts"].as_u64().is_some_and(|n| n >= 2),
+        "{media}"
+    );
     assert_eq!(media["error"], Value::Null, "{media}");
     println!(
         "watchdog [{b:?}]: a stopped ffmpeg was ended and its attempt failed {waited:.1?} after SIGSTOP; attempt {} made it ready",

@@ -17,6 +17,10 @@
 # client are created with the CLI, and mint_token.py gets a real access token through the
 # sign-in and consent pages and the token endpoint. schemathesis sends it on every call, so it
 # exercises what an authorized caller gets as well as input validation and the fallbacks.
+# A library made with that token is where describe PUT creates objects (schemathesis.toml),
+# so that the stateful phase follows the document's links (a created `uuid` to the read,
+# update, media and delete operations) to real objects. POST /api/logout is not fuzzed: it
+# would end that token (schemathesis.toml says why).
 #
 # Environment:
 #   SCHEMATHESIS_MAX_EXAMPLES  test cases per operation and phase (default 25)
@@ -154,6 +158,24 @@ echo "ready on $base"
 step "an access token through the authorization pages"
 token=$("$venv/bin/python" "$here/mint_token.py" "$base" "$client_id" "$client_secret" schemathesis 'schemathesis password')
 echo "got an access token (${token:0:4}…)"
+
+step "a library for the creating operations"
+# schemathesis.toml creates objects in it, so that the stateful phase follows the document's
+# links from real objects.
+MEDIALIB_SCHEMATHESIS_LIBRARY=$("$venv/bin/python" - "$base" "$token" <<'PY'
+import json, sys, urllib.request
+req = urllib.request.Request(
+    sys.argv[1] + "/api/describe/c/0/o/0",
+    data=b"type=catalog&title=schemathesis",
+    method="PUT",
+    headers={"Authorization": "Bearer " + sys.argv[2]},
+)
+with urllib.request.urlopen(req, timeout=10) as r:
+    print(json.load(r)["uuid"])
+PY
+)
+export MEDIALIB_SCHEMATHESIS_LIBRARY
+echo "library $MEDIALIB_SCHEMATHESIS_LIBRARY"
 
 step "openapi-spec-validator"
 fetch "$base/api/openapi.json" "$work/openapi.json"

@@ -23,8 +23,15 @@
 //!   (`deepObject`) in urlencoded bodies, and some request bodies are optional
 //!   ([`OPTIONAL_BODIES`]).
 //!
+//! The authorization server's operations (authorize, token, revoke, introspect, metadata,
+//! logout) are documented in [`oauth`], and [`links`] adds OpenAPI links from each operation
+//! that creates an object or a user to the operations on it.
+//!
 //! The unit tests below check that every refinement finds its target, and
 //! `tests/integration/api/openapi.rs` that real answers conform to the document.
+
+mod links;
+mod oauth;
 
 use std::sync::LazyLock;
 
@@ -34,8 +41,8 @@ use serde_json::{Value, json};
 use utoipa::openapi::path::{Operation, OperationBuilder, Parameter, ParameterIn};
 use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::security::{
-    AuthorizationCode, Flow, HttpAuthScheme, HttpBuilder, OAuth2, Scopes, SecurityRequirement,
-    SecurityScheme,
+    ApiKey, ApiKeyValue, AuthorizationCode, Flow, HttpAuthScheme, HttpBuilder, OAuth2, Scopes,
+    SecurityRequirement, SecurityScheme,
 };
 use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
 use utoipa::{Modify, OpenApi, PartialSchema};
@@ -89,10 +96,17 @@ const DESCRIPTION: &str = include_str!("openapi/description.md");
         pages::oembed_json,
         health::healthz,
         health::readyz,
+        oauth::authorize_get,
+        oauth::authorize_post,
+        oauth::token,
+        oauth::revoke,
+        oauth::introspect,
+        oauth::metadata,
+        oauth::logout,
         serve,
     ),
     components(
-        schemas(schemas::ErrorBody, schemas::OptionsRecord),
+        schemas(schemas::ErrorBody, schemas::OptionsRecord, oauth::OAuthError),
         responses(
             responses::BadRequest,
             responses::Unauthorized,
@@ -102,6 +116,10 @@ const DESCRIPTION: &str = include_str!("openapi/description.md");
             responses::PayloadTooLarge,
             responses::NotImplemented,
             responses::Unavailable,
+            oauth::OAuthBadRequest,
+            oauth::InvalidClient,
+            oauth::TooManyRequests,
+            oauth::OAuthUnavailable,
         ),
     ),
     modifiers(&Bearer, &SameAsPut, &Options),
@@ -119,12 +137,15 @@ const DESCRIPTION: &str = include_str!("openapi/description.md");
         (name = "delivery", description = "Media out: signed URLs with Range (DECISIONS §7)."),
         (name = "oembed", description = "oEmbed 1.0 for public objects."),
         (name = "health", description = "Probes for orchestrators and load balancers."),
+        (name = "oauth", description = "The OAuth 2.0 authorization server (RFC 6749 with PKCE, revocation RFC 7009, introspection RFC 7662, metadata RFC 8414) and signing out (DECISIONS §5)."),
         (name = "meta", description = "This document."),
     )
 )]
 struct ApiDoc;
 
-/// The `bearer` and `oauth2` security schemes (one token, two ways to get it).
+/// The `bearer` and `oauth2` security schemes (one token, two ways to get it), and the two
+/// credentials of the authorization server's own endpoints: `client_basic` (a client at the
+/// token, revocation and introspection endpoints) and `session` (a browser's cookie).
 struct Bearer;
 
 impl Modify for Bearer {
@@ -155,9 +176,27 @@ impl Modify for Bearer {
             "OAuth 2.0 (RFC 6749) with PKCE (S256; required for public clients): the same \
              access tokens as `bearer`. The URLs are relative to the server.",
         );
+        let client = HttpBuilder::new()
+            .scheme(HttpAuthScheme::Basic)
+            .description(Some(
+                "An OAuth client at the token, revocation and introspection endpoints (RFC 6749 \
+                 §2.3.1): `Authorization: Basic base64(urlencode(client_id):urlencode(client_secret))`. \
+                 A client may instead send `client_id` and `client_secret` in the body, never \
+                 both ways; a public client sends `client_id` alone. A failure is a 401 \
+                 `invalid_client` with `WWW-Authenticate: Basic realm=\"medialib\"`.",
+            ))
+            .build();
+        let session = ApiKey::Cookie(ApiKeyValue::with_description(
+            "medialib_session",
+            "The browser session that signing in on medialib's pages starts (HttpOnly, \
+             SameSite=Lax): the consent form's POST needs it, and `/api/logout` takes it \
+             when no `Authorization` header is sent.",
+        ));
         let components = openapi.components.get_or_insert_with(Default::default);
         components.add_security_scheme("bearer", SecurityScheme::Http(scheme));
         components.add_security_scheme("oauth2", SecurityScheme::OAuth2(oauth2));
+        components.add_security_scheme("client_basic", SecurityScheme::Http(client));
+        components.add_security_scheme("session", SecurityScheme::ApiKey(session));
     }
 }
 
@@ -258,6 +297,9 @@ fn options_operation(
     );
     let id = if path.starts_with("/api/catalog/o/") {
         "catalog_short_options".to_owned()
+    } else if let Some(endpoint) = path.strip_prefix("/api/oauth/") {
+        // Four paths under /api/oauth/: one id each.
+        format!("oauth_{endpoint}_options")
     } else {
         id
     };
@@ -316,7 +358,35 @@ const FIXED_VALUES: &[(&str, &str, &[&str])] = &[
     ("OEmbedResponse", "provider_name", &["medialib"]),
     ("AuthenticateRecord", "type", &["authenticate"]),
     ("HealthStatus", "status", &["ok", "ready"]),
+    ("TokenResponse", "token_type", &["Bearer"]),
+    (
+        "IntrospectionResponse",
+        "token_type",
+        &["Bearer", "refresh_token"],
+    ),
+    ("TokenInfo", "type", &["authorize"]),
+    ("TokenInfo", "authenticated", &["true"]),
+    ("LogoutRecord", "type", &["logout"]),
+    ("LogoutRecord", "signedOut", &["true"]),
+    // The codes the token, revocation and introspection endpoints answer with a 400, 401 or
+    // 503 (`server_error` comes only with a 500).
+    (
+        "OAuthError",
+        "error",
+        &[
+            "invalid_request",
+            "invalid_client",
+            "invalid_grant",
+            "invalid_scope",
+            "unsupported_grant_type",
+            "temporarily_unavailable",
+        ],
+    ),
 ];
+
+/// Request forms that take parameters they do not know and ignore them (RFC 6749 §3.1 and
+/// §3.2: the authorization server's endpoints), where the API's forms refuse them.
+const OPEN_FORMS: [&str; 3] = ["TokenForm", "TokenQueryForm", "ConsentForm"];
 
 /// Properties that are booleans as the strings `"true"` / `"false"` (DECISIONS.md §2).
 const BOOLEAN_STRINGS: [&str; 4] = ["public", "authenticated", "member", "proceed"];
@@ -325,7 +395,7 @@ const BOOLEAN_STRINGS: [&str; 4] = ["public", "authenticated", "member", "procee
 const IMAGE_SIZES: [&str; 3] = ["thumbnail", "square", "large"];
 
 /// Properties that hold a UUID (lowercase and dashed in output).
-const UUIDS: [&str; 2] = ["uuid", "userId"];
+const UUIDS: [&str; 3] = ["uuid", "userId", "sub"];
 
 /// The document as JSON, refined (see the module documentation).
 pub fn document() -> Result<Value, serde_json::Error> {
@@ -347,6 +417,8 @@ fn refine(doc: &mut Value) {
     for (name, schema) in schemas.iter_mut() {
         if response_schemas.contains(name) {
             close(schema);
+        } else if OPEN_FORMS.contains(&name.as_str()) {
+            schema["additionalProperties"] = json!(true);
         } else if request_schemas.contains(name) && schema.get("properties").is_some() {
             // A field a call does not know is a 400 naming it (input.rs, `ApiCall::only`).
             schema.as_object_mut().into_iter().for_each(|s| {
@@ -367,6 +439,7 @@ fn refine(doc: &mut Value) {
     form_bodies(doc);
     form_encodings(doc);
     optional_bodies(doc);
+    links::add(doc);
 }
 
 /// The limits of client-defined properties (`medialib_domain::text::Properties`), which
@@ -705,8 +778,9 @@ mod tests {
         assert_eq!(form["encoding"]["properties"]["style"], "deepObject");
     }
 
-    /// The operations whose body is no form.
-    const RAW_BODIES: [&str; 2] = ["upload_patch", "upload_put"];
+    /// The operations whose body is no form, or a form in one encoding only: a tus PATCH
+    /// body, the one-shot upload's file, and the consent page's urlencoded form.
+    const RAW_BODIES: [&str; 3] = ["upload_patch", "upload_put", "oauth_authorize_post"];
 
     #[test]
     fn every_request_body_is_offered_in_each_form_encoding() {
@@ -716,7 +790,6 @@ mod tests {
             let Some(content) = op.pointer("/requestBody/content") else {
                 continue;
             };
-            // Bytes, not a form: a tus PATCH body and the one-shot upload's file.
             if RAW_BODIES.contains(&op["operationId"].as_str().unwrap_or("")) {
                 continue;
             }
@@ -801,5 +874,234 @@ mod tests {
                 assert!(item.get("options").is_some(), "{path}");
             }
         }
+    }
+
+    #[test]
+    fn operation_ids_are_unique() {
+        let doc = document().unwrap();
+        let mut ids: Vec<&str> = operations(&doc)
+            .filter_map(|op| op.get("operationId").and_then(Value::as_str))
+            .collect();
+        let count = ids.len();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), count, "{ids:?}");
+    }
+
+    #[test]
+    fn the_authorization_server_and_logout_are_documented() {
+        let doc = document().unwrap();
+        let paths = &doc["paths"];
+        for (path, method, id) in [
+            ("/api/oauth/authorize", "get", "oauth_authorize_get"),
+            ("/api/oauth/authorize", "post", "oauth_authorize_post"),
+            ("/api/oauth/access_token", "post", "oauth_token"),
+            ("/api/oauth/revoke", "post", "oauth_revoke"),
+            ("/api/oauth/introspect", "post", "oauth_introspect"),
+            (
+                "/.well-known/oauth-authorization-server",
+                "get",
+                "oauth_metadata",
+            ),
+            ("/api/logout", "post", "logout_post"),
+        ] {
+            assert_eq!(paths[path][method]["operationId"], id, "{method} {path}");
+        }
+        // The client endpoints: HTTP Basic or the body (no scheme: `{}`), RFC 6749 errors,
+        // forms that ignore unknown parameters.
+        let schemes = &doc["components"]["securitySchemes"];
+        assert_eq!(schemes["client_basic"]["scheme"], "basic");
+        assert_eq!(schemes["session"]["in"], "cookie");
+        assert_eq!(schemes["session"]["name"], "medialib_session");
+        for path in [
+            "/api/oauth/access_token",
+            "/api/oauth/revoke",
+            "/api/oauth/introspect",
+        ] {
+            let op = &paths[path]["post"];
+            assert_eq!(op["security"], json!([{"client_basic": []}, {}]), "{path}");
+            assert_eq!(
+                op["responses"]["401"]["$ref"], "#/components/responses/InvalidClient",
+                "{path}"
+            );
+            assert!(
+                op.pointer("/requestBody/content/application~1x-www-form-urlencoded")
+                    .is_some(),
+                "{path}"
+            );
+        }
+        let schemas = &doc["components"]["schemas"];
+        assert_eq!(schemas["TokenForm"]["additionalProperties"], json!(true));
+        assert_eq!(
+            schemas["TokenForm"]["properties"]["grant_type"]["$ref"],
+            "#/components/schemas/GrantType"
+        );
+        assert_eq!(schemas["OAuthError"]["additionalProperties"], json!(false));
+        assert!(
+            doc.pointer("/components/responses/InvalidClient/headers/WWW-Authenticate")
+                .is_some()
+        );
+        // The authorization endpoint: pages as HTML, redirects with Location, and the token
+        // record as JSON.
+        let get = &paths["/api/oauth/authorize"]["get"];
+        assert!(get.pointer("/responses/200/content/text~1html").is_some());
+        assert_eq!(
+            get.pointer("/responses/200/content/application~1json/schema/$ref"),
+            Some(&json!("#/components/schemas/TokenInfo"))
+        );
+        assert!(get.pointer("/responses/302/headers/Location").is_some());
+        assert!(get.pointer("/responses/400/content/text~1html").is_some());
+        let post = &paths["/api/oauth/authorize"]["post"];
+        assert!(post.pointer("/responses/303/headers/Location").is_some());
+        assert_eq!(post["security"], json!([{"session": []}]));
+        for status in ["400", "401", "403", "413", "503"] {
+            assert!(
+                post.pointer(&format!("/responses/{status}/content/text~1html"))
+                    .is_some(),
+                "{status}"
+            );
+        }
+        let logout = &paths["/api/logout"]["post"];
+        assert_eq!(
+            logout["responses"]["200"]["content"]["application/json"]["schema"]["$ref"],
+            "#/components/schemas/LogoutRecord"
+        );
+        assert_eq!(
+            logout["security"],
+            json!([{"bearer": []}, {"oauth2": []}, {"session": []}])
+        );
+    }
+
+    /// The parameters of an operation, by location and name.
+    fn parameter_names(op: &Value) -> Vec<(String, String)> {
+        op["parameters"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|p| {
+                (
+                    p["in"].as_str().unwrap().to_owned(),
+                    p["name"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_create_operation_links_to_the_operations_on_what_it_created() {
+        let doc = document().unwrap();
+        let by_id = |id: &str| {
+            operations(&doc)
+                .find(|op| op.get("operationId").and_then(Value::as_str) == Some(id))
+                .unwrap_or_else(|| panic!("no operation {id}"))
+        };
+        // The operations that create something with an id, and what their links must reach at
+        // least: read, update, media, delete.
+        let expected: [(&str, &[&str]); 4] = [
+            (
+                "describe_put",
+                &[
+                    "describe_get",
+                    "describe_post",
+                    "info_get",
+                    "media_get",
+                    "media_delete",
+                    "catalog_delete",
+                    "catalog_get",
+                    "describe_put",
+                ],
+            ),
+            (
+                "upload_put",
+                &[
+                    "describe_get",
+                    "describe_post",
+                    "media_get",
+                    "media_delete",
+                    "catalog_delete",
+                ],
+            ),
+            (
+                "upload_create",
+                &[
+                    "describe_get",
+                    "media_get",
+                    "upload_status",
+                    "upload_patch",
+                    "upload_terminate",
+                ],
+            ),
+            (
+                "user_post",
+                &[
+                    "user_get",
+                    "user_post",
+                    "permission_get",
+                    "permission_delete",
+                ],
+            ),
+        ];
+        assert_eq!(
+            expected.map(|(id, _)| id).to_vec(),
+            links::SOURCES
+                .iter()
+                .map(|(id, _, _)| *id)
+                .collect::<Vec<_>>()
+        );
+        let mut count = 0;
+        for (source_id, targets) in expected {
+            let source = by_id(source_id);
+            let created = source["responses"]["201"]
+                .get("links")
+                .and_then(Value::as_object)
+                .unwrap_or_else(|| panic!("{source_id}: its 201 has no links"));
+            let reached: Vec<&str> = created
+                .values()
+                .map(|l| l["operationId"].as_str().unwrap())
+                .collect();
+            for target in targets {
+                assert!(reached.contains(target), "{source_id} -> {target}");
+            }
+            let source_params = parameter_names(source);
+            for (name, link) in created {
+                let target = by_id(link["operationId"].as_str().unwrap());
+                let target_params = parameter_names(target);
+                let parameters = link["parameters"].as_object().unwrap();
+                // Every path parameter of the target is filled, and only parameters it has.
+                let path_params = target_params.iter().filter(|(at, _)| at == "path").count();
+                assert_eq!(parameters.len(), path_params, "{source_id} {name}");
+                for (param, value) in parameters {
+                    assert!(
+                        target_params.contains(&("path".to_owned(), param.clone())),
+                        "{source_id} {name}: {param}"
+                    );
+                    let value = value.as_str().unwrap();
+                    if let Some(from) = value.strip_prefix("$request.path.") {
+                        assert!(
+                            source_params.contains(&("path".to_owned(), from.to_owned())),
+                            "{source_id} {name}: {value}"
+                        );
+                    } else if let Some(pointer) = value.strip_prefix("$response.body#") {
+                        let schema = source
+                            .pointer("/responses/201/content/application~1json/schema/$ref")
+                            .and_then(Value::as_str)
+                            .and_then(|r| r.strip_prefix('#'))
+                            .and_then(|r| doc.pointer(r))
+                            .unwrap_or_else(|| panic!("{source_id}: no 201 body schema"));
+                        let field = pointer.trim_start_matches('/');
+                        assert!(
+                            schema["required"]
+                                .as_array()
+                                .is_some_and(|r| r.contains(&json!(field))),
+                            "{source_id} {name}: {value}"
+                        );
+                    } else {
+                        assert_eq!(value, "0", "{source_id} {name}");
+                    }
+                }
+                count += 1;
+            }
+        }
+        assert!(count >= 30, "{count} links");
     }
 }

@@ -1,6 +1,8 @@
 //! The served OpenAPI document (`GET /api/openapi.json`): OpenAPI 3.1, every route of
-//! the API documented with its methods, every reference resolvable, and the answers of
-//! a real session (anonymous and signed in, success and error) conform to it.
+//! the API and of the authorization server documented with its methods, every reference
+//! resolvable, the answers of a real session (anonymous and signed in, success and error,
+//! JSON, pages and redirects) conform to it, and the links from what creates an object or a
+//! user lead to the operations on it.
 //!
 //! The conformance test validates each answer against the schema the document gives for
 //! its path, method and status with a small JSON Schema validator (below) that knows
@@ -11,8 +13,10 @@
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
+use medialib_domain::oauth::AuthorizeParams;
+
 use super::records::{MediaApp, audio_files, video_files};
-use super::{Answer, ApiApp, Backend};
+use super::{Answer, ApiApp, Backend, REDIRECT, register_client};
 
 /// Every path and method of the route table (api/mod.rs, pages.rs, health), spelled as
 /// the document spells it.
@@ -58,6 +62,12 @@ const OPERATIONS: &[(&str, &[&str])] = &[
     ),
     ("/m/{object}/{expires}/{signature}/{file}", &["get"]),
     ("/api/oembed", &["get", "options"]),
+    ("/api/oauth/authorize", &["get", "post", "options"]),
+    ("/api/oauth/access_token", &["post", "options"]),
+    ("/api/oauth/revoke", &["post", "options"]),
+    ("/api/oauth/introspect", &["post", "options"]),
+    ("/.well-known/oauth-authorization-server", &["get"]),
+    ("/api/logout", &["post", "options"]),
     ("/api/openapi.json", &["get"]),
     ("/healthz", &["get"]),
     ("/readyz", &["get"]),
@@ -101,14 +111,15 @@ async fn document_is_openapi_3_1_and_lists_every_route(b: Backend) {
     documented.sort();
     assert_eq!(documented, expected);
 
-    // Every operation has an id, a summary and a success response.
+    // Every operation has an id, a summary and a success response (the consent form's is
+    // its redirect to the client, a 303).
     for (path, method) in &documented {
         let op = &doc["paths"][path][method];
         assert!(op["operationId"].is_string(), "{method} {path}");
         assert!(op["summary"].is_string(), "{method} {path}");
         let responses = op["responses"].as_object().unwrap();
         assert!(
-            responses.keys().any(|s| s.starts_with('2')),
+            responses.keys().any(|s| s.starts_with('2') || s == "303"),
             "{method} {path} has no success response"
         );
     }
@@ -146,18 +157,45 @@ async fn references_resolve_and_errors_and_security_are_described(b: Backend) {
     let error_body = &doc["components"]["schemas"]["ErrorBody"];
     assert_eq!(error_body["required"], json!(["message"]));
 
+    let error_body = json!({"$ref": "#/components/schemas/ErrorBody"});
+    let oauth_error = json!({"$ref": "#/components/schemas/OAuthError"});
+    let either = json!({"oneOf": [oauth_error, error_body]});
     for (path, item) in doc["paths"].as_object().unwrap() {
         for (method, op) in item.as_object().unwrap() {
             let responses = op["responses"].as_object().unwrap();
-            // Every error response has the ErrorBody schema.
+            // Every error response has the ErrorBody schema; the client endpoints of the
+            // authorization server answer RFC 6749 errors (OAuthError) too, and its browser
+            // endpoint error pages (HTML).
+            let oauth_client_endpoint = [
+                "/api/oauth/access_token",
+                "/api/oauth/revoke",
+                "/api/oauth/introspect",
+            ]
+            .contains(&path.as_str())
+                && method == "post";
             for (status, response) in responses {
                 if status.starts_with('4') || status.starts_with('5') {
                     let response = resolve(&doc, response);
-                    assert_eq!(
-                        response["content"]["application/json"]["schema"]["$ref"],
-                        "#/components/schemas/ErrorBody",
-                        "{method} {path} {status}"
-                    );
+                    let content = response["content"]
+                        .as_object()
+                        .unwrap_or_else(|| panic!("{method} {path} {status} documents no body"));
+                    match content.get("application/json") {
+                        Some(json) if oauth_client_endpoint => assert!(
+                            [&error_body, &oauth_error, &either].contains(&&json["schema"]),
+                            "{method} {path} {status}: {}",
+                            json["schema"]
+                        ),
+                        Some(json) => {
+                            assert_eq!(json["schema"], error_body, "{method} {path} {status}")
+                        }
+                        None => {
+                            assert_eq!(path, "/api/oauth/authorize", "{method} {status}");
+                            assert!(
+                                content.contains_key("text/html"),
+                                "{method} {path} {status}"
+                            );
+                        }
+                    }
                 }
             }
             // An operation that needs a token documents the 401 (public ones list `{}`).
@@ -621,6 +659,424 @@ async fn records_of_processed_media_conform_to_the_document(b: Backend) {
     }
 }
 
+/// A raw answer: pages and redirects are no JSON.
+#[derive(Debug)]
+struct Raw {
+    status: StatusCode,
+    headers: reqwest::header::HeaderMap,
+    body: String,
+}
+
+async fn raw(req: reqwest::RequestBuilder) -> Raw {
+    let res = req.send().await.unwrap();
+    Raw {
+        status: res.status(),
+        headers: res.headers().clone(),
+        body: res.text().await.unwrap(),
+    }
+}
+
+/// The authorization server's endpoints and `/api/logout` answer as the document says: JSON
+/// records, RFC 6749 errors, HTML pages, redirects with `Location`.
+async fn the_authorization_server_conforms_to_the_document(b: Backend) {
+    let api = ApiApp::start(b).await;
+    let doc = fetch_document(&api).await;
+    let mut checked = Checked::new(&doc);
+    let client = register_client(&api.services);
+    let secret = client.client_secret.as_ref().unwrap().expose().to_owned();
+    let (alice, alices) = api.signed_in("alice");
+    let http = &api.app.client;
+
+    // A code for alice, with offline access, the way the consent page makes it.
+    let params = AuthorizeParams {
+        response_type: Some("code"),
+        client_id: Some(&client.client_id),
+        redirect_uri: Some(REDIRECT),
+        state: Some("s"),
+        scope: Some("read write"),
+        access_type: Some("offline"),
+        ..AuthorizeParams::default()
+    };
+    let request = api.services.oauth().start_authorization(&params).unwrap();
+    let code = api
+        .services
+        .oauth()
+        .approve_authorization(request, alice.id)
+        .unwrap()
+        .param("code")
+        .unwrap()
+        .to_owned();
+
+    const TOKEN: &str = "/api/oauth/access_token";
+    const REVOKE: &str = "/api/oauth/revoke";
+    const INTROSPECT: &str = "/api/oauth/introspect";
+    const AUTHORIZE: &str = "/api/oauth/authorize";
+    let post = |path: &str, form: &[(&str, &str)]| {
+        http.post(api.app.url(path))
+            .basic_auth(&client.client_id, Some(&secret))
+            .form(form)
+    };
+    let a = api
+        .send(post(
+            TOKEN,
+            &[
+                ("grant_type", "authorization_code"),
+                ("code", &code),
+                ("redirect_uri", REDIRECT),
+            ],
+        ))
+        .await;
+    checked.status(TOKEN, "post", &a, 200);
+    let access = a.json["access_token"].as_str().unwrap().to_owned();
+    let refresh = a.json["refresh_token"].as_str().unwrap().to_owned();
+    let a = api
+        .send(post(
+            TOKEN,
+            &[("grant_type", "refresh_token"), ("refresh_token", &refresh)],
+        ))
+        .await;
+    checked.status(TOKEN, "post", &a, 200);
+    let refresh = a.json["refresh_token"].as_str().unwrap().to_owned();
+    let a = api
+        .send(post(TOKEN, &[("grant_type", "client_credentials")]))
+        .await;
+    checked.status(TOKEN, "post", &a, 400);
+    assert_eq!(a.json["error"], "unsupported_grant_type");
+    let a = api
+        .send(
+            http.post(api.app.url(TOKEN))
+                .bearer_auth(&access)
+                .form(&[("grant_type", "refresh_token")]),
+        )
+        .await;
+    checked.status(TOKEN, "post", &a, 401);
+    assert_eq!(a.json["error"], "invalid_client");
+    let a = api.send(http.post(api.app.url(TOKEN))).await;
+    checked.status(TOKEN, "post", &a, 401);
+    // Another code, redeemed with the credentials in a JSON body, then again: spent (which
+    // revokes what its first redemption issued).
+    let request = api.services.oauth().start_authorization(&params).unwrap();
+    let code = api
+        .services
+        .oauth()
+        .approve_authorization(request, alice.id)
+        .unwrap()
+        .param("code")
+        .unwrap()
+        .to_owned();
+    let body = json!({
+        "grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT,
+        "client_id": client.client_id, "client_secret": secret,
+    });
+    for status in [200, 400] {
+        let a = api.send(http.post(api.app.url(TOKEN)).json(&body)).await;
+        checked.status(TOKEN, "post", &a, status);
+    }
+
+    for (token, active) in [
+        (access.as_str(), true),
+        (refresh.as_str(), true),
+        ("mla_x", false),
+    ] {
+        let a = api.send(post(INTROSPECT, &[("token", token)])).await;
+        checked.status(INTROSPECT, "post", &a, 200);
+        assert_eq!(a.json["active"], active, "{a:?}");
+    }
+    let a = api.send(post(INTROSPECT, &[])).await;
+    checked.status(INTROSPECT, "post", &a, 400);
+    let a = api.send(post(REVOKE, &[("token", &refresh)])).await;
+    checked.status(REVOKE, "post", &a, 200);
+    let a = api.send(post(REVOKE, &[("token", "mlr_unknown")])).await;
+    checked.status(REVOKE, "post", &a, 200);
+    let a = api
+        .send(post(
+            REVOKE,
+            &[("token", "a"), ("token_type_hint", "x"), ("token", "b")],
+        ))
+        .await;
+    checked.status(REVOKE, "post", &a, 400);
+    for path in [TOKEN, REVOKE, INTROSPECT, AUTHORIZE, "/api/logout"] {
+        let a = api.call(Method::OPTIONS, path, None, &[]).await;
+        checked.status(path, "options", &a, 200);
+    }
+
+    // The metadata document.
+    const METADATA: &str = "/.well-known/oauth-authorization-server";
+    checked.status(METADATA, "get", &api.get(METADATA, None).await, 200);
+    checked.status(
+        METADATA,
+        "get",
+        &api.get(&format!("{METADATA}?a=%zz"), None).await,
+        400,
+    );
+
+    // The authorization endpoint: what a token is (JSON), the sign-in page, an error page, a
+    // redirect with the error to the client, and the consent form without a session.
+    let (bob, bobs) = api.signed_in("bob");
+    let a = api.get(AUTHORIZE, Some(&bobs)).await;
+    checked.status(AUTHORIZE, "get", &a, 200);
+    assert_eq!(a.json["userId"], bob.id.to_string());
+    checked.status(
+        AUTHORIZE,
+        "get",
+        &api.get(AUTHORIZE, Some("mla_nope")).await,
+        401,
+    );
+    let authorize = |query: &[(&str, &str)]| http.get(api.app.url(AUTHORIZE)).query(query);
+    let page = raw(authorize(&[
+        ("response_type", "code"),
+        ("client_id", &client.client_id),
+        ("redirect_uri", REDIRECT),
+        ("state", "s"),
+    ]))
+    .await;
+    checked.raw(AUTHORIZE, "get", &page, 200);
+    assert!(page.body.contains("<form"), "{page:?}");
+    let page = raw(authorize(&[
+        ("response_type", "code"),
+        ("client_id", "nobody"),
+    ]))
+    .await;
+    checked.raw(AUTHORIZE, "get", &page, 400);
+    let back = raw(authorize(&[
+        ("response_type", "token"),
+        ("client_id", &client.client_id),
+        ("redirect_uri", REDIRECT),
+    ]))
+    .await;
+    checked.raw(AUTHORIZE, "get", &back, 302);
+    assert!(
+        back.headers["location"]
+            .to_str()
+            .unwrap()
+            .starts_with(REDIRECT),
+        "{back:?}"
+    );
+    let consent = raw(http.post(api.app.url(AUTHORIZE)).form(&[
+        ("decision", "approve"),
+        ("csrf_token", "x"),
+        ("client_id", &client.client_id),
+    ]))
+    .await;
+    checked.raw(AUTHORIZE, "post", &consent, 401);
+    let consent = raw(http
+        .post(api.app.url(AUTHORIZE))
+        .json(&json!({"decision": "approve"})))
+    .await;
+    checked.raw(AUTHORIZE, "post", &consent, 400);
+
+    // Logout: no one, then the bearer token's user, whose tokens then stop working (the
+    // tokens of the exchanges above are gone already: revoking the refresh token ended
+    // their grant).
+    const LOGOUT: &str = "/api/logout";
+    checked.status(
+        LOGOUT,
+        "post",
+        &api.call(Method::POST, LOGOUT, None, &[]).await,
+        401,
+    );
+    let a = api.call(Method::POST, LOGOUT, Some(&alices), &[]).await;
+    checked.status(LOGOUT, "post", &a, 200);
+    let a = api.call(Method::POST, LOGOUT, Some(&alices), &[]).await;
+    checked.status(LOGOUT, "post", &a, 401);
+    let a = api
+        .call(Method::POST, LOGOUT, Some(&bobs), &[("_METHOD", "DELETE")])
+        .await;
+    checked.status(LOGOUT, "post", &a, 501);
+
+    assert!(checked.count >= 30, "checked {} answers", checked.count);
+}
+
+/// A path template with its parameters filled in.
+fn fill(
+    template: &str,
+    parameters: &serde_json::Map<String, Value>,
+    values: &[(&str, &str)],
+) -> String {
+    let mut path = template.to_owned();
+    for (name, expression) in parameters {
+        let expression = expression.as_str().unwrap();
+        let value = values
+            .iter()
+            .find(|(e, _)| *e == expression)
+            .map_or(expression, |(_, v)| *v);
+        path = path.replace(&format!("{{{name}}}"), value);
+    }
+    assert!(!path.contains('{'), "{template}: {parameters:?}");
+    path
+}
+
+/// The path template and method of the operation with `id`.
+fn operation<'d>(doc: &'d Value, id: &str) -> (&'d str, &'d str) {
+    doc["paths"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .flat_map(|(path, item)| {
+            item.as_object()
+                .unwrap()
+                .iter()
+                .map(move |(method, op)| (path.as_str(), method.as_str(), op))
+        })
+        .find(|(_, _, op)| op["operationId"] == id)
+        .map(|(path, method, _)| (path, method))
+        .unwrap_or_else(|| panic!("no operation {id}"))
+}
+
+/// The links of a created object's and a created user's 201 lead, filled in from the
+/// request and the answer as the document says, to operations that find what was created:
+/// a document without links, or with a link whose parameters are wrong, fails here.
+async fn links_lead_from_what_was_created_to_the_operations_on_it(b: Backend) {
+    let api = ApiApp::start(b).await;
+    let doc = fetch_document(&api).await;
+    let mut checked = Checked::new(&doc);
+    // An organization admin, who may rename the user a link leads to.
+    let alice = api.user("alice", true);
+    let t = api.token(&alice, "read write");
+    let lib = api.library(&t, "Lectures").await;
+
+    let created = |op: &str| {
+        doc["paths"][operation(&doc, op).0][operation(&doc, op).1]["responses"]["201"]["links"]
+            .clone()
+    };
+    let describe_put = created("describe_put");
+    let user_post = created("user_post");
+    let mut followed = Vec::new();
+    // Each object link on a new video in the library, the deleting one last.
+    let a = api
+        .call(
+            Method::PUT,
+            &format!("/api/describe/c/{lib}/o/0"),
+            Some(&t),
+            &[("type", "video"), ("title", "Intro")],
+        )
+        .await;
+    checked.status(
+        "/api/describe/c/{collection_uuid}/o/{object_uuid}",
+        "put",
+        &a,
+        201,
+    );
+    let video = a.json["uuid"].as_str().unwrap().to_owned();
+    let mut links: Vec<(&String, &Value)> = describe_put.as_object().unwrap().iter().collect();
+    links.sort_by_key(|(_, l)| l["operationId"] == "catalog_delete");
+    for (name, link) in links {
+        let id = link["operationId"].as_str().unwrap();
+        let (template, method) = operation(&doc, id);
+        let values = if name.starts_with("library_") {
+            // The library links, on the new library itself.
+            [
+                ("$request.path.collection_uuid", "0"),
+                ("$response.body#/uuid", lib.as_str()),
+            ]
+        } else {
+            [
+                ("$request.path.collection_uuid", lib.as_str()),
+                ("$response.body#/uuid", video.as_str()),
+            ]
+        };
+        let path = fill(template, link["parameters"].as_object().unwrap(), &values);
+        let form: &[(&str, &str)] = match id {
+            "describe_post" => &[(
+                "type",
+                if name.starts_with("library_") {
+                    "catalog"
+                } else {
+                    "video"
+                },
+            )],
+            "describe_put" => &[("type", "file"), ("title", "Notes")],
+            "info_post" => &[("description", "Week one")],
+            "media_post" => &[("action", "reprocess")],
+            "user_post" => &[("uniqueId", "carol")],
+            _ => &[],
+        };
+        let method = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
+        if id.starts_with("upload_") {
+            // tus and the one-shot upload take headers and files, not forms: found is enough.
+            let a = api.call(Method::OPTIONS, &path, Some(&t), &[]).await;
+            assert_eq!(a.json["proceed"], "true", "{name}: {path}");
+            followed.push(id);
+            continue;
+        }
+        let a = api.call(method, &path, Some(&t), form).await;
+        // The object is found; the media calls on an object without media say so with a 404
+        // of their own.
+        let no_media = a.json["message"] == "this object has no media yet";
+        assert!(
+            a.status.is_success() || no_media,
+            "{name} ({id}): {path}: {a:?}"
+        );
+        checked.answer(template, operation(&doc, id).1, &a);
+        followed.push(id);
+    }
+    let a = api
+        .get(&format!("/api/describe/c/{lib}/o/{video}"), Some(&t))
+        .await;
+    assert_eq!(
+        a.status,
+        StatusCode::NOT_FOUND,
+        "the delete link removed it"
+    );
+
+    // The user links, on a user created on the library.
+    let a = api
+        .call(
+            Method::POST,
+            &format!("/api/user/c/{lib}/o/0"),
+            Some(&t),
+            &[("uniqueId", "dave")],
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::CREATED, "{a:?}");
+    let dave = a.json["userId"].as_str().unwrap().to_owned();
+    let mut links: Vec<(&String, &Value)> = user_post.as_object().unwrap().iter().collect();
+    links.sort_by_key(|(_, l)| l["operationId"] == "permission_delete");
+    for (name, link) in links {
+        let id = link["operationId"].as_str().unwrap();
+        let (template, method) = operation(&doc, id);
+        let path = fill(
+            template,
+            link["parameters"].as_object().unwrap(),
+            &[
+                ("$request.path.collection_uuid", lib.as_str()),
+                ("$response.body#/userId", dave.as_str()),
+            ],
+        );
+        let form: &[(&str, &str)] = match id {
+            "user_post" => &[("lastName", "Jones")],
+            "permission_put" | "permission_post" => &[("level", "view")],
+            _ => &[],
+        };
+        let a = api
+            .call(
+                Method::from_bytes(method.to_uppercase().as_bytes()).unwrap(),
+                &path,
+                Some(&t),
+                form,
+            )
+            .await;
+        assert!(a.status.is_success(), "{name} ({id}): {path}: {a:?}");
+        checked.answer(template, method, &a);
+        followed.push(id);
+    }
+    for id in [
+        "describe_get",
+        "describe_post",
+        "info_get",
+        "media_get",
+        "media_delete",
+        "catalog_delete",
+        "catalog_get",
+        "describe_put",
+        "upload_create",
+        "user_get",
+        "permission_delete",
+    ] {
+        assert!(followed.contains(&id), "no link led to {id}: {followed:?}");
+    }
+}
+
 // The document does not depend on the database: SQLite only.
 mod sqlite {
     use super::Backend::Sqlite;
@@ -648,6 +1104,16 @@ mod sqlite {
     #[tokio::test]
     async fn records_of_processed_media_conform_to_the_document() {
         super::records_of_processed_media_conform_to_the_document(Sqlite).await;
+    }
+
+    #[tokio::test]
+    async fn the_authorization_server_conforms_to_the_document() {
+        super::the_authorization_server_conforms_to_the_document(Sqlite).await;
+    }
+
+    #[tokio::test]
+    async fn links_lead_from_what_was_created_to_the_operations_on_it() {
+        super::links_lead_from_what_was_created_to_the_operations_on_it(Sqlite).await;
     }
 }
 
@@ -682,6 +1148,25 @@ impl<'d> Checked<'d> {
             .get(status)
             .unwrap_or_else(|| panic!("{method} {path}: status {status} is not documented: {a:?}"));
         let response = resolve(doc, response);
+        for (name, _) in &a.headers {
+            if [
+                "location",
+                "set-cookie",
+                "www-authenticate",
+                "retry-after",
+                "allow",
+            ]
+            .contains(&name.as_str())
+                && a.status.is_success()
+            {
+                assert!(
+                    response["headers"]
+                        .as_object()
+                        .is_some_and(|h| h.keys().any(|k| k.eq_ignore_ascii_case(name.as_str()))),
+                    "{method} {path} {status}: header {name} is not documented"
+                );
+            }
+        }
         match response["content"].get("application/json") {
             Some(content) => {
                 let ctype = a.headers["content-type"].to_str().unwrap();
@@ -702,6 +1187,43 @@ impl<'d> Checked<'d> {
                 a.json.is_null(),
                 "{method} {path} {status} documents no body: {a:?}"
             ),
+        }
+        self.count += 1;
+    }
+
+    /// For an answer that may be a page or a redirect: the status is documented, a page's
+    /// `text/html` is, and a redirect documents and carries `Location`.
+    fn raw(&mut self, path: &str, method: &str, a: &Raw, status: u16) {
+        assert_eq!(a.status.as_u16(), status, "{method} {path}: {a:?}");
+        let doc = self.doc;
+        let response = doc["paths"][path][method]["responses"]
+            .get(a.status.as_str())
+            .map(|r| resolve(doc, r))
+            .unwrap_or_else(|| panic!("{method} {path}: status {status} is not documented"));
+        if a.status.is_redirection() {
+            assert!(a.headers.contains_key("location"), "{a:?}");
+            assert!(
+                response["headers"].get("Location").is_some(),
+                "{method} {path} {status}: Location is not documented"
+            );
+            assert!(
+                response.get("content").is_none(),
+                "{method} {path} {status}"
+            );
+        } else {
+            let ctype = a.headers["content-type"].to_str().unwrap();
+            assert!(
+                ctype.starts_with("text/html"),
+                "{method} {path} {status}: {ctype}"
+            );
+            assert!(
+                response["content"].get("text/html").is_some(),
+                "{method} {path} {status}: text/html is not documented"
+            );
+            assert!(
+                a.body.contains("<html") || a.body.contains("<!DOCTYPE"),
+                "{a:?}"
+            );
         }
         self.count += 1;
     }
