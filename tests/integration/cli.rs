@@ -868,6 +868,7 @@ fn services_at(db_url: &str, now: i64) -> medialib_ports::Services {
             lifetimes: TokenLifetimes {
                 access: Lifetime::from_seconds(3600).unwrap(),
                 refresh: Lifetime::from_seconds(3600).unwrap(),
+                retry_grace: None,
             },
             code_ttl: Lifetime::from_seconds(60).unwrap(),
             issuer: Issuer::new("http://127.0.0.1:8080"),

@@ -982,6 +982,101 @@ mod cases {
         );
     }
 
+    /// A retry of a refresh whose answer was lost, within the grace: a new pair in place of
+    /// the untouched one, which dies; the lost pair's refresh token presented later is reuse.
+    pub fn a_refresh_retry_within_the_grace_replaces_the_untouched_pair(h: &Harness) {
+        let services = h.services_with_retry_grace(Lifetime::from_seconds(30).unwrap());
+        let oauth = services.oauth();
+        let alice = h.user("alice", false);
+        let creds = h.client();
+        let code = h.code(&creds, &alice, true);
+        let first = oauth
+            .exchange_code(&creds, &code, Some(REDIRECT), None)
+            .unwrap();
+        let r1 = secret_str(&first.refresh_token);
+        h.advance(10);
+        let lost = oauth.refresh(&creds, &r1, None).unwrap();
+        h.advance(5);
+        let retry = oauth.refresh(&creds, &r1, None).unwrap();
+        assert_eq!(retry.grant, first.grant);
+        assert_ne!(retry.refresh_token, lost.refresh_token);
+        assert!(
+            oauth
+                .authenticate_bearer(retry.access_token.expose())
+                .is_ok()
+        );
+        assert!(
+            oauth
+                .authenticate_bearer(lost.access_token.expose())
+                .is_err()
+        );
+        // A second retry supersedes the first's pair in turn.
+        let again = oauth.refresh(&creds, &r1, None).unwrap();
+        assert!(
+            oauth
+                .authenticate_bearer(retry.access_token.expose())
+                .is_err()
+        );
+        let next = oauth
+            .refresh(&creds, &secret_str(&again.refresh_token), None)
+            .unwrap();
+        assert!(
+            oauth
+                .authenticate_bearer(next.access_token.expose())
+                .is_ok()
+        );
+        // The lost pair's refresh token after all: reuse, and the family goes.
+        assert_eq!(
+            oauth_code(&oauth.refresh(&creds, &secret_str(&lost.refresh_token), None)),
+            Some(OAuthErrorCode::InvalidGrant)
+        );
+        assert!(
+            oauth
+                .authenticate_bearer(next.access_token.expose())
+                .is_err()
+        );
+        assert!(
+            oauth
+                .refresh(&creds, &secret_str(&next.refresh_token), None)
+                .is_err()
+        );
+    }
+
+    /// With the grace, a spent token presented once its pair was used, or after the grace,
+    /// is still reuse and revokes the family.
+    pub fn replays_are_reuse_despite_the_retry_grace(h: &Harness) {
+        let services = h.services_with_retry_grace(Lifetime::from_seconds(30).unwrap());
+        let oauth = services.oauth();
+        let alice = h.user("alice", false);
+        let creds = h.client();
+        for (why, use_the_pair, wait) in [
+            ("the pair was used", true, 1),
+            ("after the grace", false, 30),
+        ] {
+            let code = h.code(&creds, &alice, true);
+            let first = oauth
+                .exchange_code(&creds, &code, Some(REDIRECT), None)
+                .unwrap();
+            let r1 = secret_str(&first.refresh_token);
+            let second = oauth.refresh(&creds, &r1, None).unwrap();
+            let mut newest = second.access_token.clone();
+            if use_the_pair {
+                let third = oauth
+                    .refresh(&creds, &secret_str(&second.refresh_token), None)
+                    .unwrap();
+                newest = third.access_token;
+            }
+            h.advance(wait);
+            assert!(oauth.authenticate_bearer(newest.expose()).is_ok(), "{why}");
+            assert_eq!(
+                oauth_code(&oauth.refresh(&creds, &r1, None)),
+                Some(OAuthErrorCode::InvalidGrant),
+                "{why}"
+            );
+            assert!(oauth.authenticate_bearer(newest.expose()).is_err(), "{why}");
+        }
+    }
+
     pub fn refresh_tokens_expire_when_idle(h: &Harness) {
         let alice = h.user("alice", false);
         let creds = h.client();
@@ -2093,6 +2188,8 @@ medialib_adapters_diesel::backend_tests!(
     clients_register_and_authenticate,
     code_exchange_and_replay_revokes,
     refresh_rotates_and_reuse_revokes_the_family,
+    a_refresh_retry_within_the_grace_replaces_the_untouched_pair,
+    replays_are_reuse_despite_the_retry_grace,
     refresh_tokens_expire_when_idle,
     concurrent_code_redemption_has_one_winner,
     concurrent_refresh_has_one_winner,

@@ -736,7 +736,7 @@ mod tests {
         let (jm, fk, _, _) = pragmas(&db);
         assert_eq!(jm, "memory", "in-memory databases cannot use WAL");
         assert_eq!(fk, 1);
-        assert_eq!(db.migrate(&mut |_| {}).unwrap().len(), 7);
+        assert_eq!(db.migrate(&mut |_| {}).unwrap().len(), 8);
         // Another checkout sees the migrated schema: same connection, same database.
         assert!(db.pending_migrations().unwrap().is_empty());
         let ns = db.ensure_namespace([7; 16]).unwrap();

@@ -225,6 +225,10 @@ diesel::table! {
         used_at -> Nullable<BigInt>,
         /// Revocation time.
         revoked_at -> Nullable<BigInt>,
+        /// The refresh token its rotation gave (the retry grace).
+        successor_digest -> Nullable<Text>,
+        /// The access token its rotation gave.
+        successor_access_digest -> Nullable<Text>,
     }
 }
 

@@ -19,7 +19,7 @@ medialib_adapters_diesel::backend_tests!(
 );
 
 /// Every migration version shipped, in order.
-const ALL_VERSIONS: [&str; 7] = [
+const ALL_VERSIONS: [&str; 8] = [
     "20261122000000",
     "20261122000001",
     "20261122000002",
@@ -27,12 +27,15 @@ const ALL_VERSIONS: [&str; 7] = [
     "20261123000004",
     "20261125000005",
     "20261125000006",
+    "20261128000007",
 ];
 
 /// The media tables.
 const MEDIA: &str = "20261125000005";
-/// The newest migration (jobs and derived files), reverted first to reach older ones.
+/// Jobs and derived files.
 const JOBS: &str = "20261125000006";
+/// The newest migration (refresh tokens' successors), reverted first to reach older ones.
+const SUCCESSORS: &str = "20261128000007";
 
 fn migrate_applies_everything_once(f: &Fixture) {
     assert_eq!(f.db.pending_migrations().unwrap(), ALL_VERSIONS);
@@ -93,6 +96,7 @@ fn member_modified_at_is_backfilled_and_reverted(f: &Fixture) {
     };
     assert_eq!(f.db.revert_last().unwrap(), None, "nothing applied yet");
     f.db.migrate(&mut |_| {}).unwrap();
+    assert_eq!(f.db.revert_last().unwrap().as_deref(), Some(SUCCESSORS));
     assert_eq!(f.db.revert_last().unwrap().as_deref(), Some(JOBS));
     assert_eq!(f.db.revert_last().unwrap().as_deref(), Some(MEDIA));
     assert_eq!(f.db.revert_last().unwrap().as_deref(), Some(COPY));
@@ -115,7 +119,10 @@ fn member_modified_at_is_backfilled_and_reverted(f: &Fixture) {
     }
     drop(raw);
 
-    assert_eq!(f.db.migrate(&mut |_| {}).unwrap(), [COPY, MEDIA, JOBS]);
+    assert_eq!(
+        f.db.migrate(&mut |_| {}).unwrap(),
+        [COPY, MEDIA, JOBS, SUCCESSORS]
+    );
     let mut raw = Raw::open(f);
     assert!(has_column(&mut raw));
     assert!(raw.indexes().iter().any(|i| i == INDEX));
@@ -128,6 +135,7 @@ fn member_modified_at_is_backfilled_and_reverted(f: &Fixture) {
     }
     drop(raw);
 
+    assert_eq!(f.db.revert_last().unwrap().as_deref(), Some(SUCCESSORS));
     assert_eq!(f.db.revert_last().unwrap().as_deref(), Some(JOBS));
     assert_eq!(f.db.revert_last().unwrap().as_deref(), Some(MEDIA));
     assert_eq!(f.db.revert_last().unwrap().as_deref(), Some(COPY));
@@ -140,7 +148,10 @@ fn member_modified_at_is_backfilled_and_reverted(f: &Fixture) {
         "down.sql keeps the memberships"
     );
     drop(raw);
-    assert_eq!(f.db.migrate(&mut |_| {}).unwrap(), [COPY, MEDIA, JOBS]);
+    assert_eq!(
+        f.db.migrate(&mut |_| {}).unwrap(),
+        [COPY, MEDIA, JOBS, SUCCESSORS]
+    );
 }
 
 fn namespace_is_created_once(f: &Fixture) {

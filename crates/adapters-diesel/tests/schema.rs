@@ -93,7 +93,7 @@ fn the_parser_sees_every_table() {
     let mut tables: Vec<_> = columns.iter().map(|c| c.table.as_str()).collect();
     tables.dedup();
     assert_eq!(tables.len(), 18, "{tables:?}");
-    assert_eq!(columns.len(), 119);
+    assert_eq!(columns.len(), 121);
     assert!(columns.contains(&DbColumn {
         table: "object_properties".into(),
         column: "key".into(),

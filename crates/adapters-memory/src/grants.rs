@@ -204,13 +204,31 @@ impl GrantUnit<RefreshFacts, RefreshDecision> for Unit<'_> {
         match decision {
             RefreshDecision::Rotate(r) => {
                 self.state.check_new_tokens(&r.new_tokens())?;
-                let Some(spent) = self.state.refresh_tokens.get_mut(&self.digest) else {
+                let tokens = &mut self.state.refresh_tokens;
+                // The conditional write: a first rotation only while the token is unused, a
+                // retry only while the pair it gave is.
+                let contested = match r.supersedes() {
+                    None => Some(self.digest),
+                    Some(old) => Some(old.refresh),
+                };
+                let open = contested
+                    .and_then(|d| tokens.get(&d))
+                    .is_some_and(|t| t.used_at.is_none());
+                let Some(spent) = tokens.get_mut(&self.digest).filter(|_| open) else {
                     return Ok(Applied::Lost);
                 };
-                if spent.used_at.is_some() {
-                    return Ok(Applied::Lost);
+                spent.used_at.get_or_insert(now);
+                spent.successor = Some((r.refresh().digest, r.access().digest));
+                // A retry takes back the pair it got before: its refresh token is spent (with
+                // no pair of its own, presenting it later is reuse), its access token revoked.
+                if let Some(old) = r.supersedes() {
+                    if let Some(before) = tokens.get_mut(&old.refresh) {
+                        before.used_at = Some(now);
+                    }
+                    if let Some(a) = self.state.access_tokens.get_mut(&old.access) {
+                        a.revoked_at.get_or_insert(now);
+                    }
                 }
-                spent.used_at = Some(now);
                 self.state.insert_tokens(&r.new_tokens());
             }
             RefreshDecision::RevokeGrant(g) => self.state.revoke_grant(*g, now),

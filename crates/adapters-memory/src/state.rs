@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use medialib_domain::oauth::{
     AccessTokenRecord, Client, ClientId, IssuedCode, NewTokens, RefreshTokenRecord, Revocation,
-    ScopeSet,
+    ScopeSet, Spent, Successor,
 };
 use medialib_domain::{
     AccessView, BrowserSession, GrantId, Lifecycle, MediaObject, ObjectId, PermissionLevel,
@@ -66,6 +66,8 @@ pub(crate) struct RefreshRecord {
     pub(crate) grant: GrantId,
     pub(crate) expires_at: Timestamp,
     pub(crate) used_at: Option<Timestamp>,
+    /// The refresh and access tokens its rotation gave.
+    pub(crate) successor: Option<(TokenDigest, TokenDigest)>,
 }
 
 /// A redirect-based sign-in in progress.
@@ -265,7 +267,17 @@ impl State {
             user: grant.user,
             scope: grant.scope,
             expires_at: t.expires_at,
-            used: t.used_at.is_some(),
+            spent: t.used_at.map(|at| Spent {
+                at,
+                successor: t.successor.map(|(refresh, access)| Successor {
+                    refresh,
+                    access,
+                    untouched: self
+                        .refresh_tokens
+                        .get(&refresh)
+                        .is_some_and(|s| s.used_at.is_none()),
+                }),
+            }),
             revoked: Revocation {
                 token: false,
                 grant: grant.revoked_at.is_some(),
@@ -315,6 +327,7 @@ impl State {
                     grant: tokens.grant,
                     expires_at: r.expires_at,
                     used_at: None,
+                    successor: None,
                 },
             );
         }

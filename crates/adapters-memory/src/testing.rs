@@ -83,6 +83,20 @@ impl Harness {
         )
     }
 
+    /// The services over this harness's store, clock and randomness, with a refresh retry
+    /// grace of `grace` (the harness's own have none, so that presenting a spent refresh
+    /// token again is reuse at once).
+    pub fn services_with_retry_grace(&self, grace: Lifetime) -> Services {
+        let mut settings = self.services.settings().clone();
+        settings.lifetimes.retry_grace = Some(grace);
+        Services::new(
+            self.store.clone(),
+            self.clock.clone(),
+            self.random.clone(),
+            settings,
+        )
+    }
+
     /// The services on `store`, drawing from `random`, with the clock at [`START`].
     pub fn with_store(store: Arc<dyn Store>, random: Arc<dyn RandomSource>) -> Self {
         let clock = Arc::new(ManualClock::at(START));
@@ -94,6 +108,7 @@ impl Harness {
                 lifetimes: TokenLifetimes {
                     access: Lifetime::from_seconds(3600).unwrap(),
                     refresh: Lifetime::from_seconds(86_400).unwrap(),
+                    retry_grace: None,
                 },
                 code_ttl: Lifetime::from_seconds(60).unwrap(),
                 issuer: Issuer::new(ISSUER),

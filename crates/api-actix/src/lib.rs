@@ -144,6 +144,7 @@ mod tests {
                 lifetimes: TokenLifetimes {
                     access: hour,
                     refresh: hour,
+                    retry_grace: None,
                 },
                 code_ttl: Lifetime::from_seconds(60).unwrap(),
                 issuer: Issuer::new("http://localhost"),

@@ -13,8 +13,8 @@ use medialib_domain::oauth::{
     AuthorizeParams, AuthorizeRejection, Client, ClientId, ClientKind, ClientName,
     CodePresentation, ErrorPage, GrantSpec, IssuedCode, Issuer, OAuthErrorCode, RedeemError,
     RedirectUri, RefreshError, RefreshPresentation, RefreshTokenRecord, RefreshTokenState,
-    Revocation, ScopeSet, StoredCode, TokenLifetimes, TokenRandomness, mint_tokens,
-    validate_authorization_request,
+    Revocation, ScopeSet, Spent, StoredCode, Successor, TokenLifetimes, TokenRandomness,
+    mint_tokens, validate_authorization_request,
 };
 use medialib_domain::{
     GrantId, Lifetime, OrgNamespace, Secret, Timestamp, TokenDigest, TokenKind, UserId,
@@ -58,6 +58,7 @@ fn lifetimes() -> TokenLifetimes {
     TokenLifetimes {
         access: ttl(ACCESS_TTL),
         refresh: ttl(REFRESH_TTL),
+        retry_grace: None,
     }
 }
 
@@ -1619,7 +1620,10 @@ fn refresh_record(state: RefreshTokenState, s: ScopeSet) -> (Secret, RefreshToke
         user: user(),
         scope: s,
         expires_at: ts(NOW + REFRESH_TTL),
-        used: state == RefreshTokenState::Used,
+        spent: (state == RefreshTokenState::Used).then_some(Spent {
+            at: ts(NOW),
+            successor: None,
+        }),
         revoked: Revocation {
             token: false,
             grant: state == RefreshTokenState::Revoked,
@@ -1841,7 +1845,7 @@ fn whole_lifecycle() {
         user: grant.user(),
         scope: tokens.scope,
         expires_at: refresh.expires_at,
-        used: false,
+        spent: None,
         revoked: Revocation::NONE,
     };
     let rp = RefreshPresentation {
@@ -1859,11 +1863,141 @@ fn whole_lifecycle() {
         "the consented scope carries over"
     );
     let spent = RefreshTokenRecord {
-        used: true,
+        spent: Some(Spent {
+            at: ts(now + 100),
+            successor: None,
+        }),
         ..record
     };
     assert_eq!(
         spent.rotate(&rp, rnd(45, 46), ts(now + 200), lifetimes()),
         Err(RefreshError::Reused { grant: g })
     );
+}
+
+// ---------------------------------------------------------------------------
+// Refresh retries (docs/security.md, "Refresh retries")
+// ---------------------------------------------------------------------------
+
+const GRACE: i64 = 30;
+
+/// A refresh token of client `lms`, spent at `NOW` into the pair `successor`.
+fn spent_token(successor: Option<Successor>) -> RefreshTokenRecord {
+    let (_, digest) = TokenKind::Refresh.mint([7; 32]);
+    RefreshTokenRecord {
+        digest,
+        grant: grant_id(9),
+        client: cid("lms"),
+        user: user(),
+        scope: scope("read write"),
+        expires_at: ts(NOW + REFRESH_TTL),
+        spent: Some(Spent {
+            at: ts(NOW),
+            successor,
+        }),
+        revoked: Revocation::NONE,
+    }
+}
+
+fn successor(untouched: bool) -> Successor {
+    Successor {
+        refresh: TokenKind::Refresh.mint([8; 32]).1,
+        access: TokenKind::Access.mint([9; 32]).1,
+        untouched,
+    }
+}
+
+fn with_grace() -> TokenLifetimes {
+    TokenLifetimes {
+        retry_grace: Some(ttl(GRACE)),
+        ..lifetimes()
+    }
+}
+
+/// A retry of a rotation whose answer was lost (the same client, soon, the pair it gave
+/// untouched) gets a new pair in place of that one; the strict rule still holds without a
+/// grace.
+#[test]
+fn a_retry_within_the_grace_gets_a_new_pair_in_place_of_the_untouched_one() {
+    let lms = cid("lms");
+    let rp = RefreshPresentation {
+        client: &lms,
+        scope: None,
+    };
+    let before = successor(true);
+    let rot = spent_token(Some(before))
+        .rotate(&rp, rnd(50, 51), ts(NOW + GRACE - 1), with_grace())
+        .unwrap();
+    assert_eq!(rot.supersedes(), Some(before));
+    assert_ne!(rot.refresh().digest, before.refresh, "a new pair");
+    assert_eq!(rot.scope(), scope("read write"));
+    // A first rotation supersedes nothing.
+    let fresh = RefreshTokenRecord {
+        spent: None,
+        ..spent_token(None)
+    };
+    let first = fresh
+        .rotate(&rp, rnd(52, 53), ts(NOW), with_grace())
+        .unwrap();
+    assert_eq!(first.supersedes(), None);
+    // Without a grace it is reuse, as before.
+    assert_eq!(
+        spent_token(Some(before)).rotate(&rp, rnd(54, 55), ts(NOW + 1), lifetimes()),
+        Err(RefreshError::Reused { grant: grant_id(9) })
+    );
+}
+
+/// What still counts as reuse and revokes the family: the pair was used, the grace is over,
+/// another client presents it, the grant was revoked, or the token was superseded by an
+/// earlier retry (it has no pair of its own any more).
+#[test]
+fn replays_are_still_reuse_with_a_grace() {
+    let lms = cid("lms");
+    let other = cid("other");
+    let rp = RefreshPresentation {
+        client: &lms,
+        scope: None,
+    };
+    let reused = Err(RefreshError::Reused { grant: grant_id(9) });
+    let cases = [
+        (
+            "the pair it gave was used",
+            spent_token(Some(successor(false))),
+            &lms,
+            NOW + 1,
+        ),
+        (
+            "the grace is over",
+            spent_token(Some(successor(true))),
+            &lms,
+            NOW + GRACE,
+        ),
+        (
+            "another client",
+            spent_token(Some(successor(true))),
+            &other,
+            NOW + 1,
+        ),
+        ("superseded by a retry", spent_token(None), &lms, NOW + 1),
+        (
+            "its grant was revoked",
+            RefreshTokenRecord {
+                revoked: Revocation {
+                    token: false,
+                    grant: true,
+                },
+                ..spent_token(Some(successor(true)))
+            },
+            &lms,
+            NOW + 1,
+        ),
+    ];
+    for (why, record, client, at) in cases {
+        let p = RefreshPresentation { client, ..rp };
+        assert_eq!(
+            record.rotate(&p, rnd(60, 61), ts(at), with_grace()),
+            reused,
+            "{why}"
+        );
+    }
 }

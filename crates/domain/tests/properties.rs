@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use medialib_domain::oauth::{
     ClientId, CodeChallenge, CodePresentation, CodeVerifier, IssuedCode, RedeemError, RedirectUri,
     RefreshError, RefreshPresentation, RefreshTokenRecord, RefreshTokenState, Revocation, ScopeSet,
-    StoredCode, TokenLifetimes, TokenRandomness,
+    Spent, StoredCode, TokenLifetimes, TokenRandomness,
 };
 use medialib_domain::{
     AccessView, Caller, CollectionGraph, GrantId, Lifetime, MembershipError, ObjectId, ObjectType,
@@ -382,6 +382,9 @@ fn lifetimes() -> TokenLifetimes {
     TokenLifetimes {
         access: Lifetime::from_seconds(3600).unwrap(),
         refresh: Lifetime::from_seconds(86_400).unwrap(),
+        // The rule these properties check is the strict one: a spent token presented again
+        // is reuse (the retry grace has tests of its own, in oauth_flow.rs).
+        retry_grace: None,
     }
 }
 
@@ -440,7 +443,7 @@ impl Family {
             user: the_user(),
             scope: ScopeSet::DEFAULT,
             expires_at: Timestamp::from_epoch_seconds(NOW).plus(lifetimes().refresh),
-            used: false,
+            spent: None,
             revoked: Revocation::NONE,
         };
         Self {
@@ -474,13 +477,16 @@ impl Family {
                 assert_eq!(rot.grant(), the_grant());
                 let new = rot.refresh().clone();
                 assert!(!self.store.contains_key(&new.digest), "a fresh digest");
-                self.store.get_mut(&digest).unwrap().used = true;
+                self.store.get_mut(&digest).unwrap().spent = Some(Spent {
+                    at: Timestamp::from_epoch_seconds(now),
+                    successor: None,
+                });
                 self.store.insert(
                     new.digest,
                     RefreshTokenRecord {
                         digest: new.digest,
                         expires_at: new.expires_at,
-                        used: false,
+                        spent: None,
                         revoked: Revocation::NONE,
                         ..rec
                     },

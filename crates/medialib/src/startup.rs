@@ -354,6 +354,8 @@ pub fn services(
             lifetimes: TokenLifetimes {
                 access: lifetime(settings.access_token_ttl.seconds()),
                 refresh: lifetime(settings.refresh_token_ttl.seconds()),
+                retry_grace: std::num::NonZeroU32::new(settings.refresh_token_retry_grace)
+                    .map(Lifetime::from_nonzero),
             },
             code_ttl: lifetime(settings.code_ttl.seconds()),
             issuer: Issuer::new(base_url.as_str()),

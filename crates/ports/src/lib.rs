@@ -21,10 +21,11 @@ pub use processing::{MediaProcessor, ProbeError, ProcessError, ProgressSink, Too
 pub use repos::{
     AddMemberError, AddOutcome, Applied, BearerRecord, CatalogItem, ClientRepository, CodeContest,
     Contest, CreateClientError, CreateObjectError, CreateUserError, CredentialRepository,
-    GrantRepository, GrantUnit, Housekeeping, MediaRepository, Members, OrgRepository,
-    PendingSignInRepository, PermissionChangeError, PermissionEntry, PurgeReport, ReadFacts,
-    Reader, RefreshContest, RemoveMemberError, RevokeOutcome, RevokeUnit, SessionRepository, Store,
-    StoredPendingSignIn, UpdateObjectError, UserRepository, decide_and_write,
+    GrantRepository, GrantUnit, Housekeeping, MAX_LOST_WRITES, MediaRepository, Members,
+    OrgRepository, PendingSignInRepository, PermissionChangeError, PermissionEntry, PurgeReport,
+    ReadFacts, Reader, RefreshContest, RemoveMemberError, RevokeOutcome, RevokeUnit,
+    SessionRepository, Store, StoredPendingSignIn, UpdateObjectError, UserRepository,
+    decide_and_write,
 };
 pub use services::{
     MediaServices, OAuthServices, PeopleServices, ServiceSettings, Services, SessionServices, World,

@@ -368,26 +368,32 @@ pub trait GrantUnit<F, D> {
     fn apply(&mut self, decision: &D, now: Timestamp) -> Result<Applied, StoreError>;
 }
 
+/// How many times one contested grant may lose its conditional write before the store counts
+/// as broken. A code or a first rotation loses at most once (the facts then say "replay" or
+/// "reuse", which writes unconditionally); a refresh retry within the grace loses once to
+/// each concurrent retry of the same token that took the pair before it, so the bound is
+/// well above any real fan-out of one client's retries.
+pub const MAX_LOST_WRITES: u32 = 32;
+
 /// Reads, decides and writes one contested grant in its unit, the one way a service runs
 /// one: if the write lost to a concurrent caller, the facts have changed and `decide` runs
-/// again on them (they then say "replay" or "reuse", which revokes what the winner got). A
-/// second loss would mean the store's conditional write is broken.
+/// again on them (they then say "replay" or "reuse", which revokes what the winner got, or
+/// for a retry within the grace, take back what the winner got). More than
+/// [`MAX_LOST_WRITES`] losses would mean the store's conditional write is broken.
 pub fn decide_and_write<F, D>(
     unit: &mut (dyn GrantUnit<F, D> + '_),
     now: Timestamp,
     decide: impl Fn(F) -> D,
 ) -> Result<D, StoreError> {
-    let first = decide(unit.facts()?);
-    if unit.apply(&first, now)? == Applied::Written {
-        return Ok(first);
+    for _ in 0..=MAX_LOST_WRITES {
+        let decision = decide(unit.facts()?);
+        if unit.apply(&decision, now)? == Applied::Written {
+            return Ok(decision);
+        }
     }
-    let again = decide(unit.facts()?);
-    match unit.apply(&again, now)? {
-        Applied::Written => Ok(again),
-        Applied::Lost => Err(StoreError::Unexpected(
-            "a grant's conditional write lost twice in one transaction".into(),
-        )),
-    }
+    Err(StoreError::Unexpected(format!(
+        "a grant's conditional write lost more than {MAX_LOST_WRITES} times in one transaction"
+    )))
 }
 
 /// The unit of a revocation.

@@ -22,7 +22,8 @@ use medialib_ports::services::{
     RefreshGrantFailed,
 };
 use medialib_ports::{
-    Applied, Contest, GrantUnit, RandomExt, RevokeOutcome, StoreError, decide_and_write,
+    Applied, Contest, GrantUnit, MAX_LOST_WRITES, RandomExt, RevokeOutcome, StoreError,
+    decide_and_write,
 };
 
 fn refused(r: CodeRefusal) -> Result<(), CodeGrantFailed> {
@@ -360,16 +361,17 @@ fn a_rotation_that_loses_the_race_is_a_reuse_and_revokes_the_family() {
 }
 
 #[test]
-fn a_unit_whose_write_loses_twice_is_a_store_failure() {
-    /// A unit whose conditional write never matches (a broken store).
-    struct AlwaysLost(u32);
-    impl GrantUnit<(), ()> for AlwaysLost {
+fn a_unit_whose_write_keeps_losing_is_a_store_failure() {
+    /// A unit whose conditional write matches only after `0` losses (`u32::MAX`: a broken
+    /// store, never).
+    struct Losing(u32, u32);
+    impl GrantUnit<(), ()> for Losing {
         fn facts(&mut self) -> Result<(), StoreError> {
             Ok(())
         }
         fn apply(&mut self, (): &(), _: Timestamp) -> Result<Applied, StoreError> {
-            self.0 += 1;
-            Ok(if self.0 > 2 {
+            self.1 += 1;
+            Ok(if self.1 > self.0 {
                 Applied::Written
             } else {
                 Applied::Lost
@@ -377,12 +379,19 @@ fn a_unit_whose_write_loses_twice_is_a_store_failure() {
         }
     }
     let now = Timestamp::from_epoch_seconds(0);
+    let mut broken = Losing(u32::MAX, 0);
     assert!(matches!(
-        decide_and_write(&mut AlwaysLost(0), now, |()| ()),
+        decide_and_write(&mut broken, now, |()| ()),
         Err(StoreError::Unexpected(_))
     ));
-    // Positive control: one loss, then a write, is a decision made again and written.
-    assert_eq!(decide_and_write(&mut AlwaysLost(1), now, |()| ()), Ok(()));
+    assert_eq!(broken.1, MAX_LOST_WRITES + 1, "it tried, then gave up");
+    // Positive controls: losses up to the bound (a chain of concurrent retries), then a
+    // write, is a decision made again and written.
+    assert_eq!(decide_and_write(&mut Losing(1, 0), now, |()| ()), Ok(()));
+    assert_eq!(
+        decide_and_write(&mut Losing(MAX_LOST_WRITES, 0), now, |()| ()),
+        Ok(())
+    );
 }
 
 #[test]

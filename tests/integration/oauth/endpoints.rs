@@ -458,8 +458,9 @@ async fn expired_codes_are_refused(b: Backend) {
     assert_oauth_error(&a, 400, "invalid_grant");
 }
 
+/// With the retry grace off, the used refresh token presented again is reuse at once.
 async fn refresh_rotates_and_reuse_revokes_the_family(b: Backend) {
-    let s = Setup::start(b).await;
+    let s = Setup::start_with(b, |l| l.set("refresh_token_retry_grace", "0")).await;
     let first = s.tokens(&s.code(Ask::offline())).await;
     let r1 = str_of(&first, "refresh_token");
     let a = s.refresh(&s.client, r1).await;
@@ -477,6 +478,73 @@ async fn refresh_rotates_and_reuse_revokes_the_family(b: Backend) {
     s.assert_dead(a2).await;
     s.assert_dead(str_of(&first, "access_token")).await;
     assert_oauth_error(&s.refresh(&s.client, r2).await, 400, "invalid_grant");
+}
+
+/// The answer to a refresh was lost (a crash, a cut connection) and the client retries with
+/// the same token within the grace (30 s by default): it gets a new pair in place of the one
+/// it never received, which is dead; presenting that lost pair's refresh token later is reuse
+/// and revokes the family, so a replay is still caught.
+async fn a_refresh_whose_answer_was_lost_is_retried_within_the_grace(b: Backend) {
+    let s = Setup::start(b).await;
+    let first = s.tokens(&s.code(Ask::offline())).await;
+    let r1 = str_of(&first, "refresh_token");
+    let lost = s.refresh(&s.client, r1).await;
+    assert_token_response(&lost, "read write", true);
+    let (lost_access, lost_refresh) = (
+        str_of(&lost.json, "access_token"),
+        str_of(&lost.json, "refresh_token"),
+    );
+    let retry = s.refresh(&s.client, r1).await;
+    assert_token_response(&retry, "read write", true);
+    let (a2, r2) = (
+        str_of(&retry.json, "access_token"),
+        str_of(&retry.json, "refresh_token"),
+    );
+    assert_ne!(r2, lost_refresh, "a new pair");
+    s.assert_alive(a2).await;
+    s.assert_dead(lost_access).await;
+    // The retry's pair rotates as any other.
+    let next = s.refresh(&s.client, r2).await;
+    assert_token_response(&next, "read write", true);
+    let a3 = str_of(&next.json, "access_token");
+    s.assert_alive(a3).await;
+    // The lost pair's refresh token, presented after all: reuse, the family goes.
+    assert_oauth_error(
+        &s.refresh(&s.client, lost_refresh).await,
+        400,
+        "invalid_grant",
+    );
+    s.assert_dead(a3).await;
+    assert_oauth_error(
+        &s.refresh(&s.client, str_of(&next.json, "refresh_token"))
+            .await,
+        400,
+        "invalid_grant",
+    );
+}
+
+/// With the grace on, what is not a retry is still reuse: the spent token presented once its
+/// pair was used, or after the grace, revokes the family.
+async fn replays_are_caught_despite_the_retry_grace(b: Backend) {
+    let s = Setup::start_with(b, |l| l.set("refresh_token_retry_grace", "1")).await;
+    // The pair was used: the old token again is a replay.
+    let first = s.tokens(&s.code(Ask::offline())).await;
+    let r1 = str_of(&first, "refresh_token");
+    let second = s.refresh(&s.client, r1).await;
+    let r2 = str_of(&second.json, "refresh_token");
+    let third = s.refresh(&s.client, r2).await;
+    let a3 = str_of(&third.json, "access_token");
+    s.assert_alive(a3).await;
+    assert_oauth_error(&s.refresh(&s.client, r1).await, 400, "invalid_grant");
+    s.assert_dead(a3).await;
+    // After the grace (1 s here): a replay, though the pair is untouched.
+    let other = s.tokens(&s.code(Ask::offline())).await;
+    let r1 = str_of(&other, "refresh_token");
+    let second = s.refresh(&s.client, r1).await;
+    let a2 = str_of(&second.json, "access_token");
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    assert_oauth_error(&s.refresh(&s.client, r1).await, 400, "invalid_grant");
+    s.assert_dead(a2).await;
 }
 
 async fn refresh_by_another_client_is_invalid_grant(b: Backend) {
@@ -627,8 +695,8 @@ async fn pkce_is_enforced(b: Backend) {
     assert_oauth_error(&a, 400, "invalid_grant");
 }
 
-async fn concurrent_refreshes_have_one_winner(b: Backend) {
-    let s = Setup::start(b).await;
+/// Sends the same refresh token 8 times at once; the answers.
+async fn eight_concurrent_refreshes(s: &Setup) -> Vec<(StatusCode, Value)> {
     let tokens = s.tokens(&s.code(Ask::offline())).await;
     let refresh = str_of(&tokens, "refresh_token").to_owned();
     let mut set = tokio::task::JoinSet::new();
@@ -646,7 +714,13 @@ async fn concurrent_refreshes_have_one_winner(b: Backend) {
             (status, res.json::<Value>().await.unwrap())
         });
     }
-    let results = set.join_all().await;
+    set.join_all().await
+}
+
+/// With the retry grace off, one of 8 concurrent refreshes wins; the others are reuse.
+async fn concurrent_refreshes_have_one_winner(b: Backend) {
+    let s = Setup::start_with(b, |l| l.set("refresh_token_retry_grace", "0")).await;
+    let results = eight_concurrent_refreshes(&s).await;
     let winners = results
         .iter()
         .filter(|(st, _)| *st == StatusCode::OK)
@@ -656,6 +730,24 @@ async fn concurrent_refreshes_have_one_winner(b: Backend) {
         assert_eq!(*status, StatusCode::BAD_REQUEST, "{body}");
         assert_eq!(body["error"], "invalid_grant", "{body}");
     }
+}
+
+/// With the grace, concurrent refreshes of one token are retries of each other: each takes
+/// back the pair the one before got, so of all the pairs answered exactly one works.
+async fn concurrent_retries_under_the_grace_leave_one_pair_alive(b: Backend) {
+    let s = Setup::start(b).await;
+    let results = eight_concurrent_refreshes(&s).await;
+    let mut alive = 0;
+    for (status, body) in &results {
+        if *status != StatusCode::OK {
+            assert_eq!(body["error"], "invalid_grant", "{body}");
+            continue;
+        }
+        if s.authenticated(str_of(body, "access_token")).await {
+            alive += 1;
+        }
+    }
+    assert_eq!(alive, 1, "{results:?}");
 }
 
 async fn read_only_tokens_cannot_write(b: Backend) {
@@ -1317,12 +1409,15 @@ medialib_adapters_diesel::backend_tests!(
     code_replay_fails_and_revokes_the_first_tokens,
     expired_codes_are_refused,
     refresh_rotates_and_reuse_revokes_the_family,
+    a_refresh_whose_answer_was_lost_is_retried_within_the_grace,
+    replays_are_caught_despite_the_retry_grace,
     refresh_by_another_client_is_invalid_grant,
     refresh_with_failed_client_authentication_leaves_the_token_unspent,
     code_presented_by_another_client_is_invalid_grant_and_burnt,
     narrower_scope_on_refresh,
     pkce_is_enforced,
     concurrent_refreshes_have_one_winner,
+    concurrent_retries_under_the_grace_leave_one_pair_alive,
     read_only_tokens_cannot_write,
     expired_access_tokens_are_401_with_a_message,
     client_authentication_methods,

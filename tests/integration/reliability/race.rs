@@ -67,8 +67,13 @@ struct Reply {
 impl Race {
     async fn start(b: Backend) -> Self {
         let app = OAuthApp::start(b).await;
-        // No rate limit: a trial count above the per-minute limit must not turn into 429s.
-        let env = [("MEDIALIB_RATE_LIMIT_TOKEN", "0")];
+        // No rate limit: a trial count above the per-minute limit must not turn into 429s. No
+        // refresh retry grace: the race checks the strict rule, where every loser is a reuse
+        // (with the grace, a loser is a retry and takes the winner's untouched pair back).
+        let env = [
+            ("MEDIALIB_RATE_LIMIT_TOKEN", "0"),
+            ("MEDIALIB_REFRESH_TOKEN_RETRY_GRACE", "0"),
+        ];
         let db_url = app.api.app.db_url.clone();
         let processes = [
             ServeProcess::start_with_env(&db_url, &env),

@@ -23,7 +23,7 @@ use diesel::{PgConnection, SqliteConnection};
 use medialib_domain::oauth::{
     ClientKind, CodeChallenge, CodeDecision, CodeFacts, IssuedCode, NewTokens, RedirectUri,
     RefreshDecision, RefreshFacts, RefreshTokenRecord, Revocation, RevocationFacts, RevokeDecision,
-    StoredCode,
+    Spent, StoredCode, Successor,
 };
 use medialib_domain::{Timestamp, TokenDigest};
 use medialib_ports::{Applied, GrantUnit, StoreError};
@@ -77,12 +77,14 @@ nullable_facts! {
     /// The presented client's secret digest and the refresh token with its grant, if any: no
     /// row when no client has the id.
     RefreshFactsSql -> RefreshFactsRow
-        (Text, Text, BigInt, BigInt, BigInt, Text, Text, Text, BigInt) =
+        (Text, Text, BigInt, BigInt, BigInt, Text, Text, Text, BigInt, Text, Text, Text, BigInt, BigInt) =
         "SELECT c.secret_digest, r.grant_id, r.expires_at, r.used_at, \
-            r.revoked_at, g.client_id, g.user_id, g.scope, g.revoked_at \
+            r.revoked_at, g.client_id, g.user_id, g.scope, g.revoked_at, \
+            r.successor_digest, r.successor_access_digest, s.digest, s.used_at, s.revoked_at \
         FROM oauth_clients c \
         LEFT JOIN oauth_refresh_tokens r ON r.digest = ? \
         LEFT JOIN oauth_grants g ON g.id = r.grant_id \
+        LEFT JOIN oauth_refresh_tokens s ON s.digest = r.successor_digest \
         WHERE c.id = ?"
 }
 
@@ -99,10 +101,13 @@ pub(crate) type RefreshRow = (
     Option<i64>,
 );
 
-/// Parses a [`RefreshRow`]: the columns as they are; the domain says what they mean.
+/// Parses a [`RefreshRow`]: the columns as they are; the domain says what they mean. A spent
+/// token's `successor` is what the caller read of the pair its rotation gave (introspection
+/// reads none: it asks only whether the token is spent).
 pub(crate) fn refresh_record(
     digest: TokenDigest,
     row: RefreshRow,
+    successor: Option<Successor>,
 ) -> Result<RefreshTokenRecord, StoreError> {
     let (grant, expires, used, revoked, client, user, sc, grant_revoked) = row;
     Ok(RefreshTokenRecord {
@@ -112,7 +117,10 @@ pub(crate) fn refresh_record(
         user: user_id(&user)?,
         scope: scope(&sc)?,
         expires_at: ts(expires),
-        used: used.is_some(),
+        spent: used.map(|at| Spent {
+            at: ts(at),
+            successor,
+        }),
         revoked: Revocation {
             token: revoked.is_some(),
             grant: grant_revoked.is_some(),
@@ -166,13 +174,15 @@ impl FixedSql for RedeemPg {
     type Row = BigInt;
 }
 
-/// PostgreSQL: spends the refresh token (only if unused and unrevoked) and, only then,
-/// inserts the new tokens of its grant. Parameters: now, spent digest; then the pair's.
+/// PostgreSQL: spends the refresh token (only if unused and unrevoked), recording the pair it
+/// gives, and, only then, inserts the new tokens of its grant. Parameters: now, the new refresh
+/// and access digests, the spent digest; then the pair's.
 struct RotatePg;
 impl FixedSql for RotatePg {
     const SQL: &'static str = with_token_pair!(
         "spent AS (\
-            UPDATE oauth_refresh_tokens SET used_at = CAST(? AS BIGINT) \
+            UPDATE oauth_refresh_tokens SET used_at = CAST(? AS BIGINT), \
+                successor_digest = NULLIF(?, ''), successor_access_digest = ? \
             WHERE digest = ? AND used_at IS NULL AND revoked_at IS NULL RETURNING grant_id\
         )",
         "spent",
@@ -230,6 +240,12 @@ impl TokenRows {
         ]
     }
 
+    /// The digests the spent token records as its successor: the new refresh token (when
+    /// there is one) and access token.
+    fn successor(&self) -> (Option<String>, &str) {
+        (self.refresh.as_ref().map(|r| r.0.clone()), &self.access.0)
+    }
+
     /// Executes the PostgreSQL statement `S` with `head` then the pair's parameters; whether
     /// its conditional change matched.
     fn write_pg<S: FixedSql<Row = BigInt>>(
@@ -280,7 +296,11 @@ impl GrantWrites for SqliteConnection {
         let n = diesel::update(refresh::table.find(spent))
             .filter(refresh::used_at.is_null())
             .filter(refresh::revoked_at.is_null())
-            .set(refresh::used_at.eq(Some(rows.now)))
+            .set((
+                refresh::used_at.eq(Some(rows.now)),
+                refresh::successor_digest.eq(rows.successor().0),
+                refresh::successor_access_digest.eq(Some(&rows.access.0)),
+            ))
             .execute(self)?;
         if n != 1 {
             return Ok(false);
@@ -309,7 +329,9 @@ impl GrantWrites for PgConnection {
     }
 
     fn spend_refresh(&mut self, spent: &str, rows: &TokenRows) -> QueryResult<bool> {
-        rows.write_pg::<RotatePg>(self, &[&rows.now.to_string(), spent])
+        let (successor, access) = rows.successor();
+        let successor = successor.unwrap_or_default();
+        rows.write_pg::<RotatePg>(self, &[&rows.now.to_string(), &successor, access, spent])
     }
 }
 
@@ -327,7 +349,7 @@ macro_rules! stamp_if_null {
 /// A refresh token's grant and the grant's client, or else an access token's client.
 pub(crate) type RevocationRow = (Option<(String, String)>, Option<String>);
 
-/// The reads and unconditional writes of the grants, the same on both backends.
+/// The reads and the writes of the grants that are the same on both backends.
 pub(crate) trait GrantReads {
     /// A refresh token with its grant.
     fn refresh_token(&mut self, digest: &str) -> QueryResult<Option<RefreshRow>>;
@@ -344,6 +366,18 @@ pub(crate) trait GrantReads {
     fn revocation_facts(&mut self, digest: &str) -> QueryResult<RevocationRow>;
     /// Marks one access token revoked, if it is not already.
     fn revoke_access_token(&mut self, digest: &str, now: i64) -> QueryResult<()>;
+    /// A retry of the spent token `spent` within the grace: only if its successor `before`
+    /// (refresh, access) is still unused and unrevoked, spends that successor (with no pair of
+    /// its own, presenting it later is reuse), revokes its access token, records the new pair
+    /// of `rows` as `spent`'s successor and inserts it. `false`: the successor was touched
+    /// first, and nothing was written. (The successor's row is the contested one: on
+    /// PostgreSQL a concurrent writer waits for it, so the conditional update comes first.)
+    fn retake_refresh(
+        &mut self,
+        spent: &str,
+        before: (&str, &str),
+        rows: &TokenRows,
+    ) -> QueryResult<bool>;
 }
 
 /// Implements [`GrantReads`] for a connection type: one body, compiled per backend.
@@ -396,6 +430,31 @@ macro_rules! grant_reads {
 
             fn revoke_access_token(&mut self, digest: &str, now: i64) -> QueryResult<()> {
                 stamp_if_null!(self, access, digest, revoked_at, now).map(drop)
+            }
+
+            fn retake_refresh(
+                &mut self,
+                spent: &str,
+                (refresh, access_token): (&str, &str),
+                rows: &TokenRows,
+            ) -> QueryResult<bool> {
+                let taken = diesel::update(refresh::table.find(refresh))
+                    .filter(refresh::used_at.is_null())
+                    .filter(refresh::revoked_at.is_null())
+                    .set(refresh::used_at.eq(Some(rows.now)))
+                    .execute(self)?;
+                if taken != 1 {
+                    return Ok(false);
+                }
+                self.revoke_access_token(access_token, rows.now)?;
+                diesel::update(refresh::table.find(spent))
+                    .set((
+                        refresh::successor_digest.eq(rows.successor().0),
+                        refresh::successor_access_digest.eq(Some(&rows.access.0)),
+                    ))
+                    .execute(self)?;
+                self.insert_tokens(rows)?;
+                Ok(true)
             }
 
             fn insert_tokens(&mut self, rows: &TokenRows) -> QueryResult<()> {
@@ -487,13 +546,45 @@ fn refresh_facts(
     digest: TokenDigest,
     row: Option<RefreshFactsRow>,
 ) -> Result<RefreshFacts, StoreError> {
-    let Some((secret, grant, expires, used, revoked, client, user, sc, grant_revoked)) = row else {
+    let Some((
+        secret,
+        grant,
+        expires,
+        used,
+        revoked,
+        client,
+        user,
+        sc,
+        grant_revoked,
+        successor,
+        successor_access,
+        successor_found,
+        successor_used,
+        successor_revoked,
+    )) = row
+    else {
         return Ok(RefreshFacts {
             client: None,
             token: None,
         });
     };
     let client_kind = client_kind(secret)?;
+    let successor = match (successor, successor_access) {
+        (Some(refresh), Some(access)) => Some(Successor {
+            refresh: super::rows::digest(&refresh)?,
+            access: super::rows::digest(&access)?,
+            // A successor row that is gone (housekeeping deleted it) counts as touched.
+            untouched: successor_found.is_some()
+                && successor_used.is_none()
+                && successor_revoked.is_none(),
+        }),
+        (None, None) => None,
+        _ => {
+            return Err(StoreError::Corrupt(
+                "a refresh token has one successor digest without the other".into(),
+            ));
+        }
+    };
     let token = match (grant, expires, client, user, sc) {
         (Some(grant), Some(expires), Some(client), Some(user), Some(sc)) => Some(refresh_record(
             digest,
@@ -507,6 +598,7 @@ fn refresh_facts(
                 sc,
                 grant_revoked,
             ),
+            successor,
         )?),
         _ => None,
     };
@@ -605,7 +697,15 @@ impl Step for RefreshFacts {
     ) -> QueryResult<bool> {
         match decision {
             RefreshDecision::Rotate(r) => {
-                conn.spend_refresh(hex, &TokenRows::of(&r.new_tokens(), now))
+                let rows = TokenRows::of(&r.new_tokens(), now);
+                match r.supersedes() {
+                    None => conn.spend_refresh(hex, &rows),
+                    Some(before) => conn.retake_refresh(
+                        hex,
+                        (&before.refresh.to_hex(), &before.access.to_hex()),
+                        &rows,
+                    ),
+                }
             }
             RefreshDecision::RevokeGrant(g) => {
                 conn.revoke_grant(&g.to_string(), now).map(|()| true)

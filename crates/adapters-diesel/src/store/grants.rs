@@ -158,6 +158,7 @@ impl GrantRepository for DieselStore {
         let row: Option<RefreshRow> = (|| -> Result<_, DbError> {
             with_conn!(self.db, conn => { Ok(GrantReads::refresh_token(conn, &digest.to_hex())?) })
         })()?;
-        row.map(|row| refresh_record(*digest, row)).transpose()
+        row.map(|row| refresh_record(*digest, row, None))
+            .transpose()
     }
 }

@@ -367,6 +367,7 @@ mod tests {
             lifetimes: TokenLifetimes {
                 access: crate::time::Lifetime::from_seconds(60).unwrap(),
                 refresh: crate::time::Lifetime::from_seconds(600).unwrap(),
+                retry_grace: None,
             },
         };
         let grant = GrantId::generate(&OrgNamespace::from_random([1; 16]), [3; 16]);

@@ -30,6 +30,6 @@ pub use scope::{InvalidScope, Scope, ScopeSet};
 pub use tokens::{
     AccessTokenInvalid, AccessTokenRecord, ActiveAccess, AuthenticatedCaller, CodePresentation,
     GrantSpec, IssuedCode, IssuedTokens, MintedToken, NewTokens, RedeemError, RefreshError,
-    RefreshPresentation, RefreshTokenRecord, RefreshTokenState, Revocation, Rotation, StoredCode,
-    TokenLifetimes, TokenRandomness, mint_tokens,
+    RefreshPresentation, RefreshTokenRecord, RefreshTokenState, Revocation, Rotation, Spent,
+    StoredCode, Successor, TokenLifetimes, TokenRandomness, mint_tokens,
 };

@@ -173,6 +173,9 @@ pub struct TokenLifetimes {
     pub access: Lifetime,
     /// Refresh token idle lifetime.
     pub refresh: Lifetime,
+    /// How long after a refresh token was spent a retry with it may still get a pair, while
+    /// the pair it gave is untouched (docs/security.md, "Refresh retries"); `None`: never.
+    pub retry_grace: Option<Lifetime>,
 }
 
 /// Random input for minting a token pair.
@@ -410,6 +413,28 @@ pub enum RefreshTokenState {
     Revoked,
 }
 
+/// The pair a refresh token's rotation gave, as stored with the spent token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Successor {
+    /// The refresh token it gave.
+    pub refresh: TokenDigest,
+    /// The access token it gave.
+    pub access: TokenDigest,
+    /// Whether that refresh token is still unused and unrevoked: as far as the server can
+    /// tell, the pair may never have reached its client.
+    pub untouched: bool,
+}
+
+/// When a refresh token was spent, and what it gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Spent {
+    /// When it was rotated.
+    pub at: Timestamp,
+    /// The pair it gave; `None` when it was superseded by a retry of its parent (its pair
+    /// then was taken back), or spent before successors were recorded.
+    pub successor: Option<Successor>,
+}
+
 /// A stored refresh token.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RefreshTokenRecord {
@@ -425,8 +450,8 @@ pub struct RefreshTokenRecord {
     pub scope: ScopeSet,
     /// Idle expiry.
     pub expires_at: Timestamp,
-    /// Whether it was rotated already.
-    pub used: bool,
+    /// Whether, when and into what it was rotated already.
+    pub spent: Option<Spent>,
     /// Whether it, or its grant, was revoked.
     pub revoked: Revocation,
 }
@@ -478,6 +503,7 @@ impl RefreshError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rotation {
     spent: TokenDigest,
+    supersedes: Option<Successor>,
     grant: GrantId,
     client: ClientId,
     user: UserId,
@@ -490,6 +516,13 @@ impl Rotation {
     /// The token that is now used.
     pub fn spent(&self) -> TokenDigest {
         self.spent
+    }
+
+    /// For a retry within the grace period: the untouched pair the spent token gave before,
+    /// which this rotation takes back (its refresh token becomes spent, so that presenting it
+    /// later is reuse; its access token is revoked). `None` for a first rotation.
+    pub fn supersedes(&self) -> Option<Successor> {
+        self.supersedes
     }
 
     /// The grant family.
@@ -557,7 +590,7 @@ impl RefreshTokenRecord {
     pub fn state(&self) -> RefreshTokenState {
         if self.revoked.is_revoked() {
             RefreshTokenState::Revoked
-        } else if self.used {
+        } else if self.spent.is_some() {
             RefreshTokenState::Used
         } else {
             RefreshTokenState::Valid
@@ -570,10 +603,31 @@ impl RefreshTokenRecord {
         self.state() == RefreshTokenState::Valid && now < self.expires_at
     }
 
+    /// Whether presenting this spent token again is a retry of a rotation whose answer never
+    /// reached its client (a crash, a cut connection) rather than a replay: the same client,
+    /// within `grace` of the rotation, while the pair the rotation gave is untouched. Then
+    /// that pair is what the retry supersedes. Real replays are still caught: once the pair
+    /// was used, after the grace, or when the superseded pair is presented later (it counts
+    /// as spent), the grant family is revoked.
+    fn retry_of(
+        &self,
+        spent: Spent,
+        p: &RefreshPresentation<'_>,
+        now: Timestamp,
+        grace: Option<Lifetime>,
+    ) -> Option<Successor> {
+        let grace = grace?;
+        let successor = spent.successor.filter(|s| s.untouched)?;
+        let in_time = now < spent.at.plus(grace);
+        (in_time && &self.client == p.client && !self.revoked.is_revoked()).then_some(successor)
+    }
+
     /// Rotates the token: it becomes used and a new pair is minted, or the refusal says why.
     ///
     /// Here use outranks revocation: a used token presented again is a reuse, and revokes
-    /// its grant family (again, if it already was), whatever else happened to it.
+    /// its grant family (again, if it already was), whatever else happened to it; but for a
+    /// retry, which gets a new pair in place of the one it got before (see
+    /// [`RefreshTokenRecord::retry_of`]).
     pub fn rotate(
         self,
         p: &RefreshPresentation<'_>,
@@ -581,9 +635,13 @@ impl RefreshTokenRecord {
         now: Timestamp,
         lifetimes: TokenLifetimes,
     ) -> Result<Rotation, RefreshError> {
-        if self.used {
-            return Err(RefreshError::Reused { grant: self.grant });
-        }
+        let supersedes = match self.spent {
+            Some(spent) => match self.retry_of(spent, p, now, lifetimes.retry_grace) {
+                Some(successor) => Some(successor),
+                None => return Err(RefreshError::Reused { grant: self.grant }),
+            },
+            None => None,
+        };
         if self.revoked.is_revoked() {
             return Err(RefreshError::Revoked);
         }
@@ -601,6 +659,7 @@ impl RefreshTokenRecord {
         let mint = |kind: TokenKind, bytes, ttl| minted(kind, bytes, now.plus(ttl));
         Ok(Rotation {
             spent: self.digest,
+            supersedes,
             grant: self.grant,
             client: self.client,
             user: self.user,

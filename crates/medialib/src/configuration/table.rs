@@ -17,6 +17,9 @@ use super::{
 
 /// The largest `oidc_clock_skew` accepted: more would make expired ID tokens useful for long.
 const MAX_OIDC_CLOCK_SKEW_SECONDS: u32 = 600;
+/// The largest `refresh_token_retry_grace` accepted: a longer one would leave a replayed
+/// refresh token unnoticed for long.
+const MAX_REFRESH_RETRY_GRACE_SECONDS: u32 = 300;
 /// The largest `db_pool_size` accepted.
 const MAX_DB_POOL_SIZE: u32 = 1_000;
 /// The largest `db_timeout` accepted, in seconds.
@@ -42,6 +45,12 @@ settings! {
         field access_token_ttl: Ttl = default "3600", Ttl::parse;
         /// refresh token idle lifetime, seconds
         field refresh_token_ttl: Ttl = default "2592000" "(30 days)", Ttl::parse;
+        /// seconds after a refresh during which the client may retry it with the same refresh
+        /// token (its answer lost to a crash or a cut connection) and get a new pair in place of
+        /// the unused one, instead of revoking the grant as a reuse (0 to 300; `0` = off; see
+        /// [docs/security.md](docs/security.md#refresh-retries))
+        field refresh_token_retry_grace: u32 = default "30",
+            |text| values::seconds_up_to(text, MAX_REFRESH_RETRY_GRACE_SECONDS);
         /// authorization code lifetime, seconds
         field code_ttl: Ttl = default "60", Ttl::parse;
         /// browser session lifetime after sign-in, seconds

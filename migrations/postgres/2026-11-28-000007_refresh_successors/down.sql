@@ -1,0 +1,2 @@
+ALTER TABLE oauth_refresh_tokens DROP COLUMN successor_access_digest;
+ALTER TABLE oauth_refresh_tokens DROP COLUMN successor_digest;
