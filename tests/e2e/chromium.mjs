@@ -52,6 +52,24 @@ export function launch() {
   });
 }
 
+// Runs a script's work in Chromium: `work(browser)` returns the record to emit, and the
+// process exits 0; a failure emits {"error", ...extra()} and exits 1. The browser is closed
+// either way.
+export async function withChromium(work, extra = () => ({})) {
+  let browser;
+  try {
+    browser = await launch();
+    const record = await work(browser);
+    emit(record);
+    await browser.close();
+    process.exit(0);
+  } catch (e) {
+    emit({ error: String(e?.stack ?? e), ...extra() });
+    await browser?.close().catch(() => {});
+    process.exit(1);
+  }
+}
+
 // axe-core (from this directory's lockfile), run in the page by the test driver: page.evaluate
 // is not subject to the page's CSP, which lets no inline script run.
 const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");

@@ -14,14 +14,12 @@
 // <video>, play() refused, no preview), 2 on missing arguments.
 
 import { join } from "node:path";
-import { audit, collectErrors, deadline, emit, launch, playASecond, requiredOptions } from "./chromium.mjs";
+import { audit, collectErrors, deadline, playASecond, requiredOptions, withChromium } from "./chromium.mjs";
 
 const opts = requiredOptions("player_plays.mjs", ["page", "screenshots"]);
 deadline(60_000);
 
-let browser;
-try {
-  browser = await launch();
+await withChromium(async (browser) => {
   const page = await (await browser.newContext({ viewport: { width: 1024, height: 768 } })).newPage();
   page.setDefaultTimeout(45_000);
   const errors = [];
@@ -56,11 +54,5 @@ try {
   });
   await page.screenshot({ path: join(opts.screenshots, "player-preview.png") });
   const violations = await audit(page, "player");
-  emit({ ...played, controls, poster, preview, consoleErrors: errors, violations });
-  await browser.close();
-  process.exit(0);
-} catch (e) {
-  emit({ error: String(e?.stack ?? e) });
-  await browser?.close().catch(() => {});
-  process.exit(1);
-}
+  return { ...played, controls, poster, preview, consoleErrors: errors, violations };
+});

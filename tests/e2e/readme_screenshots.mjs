@@ -9,15 +9,13 @@
 // Prints one JSON line {"written": [file names]}; on a failure {"error": ...} and exit 1.
 
 import { join } from "node:path";
-import { deadline, emit, launch, requiredOptions } from "./chromium.mjs";
+import { deadline, requiredOptions, withChromium } from "./chromium.mjs";
 
 const opts = requiredOptions("readme_screenshots.mjs", ["base", "password", "out"]);
 deadline(120_000);
 
 const written = [];
-let browser;
-try {
-  browser = await launch();
+await withChromium(async (browser) => {
   const context = await browser.newContext({ viewport: { width: 1100, height: 720 } });
   const page = await context.newPage();
   page.setDefaultTimeout(30_000);
@@ -67,11 +65,5 @@ try {
   await page.locator(".opblock").first().waitFor();
   await shot(page, "api-docs.jpg");
 
-  emit({ written });
-  await browser.close();
-  process.exit(0);
-} catch (e) {
-  emit({ error: String(e?.stack ?? e), written });
-  await browser?.close().catch(() => {});
-  process.exit(1);
-}
+  return { written };
+}, () => ({ written }));

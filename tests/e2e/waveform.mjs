@@ -13,14 +13,12 @@
 // {"error": ...} and exit 1; 2 on missing arguments.
 
 import { join } from "node:path";
-import { audit, collectErrors, deadline, emit, launch, requiredOptions } from "./chromium.mjs";
+import { audit, collectErrors, deadline, requiredOptions, withChromium } from "./chromium.mjs";
 
 const opts = requiredOptions("waveform.mjs", ["page", "screenshots"]);
 deadline(60_000);
 
-let browser;
-try {
-  browser = await launch();
+await withChromium(async (browser) => {
   const page = await (await browser.newContext({ viewport: { width: 390, height: 844 } })).newPage();
   page.setDefaultTimeout(30_000);
   const errors = [];
@@ -56,11 +54,5 @@ try {
   const duration = await page.evaluate(() => document.querySelector("audio").duration);
   await page.screenshot({ path: join(opts.screenshots, "audio-waveform.png"), fullPage: true });
   const violations = await audit(page, "audio");
-  emit({ painted, pictureHidden, played, afterEnd, afterHome, duration, valueText, consoleErrors: errors, violations });
-  await browser.close();
-  process.exit(0);
-} catch (e) {
-  emit({ error: String(e?.stack ?? e) });
-  await browser?.close().catch(() => {});
-  process.exit(1);
-}
+  return { painted, pictureHidden, played, afterEnd, afterHome, duration, valueText, consoleErrors: errors, violations };
+});

@@ -12,6 +12,7 @@ use actix_web::http::header;
 use actix_web::{HttpResponse, web};
 use askama::Template;
 
+use crate::browser::asset;
 use crate::routing::read_only;
 use crate::state::AppState;
 
@@ -98,30 +99,22 @@ fn html(rendered: askama::Result<String>) -> HttpResponse {
     }
 }
 
-fn file(content_type: &'static str, body: &'static [u8]) -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type(content_type)
-        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
-        .insert_header((header::CACHE_CONTROL, "public, max-age=3600"))
-        .body(body)
-}
-
 async fn bundle() -> HttpResponse {
-    file("text/javascript; charset=utf-8", BUNDLE)
+    asset("text/javascript; charset=utf-8", BUNDLE)
 }
 
 async fn stylesheet() -> HttpResponse {
-    file("text/css; charset=utf-8", STYLESHEET)
+    asset("text/css; charset=utf-8", STYLESHEET)
 }
 
 async fn redirect_script() -> HttpResponse {
-    file("text/javascript; charset=utf-8", REDIRECT_SCRIPT)
+    asset("text/javascript; charset=utf-8", REDIRECT_SCRIPT)
 }
 
 async fn start() -> HttpResponse {
-    file("text/javascript; charset=utf-8", START.as_bytes())
+    asset("text/javascript; charset=utf-8", START.as_bytes())
 }
 
 async fn own_stylesheet() -> HttpResponse {
-    file("text/css; charset=utf-8", OWN_STYLESHEET.as_bytes())
+    asset("text/css; charset=utf-8", OWN_STYLESHEET.as_bytes())
 }

@@ -380,12 +380,7 @@ async fn chromium_plays_a_processed_video_on_its_player_page(b: Backend) {
     let app = crate::processing::processing_app(b).await;
     let object = processed_clip(&app, "welcome.mp4").await;
     // The player page of a public object (its permLink).
-    let describe = format!("/api/describe/c/{}/o/{object}/", app.lib);
-    make_public(&app, &describe).await;
-    let link = app.api.get(&describe, Some(&app.token)).await.json["permLink"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let link = public_link(&app, &object, "video").await;
     let shots = screenshots(b);
     let out = client_with_env(
         node,
@@ -435,12 +430,7 @@ async fn chromium_plays_a_processed_video_on_its_player_page(b: Backend) {
     );
     assert!(preview["naturalWidth"].as_u64().unwrap() > 0, "{out}");
     assert_eq!(preview["time"], "00:02", "{out}");
-    assert_eq!(out["consoleErrors"], serde_json::json!([]), "{out}");
-    assert_eq!(
-        out["violations"],
-        serde_json::json!([]),
-        "axe-core found WCAG 2.1 A/AA violations: {out}"
-    );
+    assert_clean(&out);
 }
 
 async fn an_audio_recording_plays_with_its_waveform_as_a_seek_bar(b: Backend) {
@@ -461,21 +451,7 @@ async fn an_audio_recording_plays_with_its_waveform_as_a_seek_bar(b: Backend) {
     let object = crate::processing::upload(&app, &source, "tone.wav").await;
     let media = crate::processing::settled(&app, &object).await;
     assert_eq!(media["state"], "ready", "{media}");
-    let describe = format!("/api/describe/c/{}/o/{object}/", app.lib);
-    let made_public = app
-        .api
-        .call(
-            Method::POST,
-            &describe,
-            Some(&app.token),
-            &[("type", "audio"), ("public", "true")],
-        )
-        .await;
-    assert_eq!(made_public.status, StatusCode::ACCEPTED);
-    let link = app.api.get(&describe, Some(&app.token)).await.json["permLink"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let link = public_link(&app, &object, "audio").await;
     let shots = screenshots(b);
     let out = client_with_env(
         node,
@@ -507,12 +483,7 @@ async fn an_audio_recording_plays_with_its_waveform_as_a_seek_bar(b: Backend) {
         "Home seeks to the start: {out}"
     );
     assert_eq!(out["valueText"], "0:04 of 0:04", "{out}");
-    assert_eq!(out["consoleErrors"], serde_json::json!([]), "{out}");
-    assert_eq!(
-        out["violations"],
-        serde_json::json!([]),
-        "axe-core found WCAG 2.1 A/AA violations: {out}"
-    );
+    assert_clean(&out);
 }
 
 async fn a_person_signs_in_finds_a_private_video_in_a_library_and_plays_it(b: Backend) {
@@ -617,12 +588,7 @@ async fn a_person_signs_in_finds_a_private_video_in_a_library_and_plays_it(b: Ba
         "{}",
         people.json
     );
-    assert_eq!(out["consoleErrors"], serde_json::json!([]), "{out}");
-    assert_eq!(
-        out["violations"],
-        serde_json::json!([]),
-        "axe-core found WCAG 2.1 A/AA violations: {out}"
-    );
+    assert_clean(&out);
     for page in [
         "home-signed-out",
         "sign-in",
@@ -648,7 +614,7 @@ async fn another_site_embeds_the_player_drives_it_and_hears_its_events(b: Backen
     let app = crate::processing::processing_app(b).await;
     let object = processed_clip(&app, "talk.mp4").await;
     let describe = format!("/api/describe/c/{}/o/{object}/", app.lib);
-    make_public(&app, &describe).await;
+    make_public(&app, &describe, "video").await;
     let embed = app
         .api
         .get(
@@ -711,18 +677,38 @@ async fn processed_clip(app: &UploadApp, name: &str) -> String {
     object
 }
 
-/// Makes the video at `describe` (its describe path) public.
-async fn make_public(app: &UploadApp, describe: &str) {
+/// Makes the object at `describe` (its describe path), of `object_type`, public.
+async fn make_public(app: &UploadApp, describe: &str, object_type: &str) {
     let made_public = app
         .api
         .call(
             Method::POST,
             describe,
             Some(&app.token),
-            &[("type", "video"), ("public", "true")],
+            &[("type", object_type), ("public", "true")],
         )
         .await;
     assert_eq!(made_public.status, StatusCode::ACCEPTED);
+}
+
+/// Makes `object` (of `object_type`, in the app's library) public; its permLink.
+async fn public_link(app: &UploadApp, object: &str, object_type: &str) -> String {
+    let describe = format!("/api/describe/c/{}/o/{object}/", app.lib);
+    make_public(app, &describe, object_type).await;
+    app.api.get(&describe, Some(&app.token)).await.json["permLink"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// A browser script's report shows no console error and no axe-core violation.
+fn assert_clean(out: &Value) {
+    assert_eq!(out["consoleErrors"], serde_json::json!([]), "{out}");
+    assert_eq!(
+        out["violations"],
+        serde_json::json!([]),
+        "axe-core found WCAG 2.1 A/AA violations: {out}"
+    );
 }
 
 /// The password alice signs in with in the browser tests.
@@ -820,12 +806,7 @@ async fn a_person_uploads_from_the_library_page_and_a_reload_mid_upload_resumes(
         "after the reload it went on at the first chunk's end: {out}"
     );
     assert_eq!(resume["postsAfter"], 0, "no new upload: {out}");
-    assert_eq!(out["consoleErrors"], serde_json::json!([]), "{out}");
-    assert_eq!(
-        out["violations"],
-        serde_json::json!([]),
-        "axe-core found WCAG 2.1 A/AA violations: {out}"
-    );
+    assert_clean(&out);
     // The library holds the two uploads, and the resumed one is the file, byte for byte.
     let listed = app
         .api
