@@ -1,10 +1,16 @@
-//! A full disk under the database (issue 24): SQLite on a real file system that fills up (a
-//! 16 MiB tmpfs, mounted for the test; CI runs as root) answers writes with 507 and a message
-//! that says the server is out of space, keeps answering reads, counts the refusals on
+//! A full disk under the database (issue 24): the database on a real file system that fills
+//! up (a small tmpfs, mounted for the test; CI runs as root) answers writes with 507 and a
+//! message that says the server is out of space, keeps answering reads, counts the refusals on
 //! `/metrics`, says so in `/readyz`'s body, and takes writes again once space is freed, with
 //! no restart. Before, each such write was `500 {"message":"internal error"}`.
 //!
-//! Needs `mount` (root, or a user namespace); `MEDIALIB_TEST_SKIP_MOUNT=1` skips it.
+//! - SQLite: its file on a 16 MiB tmpfs.
+//! - PostgreSQL: a private cluster (`pg_createcluster`) whose data directory is on a 48 MiB
+//!   tmpfs and whose WAL is on the ordinary disk, as with a full tablespace: a table that
+//!   cannot grow is an error (`could not extend file …: No space left on device`), where a WAL
+//!   that cannot be written would stop the server.
+//!
+//! Needs `mount` (root, or a user namespace); `MEDIALIB_TEST_SKIP_MOUNT=1` skips them.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -12,6 +18,7 @@ use std::process::Command;
 
 use reqwest::{Method, StatusCode};
 
+use super::outage::PrivateCluster;
 use crate::api::ApiApp;
 
 /// A tmpfs of `SIZE` mounted on a fresh directory; unmounted (lazily, as the app may still
@@ -20,13 +27,18 @@ struct SmallDisk {
     dir: tempfile::TempDir,
 }
 
-const SIZE: &str = "16m";
-
 impl SmallDisk {
-    fn mount() -> Self {
+    /// A tmpfs of `size` (`16m`).
+    fn mount(size: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let status = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={SIZE}"), "tmpfs"])
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size},mode=0755"),
+                "tmpfs",
+            ])
             .arg(dir.path())
             .status()
             .expect("cannot run mount");
@@ -69,9 +81,43 @@ async fn a_full_disk_answers_507_to_writes_while_reads_go_on_and_writes_resume_o
     if std::env::var_os("MEDIALIB_TEST_SKIP_MOUNT").is_some() {
         return;
     }
-    let disk = SmallDisk::mount();
+    let disk = SmallDisk::mount("16m");
     let db_url = format!("sqlite://{}/medialib.db", disk.path().display());
     let app = ApiApp::start_on(db_url, Box::new(()), |l| l).await;
+    on_a_full_disk(&app, &disk).await;
+}
+
+#[tokio::test]
+async fn postgres_on_a_full_disk_answers_507_to_writes_while_reads_go_on() {
+    if std::env::var_os("MEDIALIB_TEST_SKIP_MOUNT").is_some()
+        || medialib_adapters_diesel::testing::skipping_pg()
+    {
+        return;
+    }
+    let disk = SmallDisk::mount("48m");
+    let wal = tempfile::tempdir().unwrap();
+    for dir in [disk.path(), wal.path()] {
+        let status = Command::new("chown")
+            .arg("postgres")
+            .arg(dir)
+            .status()
+            .unwrap();
+        assert!(status.success(), "chown postgres {}", dir.display());
+    }
+    let data = disk.path().join("pg");
+    let waldir = wal.path().join("pg_wal");
+    let cluster = PrivateCluster::create_with(&[
+        ("-d", data.to_str().unwrap()),
+        ("--waldir", waldir.to_str().unwrap()),
+    ]);
+    let app = ApiApp::start_on(cluster.url(), Box::new(()), |l| l).await;
+    on_a_full_disk(&app, &disk).await;
+    drop(app);
+    drop(cluster);
+}
+
+/// The scenario on `app`, whose database lives on `disk`.
+async fn on_a_full_disk(app: &ApiApp, disk: &SmallDisk) {
     let (_, token) = app.signed_in("filler");
     let library = app.library(&token, "Full").await;
     let object = app.object(&token, &library, "video", "read me").await;

@@ -158,7 +158,7 @@ fn assert_only_503s(seen: &[&Seen], limit: Duration, what: &str) -> usize {
 }
 
 /// A PostgreSQL cluster of its own, on a free port; dropped (stopped and deleted) at the end.
-struct PrivateCluster {
+pub(super) struct PrivateCluster {
     version: String,
     name: String,
     port: u16,
@@ -168,6 +168,12 @@ impl PrivateCluster {
     const PREFIX: &'static str = "mloutage";
 
     fn create() -> Self {
+        Self::create_with(&[])
+    }
+
+    /// A cluster made with these extra `pg_createcluster` options before its `--` (e.g. `-d
+    /// DATADIR`) and `initdb` options after it (e.g. `--waldir=DIR`).
+    pub(super) fn create_with(options: &[(&str, &str)]) -> Self {
         let version = String::from_utf8(
             Command::new("sh")
                 .args(["-c", "ls /usr/lib/postgresql | sort -V | tail -n 1"])
@@ -189,9 +195,16 @@ impl PrivateCluster {
             .unwrap()
             .port();
         let name = format!("{}{}", Self::PREFIX, std::process::id());
-        let out = Command::new("pg_createcluster")
-            .args([&version, &name, "-p", &port.to_string(), "--start"])
-            .args(["--", "--auth-host=trust", "--auth-local=trust"])
+        let mut cluster = Command::new("pg_createcluster");
+        cluster.args([&version, &name, "-p", &port.to_string(), "--start"]);
+        for (option, value) in options.iter().filter(|(o, _)| !o.starts_with("--")) {
+            cluster.args([option, value]);
+        }
+        cluster.args(["--", "--auth-host=trust", "--auth-local=trust"]);
+        for (option, value) in options.iter().filter(|(o, _)| o.starts_with("--")) {
+            cluster.arg(format!("{option}={value}"));
+        }
+        let out = cluster
             .output()
             .expect("cannot run pg_createcluster (Debian's postgresql-common)");
         assert!(
@@ -224,7 +237,7 @@ impl PrivateCluster {
         }
     }
 
-    fn url(&self) -> String {
+    pub(super) fn url(&self) -> String {
         format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
     }
 
