@@ -5,6 +5,8 @@
 //! no restart. Before, each such write was `500 {"message":"internal error"}`.
 //!
 //! - SQLite: its file on a 16 MiB tmpfs.
+//! - Media storage (`file://`) on a 16 MiB tmpfs that fills mid-upload: 507, and the tus
+//!   upload goes on from its offset once space is freed.
 //! - PostgreSQL: a private cluster (`pg_createcluster`) whose data directory is on a 48 MiB
 //!   tmpfs and whose WAL is on the ordinary disk, as with a full tablespace: a table that
 //!   cannot grow is an error (`could not extend file …: No space left on device`), where a WAL
@@ -19,7 +21,8 @@ use std::process::Command;
 use reqwest::{Method, StatusCode};
 
 use super::outage::PrivateCluster;
-use crate::api::ApiApp;
+use crate::api::{ApiApp, Backend};
+use crate::uploads::{UploadApp, data, sha256_hex};
 
 /// A tmpfs of `SIZE` mounted on a fresh directory; unmounted (lazily, as the app may still
 /// hold its files) and removed when dropped.
@@ -207,4 +210,60 @@ async fn on_a_full_disk(app: &ApiApp, disk: &SmallDisk) {
     std::fs::remove_file(&filler).unwrap();
     let after = write("after").await;
     assert_eq!(after.status, StatusCode::CREATED, "{after:?}");
+}
+
+/// Media storage on a full disk mid-upload: the PATCH whose bytes cannot be stored is a 507
+/// that says so, the upload keeps what it stored and stays resumable from its offset, and it
+/// completes, whole and with the right checksum, once space is freed. The database is
+/// elsewhere and keeps working.
+#[tokio::test]
+async fn a_full_media_disk_mid_upload_is_507_and_the_upload_resumes_once_freed() {
+    if std::env::var_os("MEDIALIB_TEST_SKIP_MOUNT").is_some() {
+        return;
+    }
+    let disk = SmallDisk::mount("16m");
+    let media = disk.path().join("media");
+    std::fs::create_dir(&media).unwrap();
+    let storage = format!("file://{}", media.display());
+    let app = UploadApp::start_with(Backend::Sqlite, |l| l.set("storage_url", storage)).await;
+    let bytes = data(12 << 20);
+    let location = app.create(bytes.len(), "lecture.mp4").await;
+    // The positive control: with room, a chunk is stored.
+    let first = app.patch(&location, 0, &bytes[..4 << 20]).await;
+    assert_eq!(first.status(), StatusCode::NO_CONTENT);
+
+    let filler = disk.fill();
+    let refused = app.patch(&location, 4 << 20, &bytes[4 << 20..]).await;
+    assert_eq!(refused.status(), StatusCode::INSUFFICIENT_STORAGE);
+    let message: serde_json::Value = refused.json().await.unwrap();
+    assert!(
+        message["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("space")),
+        "{message}"
+    );
+    // The upload is still there, at an offset within what was sent.
+    let head = app.tus(Method::HEAD, &location).send().await.unwrap();
+    assert_eq!(head.status(), StatusCode::OK);
+    let offset: usize = head.headers()["upload-offset"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        (4 << 20..bytes.len()).contains(&offset),
+        "offset {offset} after the refused PATCH"
+    );
+
+    std::fs::remove_file(&filler).unwrap();
+    let rest = app.patch(&location, offset, &bytes[offset..]).await;
+    assert_eq!(rest.status(), StatusCode::NO_CONTENT);
+    assert_eq!(
+        rest.headers()["upload-offset"].to_str().unwrap(),
+        bytes.len().to_string()
+    );
+    let object = location.trim_end_matches('/').rsplit('/').next().unwrap();
+    let record = app.media(object).await;
+    assert_eq!(record["source"]["size"], bytes.len(), "{record}");
+    assert_eq!(record["source"]["sha256"], sha256_hex(&bytes), "{record}");
 }
