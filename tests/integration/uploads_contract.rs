@@ -649,12 +649,60 @@ mod cases {
         b.store.finish_upload(a, "p", &requeued).unwrap();
         assert_eq!(b.store.derived_of(&[a]).unwrap(), vec![(a, one)]);
     }
+
+    /// `media_of` reads what `media` reads, for many objects at once.
+    pub fn media_records_are_read_for_many_objects_in_one_call(b: &Bench) {
+        let a = b.processed(&derived("0a", &[(128, 128)]));
+        let waiting = b.object(ObjectType::Video);
+        let queued = MediaRecord {
+            state: MediaState::Queued,
+            ..ready(waiting.id(), 10, T0)
+        };
+        b.store
+            .create_with_media(&waiting, b.library, NewMedia::Stored(&queued))
+            .unwrap();
+        let uploading = b.started(100, T0 + 3600).object;
+        let catalog = b.object(ObjectType::Catalog);
+        b.store.create_in_collection(&catalog, b.library).unwrap();
+        let unknown = b.object(ObjectType::Video).id();
+        let sorted = |mut v: Vec<MediaRecord>| {
+            v.sort_by_key(|m| m.object);
+            v
+        };
+        let one_by_one = |ids: &[ObjectId]| {
+            sorted(
+                ids.iter()
+                    .filter_map(|id| b.store.media(*id).unwrap())
+                    .collect(),
+            )
+        };
+        let asked = [unknown, a, waiting.id(), uploading, catalog.id(), a];
+        let records = sorted(b.store.media_of(&asked).unwrap());
+        assert_eq!(
+            records.len(),
+            3,
+            "a, the queued one and the upload, once each"
+        );
+        assert_eq!(records, one_by_one(&[a, waiting.id(), uploading]));
+        assert_eq!(b.store.media_of(&[]).unwrap(), vec![]);
+        // More ids than one statement binds: still every one is looked at.
+        let mut many: Vec<ObjectId> = (0..1200)
+            .map(|_| b.object(ObjectType::Video).id())
+            .collect();
+        many.insert(700, waiting.id());
+        many.push(a);
+        assert_eq!(
+            sorted(b.store.media_of(&many).unwrap()),
+            one_by_one(&[a, waiting.id()])
+        );
+    }
 }
 
 use cases::*;
 
 medialib_adapters_diesel::backend_tests!(
     on [sqlite, memory, postgres] with Bench::run:
+    media_records_are_read_for_many_objects_in_one_call,
     an_upload_created_with_its_object_reads_back,
     an_object_created_with_a_stored_source_has_its_media_and_no_upload,
     replacing_an_upload_returns_the_old_one,

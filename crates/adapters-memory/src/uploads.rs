@@ -236,6 +236,16 @@ impl UploadRepository for MemoryStore {
         Ok(self.lock().media.get(&object).cloned())
     }
 
+    fn media_of(&self, objects: &[ObjectId]) -> Result<Vec<MediaRecord>, StoreError> {
+        let state = self.lock();
+        // Mirrors adapters-diesel: an id named twice is one row.
+        let ids: std::collections::BTreeSet<&ObjectId> = objects.iter().collect();
+        Ok(ids
+            .into_iter()
+            .filter_map(|o| state.media.get(o).cloned())
+            .collect())
+    }
+
     fn deleted_before(&self, before: Timestamp, limit: usize) -> Result<Vec<ObjectId>, StoreError> {
         let state = self.lock();
         let mut due: Vec<(Timestamp, ObjectId)> = state

@@ -239,6 +239,10 @@ pub trait UploadRepository: Send + Sync {
     /// The media of `object`.
     fn media(&self, object: ObjectId) -> Result<Option<MediaRecord>, StoreError>;
 
+    /// The media of each of `objects` that has some, in no particular order: one read for
+    /// many objects (a library's page), never one per object.
+    fn media_of(&self, objects: &[ObjectId]) -> Result<Vec<MediaRecord>, StoreError>;
+
     /// Up to `limit` objects soft-deleted before `before` (the oldest first): those the purge
     /// takes, once their media's bytes are deleted.
     fn deleted_before(&self, before: Timestamp, limit: usize) -> Result<Vec<ObjectId>, StoreError>;

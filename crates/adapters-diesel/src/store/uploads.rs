@@ -541,6 +541,29 @@ impl UploadRepository for DieselStore {
         row.map(MediaRow::into_domain).transpose()
     }
 
+    fn media_of(&self, objects: &[ObjectId]) -> Result<Vec<MediaRecord>, StoreError> {
+        if objects.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<String> = objects.iter().map(ToString::to_string).collect();
+        let rows: Vec<MediaRow> = (|| -> Result<_, DbError> {
+            with_conn!(self.db, conn => {
+                // As `derived_of`: one statement per chunk of ids, on one connection.
+                let mut rows = Vec::new();
+                for chunk in ids.chunks(DERIVED_OF_CHUNK) {
+                    rows.extend(
+                        media::table
+                            .filter(media::object_id.eq_any(chunk))
+                            .select(MediaRow::as_select())
+                            .load::<MediaRow>(conn)?,
+                    );
+                }
+                Ok(rows)
+            })
+        })()?;
+        rows.into_iter().map(MediaRow::into_domain).collect()
+    }
+
     fn deleted_before(&self, before: Timestamp, limit: usize) -> Result<Vec<ObjectId>, StoreError> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let ids: Vec<String> = (|| -> Result<_, DbError> {

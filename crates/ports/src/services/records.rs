@@ -152,13 +152,23 @@ impl UploadServices {
             .iter()
             .map(|i| (i.object.id(), i.object.object_type()))
             .collect();
+        // One read for every member's media: their state, and their stills.
+        let items: Vec<ObjectId> = members
+            .iter()
+            .filter(|(_, t)| !t.is_collection())
+            .map(|(id, _)| *id)
+            .collect();
         let mut media = HashMap::new();
-        for (id, _) in members.iter().filter(|(_, t)| !t.is_collection()) {
-            if let Some(record) = self.uploads.media(*id)? {
-                media.insert(*id, record);
+        let mut images = HashMap::new();
+        for record in self.uploads.media_of(&items)? {
+            if let Some(set) = record.derived.as_ref() {
+                let links = self.image_links(record.object, set)?;
+                if !links.is_empty() {
+                    images.insert(record.object, links);
+                }
             }
+            media.insert(record.object, record);
         }
-        let images = self.images_of(&members)?;
         let manages = self.objects.permits(
             caller,
             Action::ReadPermissions {
