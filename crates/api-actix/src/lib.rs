@@ -6,6 +6,7 @@
 //! [`Readiness`] inside an [`AppState`].
 
 mod admission;
+mod answers;
 mod api;
 mod apidoc;
 mod auth;
@@ -39,6 +40,7 @@ use actix_web::http::header;
 use actix_web::middleware::{Condition, DefaultHeaders, from_fn};
 use actix_web::{App, HttpRequest, HttpResponse, web};
 
+pub use answers::DEFAULT_ANSWER_BUDGET;
 pub use error::ApiError;
 pub use metrics::{METRICS_PATH, PoolMetrics, PoolUsage};
 pub use proxy::{ClientInfo, TrustedProxies};

@@ -7,6 +7,7 @@ use actix_web::HttpRequest;
 use medialib_ports::Services;
 
 use crate::admission::Admission;
+use crate::answers::AnswerBudget;
 use crate::metrics::{Metrics, PoolMetrics};
 use crate::proxy::{ClientInfo, TrustedProxies};
 use crate::ratelimit::{RateLimitConfig, RateLimits};
@@ -50,6 +51,10 @@ pub struct HttpConfig {
     /// Requests doing blocking work (database, password hashing) at once, queued ones
     /// included; past it new ones get a 503 at once (`max_in_flight`; `None`: no limit).
     pub max_in_flight: Option<usize>,
+    /// Bytes that large answers (catalog listings) may hold at once, from when one starts being
+    /// built until its last byte is handed to the socket (`answer_budget`; `None`:
+    /// [`DEFAULT_ANSWER_BUDGET`](crate::DEFAULT_ANSWER_BUDGET)). See `answers.rs`.
+    pub answer_budget: Option<usize>,
     /// Whether clients reach the service only over HTTPS (native TLS, or an `https://`
     /// base URL behind a TLS proxy): every response then carries `Strict-Transport-Security`.
     pub https_only: bool,
@@ -74,6 +79,8 @@ pub struct AppState {
     pub(crate) hashing: Arc<tokio::sync::Semaphore>,
     /// Media transfers (uploads, deliveries) that may run at once, each on its own thread.
     transfers: crate::admission::Transfers,
+    /// The bytes large answers may hold at once, shared by every worker (see `answers.rs`).
+    pub(crate) answers: Arc<AnswerBudget>,
 }
 
 struct Api {
@@ -88,6 +95,10 @@ impl AppState {
         config.base_url = config.base_url.trim_end_matches('/').to_owned();
         let limits = RateLimits::new(config.rate_limits);
         let admission = Arc::new(Admission::new(config.max_in_flight));
+        let answers = Arc::new(AnswerBudget::new(
+            config.answer_budget.unwrap_or(crate::DEFAULT_ANSWER_BUDGET),
+            config.db_deadline,
+        ));
         Self {
             readiness,
             api: Arc::new(Api {
@@ -99,6 +110,7 @@ impl AppState {
             admission,
             hashing: Arc::new(tokio::sync::Semaphore::new(hashing_slots())),
             transfers: crate::admission::Transfers::default(),
+            answers,
         }
     }
 

@@ -126,6 +126,7 @@ impl Application {
                 Sso::Local | Sso::Oidc(_) => None,
             },
             max_in_flight: usize::try_from(settings.max_in_flight.get()).ok(),
+            answer_budget: usize::try_from(settings.answer_budget).ok(),
             https_only: tls.is_some(),
             storage_redirect: settings.storage_redirect,
         };

@@ -9,6 +9,7 @@ use medialib_domain::{
 use medialib_ports::MediaServices;
 
 use super::{Answer, Call, CollectionObject, PathIds, Resource, answer, collection_id, path_id};
+use crate::answers::{self, Chunked};
 use crate::apidoc::responses::{ConflictingWriteErrors, ReadErrors, WriteErrors};
 use crate::apidoc::schemas::{CatalogListPath, CatalogQuery, CollectionOnly, ObjectInCollection};
 use crate::blocking::run;
@@ -147,6 +148,11 @@ pub(crate) async fn list(call: &Call<'_>, CatalogPath(c, o): CatalogPath) -> Ans
     let page = page_request(query)?;
     let base = call.state.base_url().to_owned();
     let complete = complete.unwrap_or(usize::MAX);
+    // The answer's share of the bytes large answers may hold at once, taken before it is built
+    // (waiting here, holding no thread, while the budget is spent) and settled on its real size
+    // once built; given back when the body has been handed to the socket (`answers.rs`).
+    let budget = &call.state.answers;
+    let share = budget.reserve(answers::ESTIMATE).await?;
     // Listed and written to JSON on the blocking pool, member by member as the rows are
     // read: a large listing never holds up the async worker, and only its bytes come back.
     let body = run(call.state, move |s| -> Result<Vec<u8>, ApiError> {
@@ -176,9 +182,11 @@ pub(crate) async fn list(call: &Call<'_>, CatalogPath(c, o): CatalogPath) -> Ans
         }
     })
     .await?;
+    let share = budget.settle(share, body.len()).await?;
+    // Sent in small chunks, so the connection's write buffer never grows to the answer's size.
     Ok(HttpResponse::Ok()
         .insert_header(ContentType::json())
-        .body(body))
+        .body(Chunked::new(body, share)))
 }
 
 /// Add an existing object to a collection.

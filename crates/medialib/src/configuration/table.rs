@@ -110,6 +110,11 @@ settings! {
         /// 503 with `Retry-After: 1` at once (1 to 100000; see
         /// [docs/reliability.md](docs/reliability.md))
         field max_in_flight: Count = default "256", |text| Count::parse(text, MAX_IN_FLIGHT);
+        /// bytes that large answers (catalog listings) may hold at once, from when one starts
+        /// being built until it is sent (suffixes `KiB`, `MiB`, `GiB`); a listing that cannot
+        /// get its share within twice `db_timeout` gets a 503 with `Retry-After: 1` (see
+        /// [docs/reliability.md](docs/reliability.md))
+        field answer_budget: u64 = default "32MiB", values::byte_size;
         /// where media is kept: `file://PATH` (a directory) or `s3://BUCKET/PREFIX` (see
         /// [docs/operations.md](docs/operations.md))
         part storage_url: StorageUrl = default "file://./medialib-data/media", StorageUrl::parse;
