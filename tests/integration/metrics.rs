@@ -476,6 +476,42 @@ async fn other_methods_on_metrics_are_501() {
     assert_eq!(res.status(), StatusCode::OK);
 }
 
+/// The metric names a Markdown text documents: each `` `medialib_…` `` in it.
+fn documented(doc: &str) -> std::collections::BTreeSet<String> {
+    doc.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|w| w.starts_with("medialib_") && is_metric_name(w))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Every metric family `/metrics` declares is in docs/metrics.md's table (a counter under its
+/// samples' name, `…_total`), so an operator finds what each one counts.
+#[tokio::test]
+async fn every_metric_is_documented() {
+    let app = OAuthApp::start(Backend::Sqlite).await;
+    let m = scrape(&app).await;
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/metrics.md"),
+    )
+    .unwrap();
+    let names = documented(&doc);
+    let missing: Vec<&String> = m
+        .types
+        .keys()
+        .filter(|name| !names.contains(*name) && !names.contains(&format!("{name}_total")))
+        .collect();
+    assert!(m.types.len() >= 10, "{:?}", m.types);
+    assert!(
+        missing.is_empty(),
+        "docs/metrics.md does not describe {missing:?}"
+    );
+    // Positive control: a family the text does not name is found missing.
+    assert!(!documented("| `medialib_a_total` | counter |").contains("medialib_b_total"));
+    assert!(documented("| `medialib_a_total` | counter |").contains("medialib_a_total"));
+}
+
 medialib_adapters_diesel::backend_tests!(
     async on [sqlite, postgres] with crate::api::run:
     requests_are_counted_by_route_pattern_method_and_status,
