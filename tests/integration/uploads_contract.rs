@@ -594,12 +594,19 @@ mod cases {
         assert!(b.store.object(id).unwrap().is_some());
     }
 
-    pub fn derived_files_are_read_for_many_objects_in_one_call(b: &Bench) {
-        let one = derived("0a", &[(128, 128), (512, 512), (1280, 760)]);
-        let two = derived("0b", &[(128, 128)]);
-        let a = b.processed(&one);
-        let c = b.processed(&two);
-        // Media without derived files: a source waiting for processing, an upload.
+    /// Objects with no derived files, beside processed ones.
+    struct Underived {
+        /// A video whose stored source waits for processing.
+        waiting: ObjectId,
+        /// A video still uploading.
+        uploading: ObjectId,
+        /// A catalog, which has no media.
+        catalog: ObjectId,
+        /// An id no object has.
+        unknown: ObjectId,
+    }
+
+    fn underived(b: &Bench) -> Underived {
         let waiting = b.object(ObjectType::Video);
         let queued = MediaRecord {
             state: MediaState::Queued,
@@ -608,23 +615,40 @@ mod cases {
         b.store
             .create_with_media(&waiting, b.library, NewMedia::Stored(&queued))
             .unwrap();
-        let uploading = b.started(100, T0 + 3600).object;
         let catalog = b.object(ObjectType::Catalog);
         b.store.create_in_collection(&catalog, b.library).unwrap();
-        let unknown = b.object(ObjectType::Video).id();
+        Underived {
+            waiting: waiting.id(),
+            uploading: b.started(100, T0 + 3600).object,
+            catalog: catalog.id(),
+            unknown: b.object(ObjectType::Video).id(),
+        }
+    }
+
+    pub fn derived_files_are_read_for_many_objects_in_one_call(b: &Bench) {
+        let one = derived("0a", &[(128, 128), (512, 512), (1280, 760)]);
+        let two = derived("0b", &[(128, 128)]);
+        let a = b.processed(&one);
+        let c = b.processed(&two);
+        let Underived {
+            waiting,
+            uploading,
+            catalog,
+            unknown,
+        } = underived(b);
 
         let sorted = |mut v: Vec<(ObjectId, DerivedSet)>| {
             v.sort_by_key(|(id, _)| *id);
             v
         };
-        let asked = [unknown, a, waiting.id(), c, uploading, catalog.id(), a];
+        let asked = [unknown, a, waiting, c, uploading, catalog, a];
         assert_eq!(
             sorted(b.store.derived_of(&asked).unwrap()),
             sorted(vec![(a, one.clone()), (c, two.clone())]),
             "each object with derived files once, the others left out"
         );
         assert_eq!(b.store.derived_of(&[]).unwrap(), vec![]);
-        assert_eq!(b.store.derived_of(&[waiting.id()]).unwrap(), vec![]);
+        assert_eq!(b.store.derived_of(&[waiting]).unwrap(), vec![]);
 
         // More ids than one statement binds: still every one is looked at.
         let mut many: Vec<ObjectId> = (0..1200)
@@ -653,18 +677,12 @@ mod cases {
     /// `media_of` reads what `media` reads, for many objects at once.
     pub fn media_records_are_read_for_many_objects_in_one_call(b: &Bench) {
         let a = b.processed(&derived("0a", &[(128, 128)]));
-        let waiting = b.object(ObjectType::Video);
-        let queued = MediaRecord {
-            state: MediaState::Queued,
-            ..ready(waiting.id(), 10, T0)
-        };
-        b.store
-            .create_with_media(&waiting, b.library, NewMedia::Stored(&queued))
-            .unwrap();
-        let uploading = b.started(100, T0 + 3600).object;
-        let catalog = b.object(ObjectType::Catalog);
-        b.store.create_in_collection(&catalog, b.library).unwrap();
-        let unknown = b.object(ObjectType::Video).id();
+        let Underived {
+            waiting,
+            uploading,
+            catalog,
+            unknown,
+        } = underived(b);
         let sorted = |mut v: Vec<MediaRecord>| {
             v.sort_by_key(|m| m.object);
             v
@@ -676,24 +694,24 @@ mod cases {
                     .collect(),
             )
         };
-        let asked = [unknown, a, waiting.id(), uploading, catalog.id(), a];
+        let asked = [unknown, a, waiting, uploading, catalog, a];
         let records = sorted(b.store.media_of(&asked).unwrap());
         assert_eq!(
             records.len(),
             3,
             "a, the queued one and the upload, once each"
         );
-        assert_eq!(records, one_by_one(&[a, waiting.id(), uploading]));
+        assert_eq!(records, one_by_one(&[a, waiting, uploading]));
         assert_eq!(b.store.media_of(&[]).unwrap(), vec![]);
         // More ids than one statement binds: still every one is looked at.
         let mut many: Vec<ObjectId> = (0..1200)
             .map(|_| b.object(ObjectType::Video).id())
             .collect();
-        many.insert(700, waiting.id());
+        many.insert(700, waiting);
         many.push(a);
         assert_eq!(
             sorted(b.store.media_of(&many).unwrap()),
-            one_by_one(&[a, waiting.id()])
+            one_by_one(&[a, waiting])
         );
     }
 }

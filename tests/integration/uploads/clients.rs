@@ -375,25 +375,11 @@ async fn chromium_plays_a_processed_video_on_its_player_page(b: Backend) {
     if skipped("chromium_plays_a_processed_video_on_its_player_page") || crate::processing::skip() {
         return;
     }
-    let node = node();
-    let chromium = chromium();
     let app = crate::processing::processing_app(b).await;
     let object = processed_clip(&app, "welcome.mp4").await;
     // The player page of a public object (its permLink).
     let link = public_link(&app, &object, "video").await;
-    let shots = screenshots(b);
-    let out = client_with_env(
-        node,
-        "player_plays.mjs",
-        vec![
-            "--page".into(),
-            link,
-            "--screenshots".into(),
-            shots.display().to_string(),
-        ],
-        vec![("CHROMIUM", chromium.display().to_string())],
-    )
-    .await;
+    let out = page_script(b, "player_plays.mjs", link).await;
     assert_eq!(out["error"], Value::Null, "{out}");
     assert!(
         out["currentTime"].as_f64().unwrap() >= 1.0,
@@ -439,8 +425,6 @@ async fn an_audio_recording_plays_with_its_waveform_as_a_seek_bar(b: Backend) {
     {
         return;
     }
-    let node = node();
-    let chromium = chromium();
     let app = crate::processing::processing_app(b).await;
     let dir = tempfile::tempdir().unwrap();
     let source = crate::processing::generate(
@@ -452,19 +436,7 @@ async fn an_audio_recording_plays_with_its_waveform_as_a_seek_bar(b: Backend) {
     let media = crate::processing::settled(&app, &object).await;
     assert_eq!(media["state"], "ready", "{media}");
     let link = public_link(&app, &object, "audio").await;
-    let shots = screenshots(b);
-    let out = client_with_env(
-        node,
-        "waveform.mjs",
-        vec![
-            "--page".into(),
-            link,
-            "--screenshots".into(),
-            shots.display().to_string(),
-        ],
-        vec![("CHROMIUM", chromium.display().to_string())],
-    )
-    .await;
+    let out = page_script(b, "waveform.mjs", link).await;
     assert_eq!(out["error"], Value::Null, "{out}");
     // A 4 s tone is drawn across the width of a phone's screen.
     assert!(out["painted"].as_u64().unwrap() > 1000, "{out}");
@@ -699,6 +671,23 @@ async fn public_link(app: &UploadApp, object: &str, object_type: &str) -> String
         .as_str()
         .unwrap()
         .to_owned()
+}
+
+/// Runs the browser script `script` on the page at `link` (`--page`), keeping its
+/// screenshots with `b`'s; its report.
+async fn page_script(b: Backend, script: &'static str, link: String) -> Value {
+    client_with_env(
+        node(),
+        script,
+        vec![
+            "--page".into(),
+            link,
+            "--screenshots".into(),
+            screenshots(b).display().to_string(),
+        ],
+        vec![("CHROMIUM", chromium().display().to_string())],
+    )
+    .await
 }
 
 /// A browser script's report shows no console error and no axe-core violation.

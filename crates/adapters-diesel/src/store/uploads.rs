@@ -166,10 +166,23 @@ impl MediaRow {
     }
 }
 
-/// How many ids one statement of `derived_of` names: under SQLite's smallest limit of bound
-/// parameters (999 before 3.32), and more than a catalog page holds (at most 1000 members,
-/// read in two statements).
-const DERIVED_OF_CHUNK: usize = 500;
+/// How many ids one statement of `derived_of` or `media_of` names: under SQLite's smallest
+/// limit of bound parameters (999 before 3.32), and more than a catalog page holds (at most
+/// 1000 members, read in two statements).
+const IDS_PER_STATEMENT: usize = 500;
+
+/// The rows `load` reads for `ids`, one statement per [`IDS_PER_STATEMENT`] of them, on the
+/// caller's connection: SQLite binds every id of an `IN` list separately.
+fn by_chunks<T>(
+    ids: &[String],
+    mut load: impl FnMut(&[String]) -> QueryResult<Vec<T>>,
+) -> QueryResult<Vec<T>> {
+    let mut rows = Vec::new();
+    for chunk in ids.chunks(IDS_PER_STATEMENT) {
+        rows.extend(load(chunk)?);
+    }
+    Ok(rows)
+}
 
 /// The total of the sources' sizes and the unfinished uploads' lengths, in one statement
 /// (`SUM` of a `BIGINT` is `NUMERIC` on PostgreSQL, hence the cast).
@@ -503,19 +516,13 @@ impl UploadRepository for DieselStore {
         let ids: Vec<String> = objects.iter().map(ToString::to_string).collect();
         let rows: Vec<(String, Option<String>)> = (|| -> Result<_, DbError> {
             with_conn!(self.db, conn => {
-                // One statement per `DERIVED_OF_CHUNK` ids (one for any page of a catalog),
-                // on one connection: SQLite binds every id of an `IN` list separately.
-                let mut rows = Vec::new();
-                for chunk in ids.chunks(DERIVED_OF_CHUNK) {
-                    rows.extend(
-                        media::table
-                            .filter(media::object_id.eq_any(chunk))
-                            .filter(media::derived.is_not_null())
-                            .select((media::object_id, media::derived))
-                            .load::<(String, Option<String>)>(conn)?,
-                    );
-                }
-                Ok(rows)
+                Ok(by_chunks(&ids, |chunk| {
+                    media::table
+                        .filter(media::object_id.eq_any(chunk))
+                        .filter(media::derived.is_not_null())
+                        .select((media::object_id, media::derived))
+                        .load(conn)
+                })?)
             })
         })()?;
         rows.into_iter()
@@ -548,17 +555,12 @@ impl UploadRepository for DieselStore {
         let ids: Vec<String> = objects.iter().map(ToString::to_string).collect();
         let rows: Vec<MediaRow> = (|| -> Result<_, DbError> {
             with_conn!(self.db, conn => {
-                // As `derived_of`: one statement per chunk of ids, on one connection.
-                let mut rows = Vec::new();
-                for chunk in ids.chunks(DERIVED_OF_CHUNK) {
-                    rows.extend(
-                        media::table
-                            .filter(media::object_id.eq_any(chunk))
-                            .select(MediaRow::as_select())
-                            .load::<MediaRow>(conn)?,
-                    );
-                }
-                Ok(rows)
+                Ok(by_chunks(&ids, |chunk| {
+                    media::table
+                        .filter(media::object_id.eq_any(chunk))
+                        .select(MediaRow::as_select())
+                        .load(conn)
+                })?)
             })
         })()?;
         rows.into_iter().map(MediaRow::into_domain).collect()
