@@ -207,13 +207,8 @@ impl GrantUnit<RefreshFacts, RefreshDecision> for Unit<'_> {
                 let tokens = &mut self.state.refresh_tokens;
                 // The conditional write: a first rotation only while the token is unused, a
                 // retry only while the pair it gave is.
-                let contested = match r.supersedes() {
-                    None => Some(self.digest),
-                    Some(old) => Some(old.refresh),
-                };
-                let open = contested
-                    .and_then(|d| tokens.get(&d))
-                    .is_some_and(|t| t.used_at.is_none());
+                let contested = r.supersedes().map_or(self.digest, |old| old.refresh);
+                let open = tokens.get(&contested).is_some_and(|t| t.used_at.is_none());
                 let Some(spent) = tokens.get_mut(&self.digest).filter(|_| open) else {
                     return Ok(Applied::Lost);
                 };
