@@ -9,16 +9,18 @@ use crate::state::AppState;
 /// What a use case spends on the blocking pool, which decides the slots it waits for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Work {
-    /// Storage reads and writes: a slot of `max_in_flight`, or a 503 at once.
+    /// Storage reads and writes: a slot of `max_in_flight` (see `admission.rs`), or a 503 at
+    /// once.
     Store,
     /// A password sign-in: once admitted, it also waits (on the async worker, holding no
-    /// thread) for one of the sign-in slots (two per CPU, `AppState::hashing`), so that a
+    /// thread) for one of the sign-in slots (two per CPU, `AppState::sign_ins`), so that a
     /// burst of sign-ins never fills the blocking pool, which is sized for the database pool.
     PasswordHash,
 }
 
 /// Runs `f` with the services on the blocking thread pool and maps its error; a 503
-/// ([`ApiError::Overloaded`]) at once when `max_in_flight` requests are already at it, and a
+/// ([`ApiError::Overloaded`]) at once when the admission refuses it (`max_in_flight` requests
+/// are already at it, or a standing queue is being shed: `admission.rs`), and a
 /// 503 ([`ApiError::DatabaseUnavailable`]) when it takes longer than `db_deadline` (the work
 /// goes on on its thread, holding its admission slot, until the database answers or its
 /// connection fails).
@@ -39,16 +41,28 @@ where
     F: FnOnce(&Services) -> Result<T, E> + Send + 'static,
 {
     let services = state.services().clone();
+    // A sign-in first queues for a sign-in slot, holding nothing else: its wait there is what
+    // the sign-in queue's shedding watches.
+    let _sign_in = match work {
+        Work::PasswordHash => {
+            let queued = state
+                .sign_ins
+                .queue
+                .try_enter()
+                .ok_or(ApiError::Overloaded)?;
+            // The semaphore is never closed; were it, the work would run ungated.
+            let permit = state.sign_ins.slots.acquire().await.ok();
+            queued.begin();
+            Some((queued, permit))
+        }
+        Work::Store => None,
+    };
     // Held until the work is done, on its thread: queued and running requests both count,
     // and so does work still stuck on a database after its request was answered 503.
     let slot = state.admission.try_enter().ok_or(ApiError::Overloaded)?;
-    // The semaphore is never closed; were it, the work would run ungated.
-    let _sign_in = match work {
-        Work::PasswordHash => state.hashing.acquire().await.ok(),
-        Work::Store => None,
-    };
     let span = tracing::Span::current();
     let work = web::block(move || {
+        slot.begin();
         let _slot = slot;
         span.in_scope(|| f(&services))
     });

@@ -166,17 +166,22 @@ impl Drop for TransferGauge {
 
 impl Default for Metrics {
     fn default() -> Self {
-        Self::new(Arc::default(), None)
+        Self::new(Arc::default(), Arc::default(), None)
     }
 }
 
 impl Metrics {
-    /// Counters that report `admission` and, when there is one, the database `pool`.
-    pub(crate) fn new(admission: Arc<Admission>, pool: Option<Arc<dyn PoolMetrics>>) -> Self {
+    /// Counters that report `admission` (with the sign-in queue's `sign_ins`) and, when there
+    /// is one, the database `pool`.
+    pub(crate) fn new(
+        admission: Arc<Admission>,
+        sign_ins: Arc<Admission>,
+        pool: Option<Arc<dyn PoolMetrics>>,
+    ) -> Self {
         let requests = Family::<RequestLabels, Counter>::default();
         let durations = HistogramFamily::new_with_constructor(latency_histogram);
         let tokens = Family::<TokenLabels, Counter>::default();
-        let sign_ins = Family::<OutcomeLabel, Counter>::default();
+        let sign_in_outcomes = Family::<OutcomeLabel, Counter>::default();
         let media_bytes = Family::<DirectionLabel, Counter>::default();
         let transfers = Family::<DirectionLabel, Gauge>::default();
         let out_of_space = Counter::default();
@@ -222,15 +227,18 @@ impl Metrics {
             &mut registry,
             "medialib_sign_ins",
             "Browser sign-in attempts that reached the sign-in provider, by outcome.",
-            &sign_ins,
+            &sign_in_outcomes,
         );
-        registry.register_collector(Box::new(AdmissionCollector(admission)));
+        registry.register_collector(Box::new(AdmissionCollector {
+            database: admission,
+            sign_ins,
+        }));
         Self {
             registry,
             requests,
             durations,
             tokens,
-            sign_ins,
+            sign_ins: sign_in_outcomes,
             media_bytes,
             transfers,
             out_of_space,
@@ -376,11 +384,14 @@ impl Collector for PoolCollector {
 
 /// The load-shedding series (see `admission.rs`), read on each scrape.
 #[derive(Debug)]
-struct AdmissionCollector(Arc<Admission>);
+struct AdmissionCollector {
+    database: Arc<Admission>,
+    sign_ins: Arc<Admission>,
+}
 
 impl Collector for AdmissionCollector {
     fn encode(&self, mut encoder: DescriptorEncoder) -> fmt::Result {
-        let admission = &self.0;
+        let admission = &self.database;
         gauge(
             &mut encoder,
             "medialib_requests_in_flight",
@@ -395,10 +406,20 @@ impl Collector for AdmissionCollector {
                 i64::try_from(admission.limit()).unwrap_or(i64::MAX),
             )?;
         }
+        let mut shedding = encoder.encode_descriptor(
+            "medialib_requests_shedding",
+            "1 while a queue's waits persistently exceed shed_queue_delay and requests past its floor are refused.",
+            None,
+            MetricType::Gauge,
+        )?;
+        for (queue, admission) in [("database", &self.database), ("sign_in", &self.sign_ins)] {
+            ConstGauge::new(i64::from(admission.shedding()))
+                .encode(shedding.encode_family(&[("queue", queue)])?)?;
+        }
         let shed = prometheus_client::metrics::counter::ConstCounter::new(admission.shed());
         shed.encode(encoder.encode_descriptor(
             "medialib_requests_shed",
-            "Requests answered 503 at once because max_in_flight requests were in flight.",
+            "Requests answered 503 at once by load shedding (max_in_flight, or a standing queue).",
             None,
             MetricType::Counter,
         )?)
@@ -594,7 +615,7 @@ mod tests {
             }
         }
         assert!(!Metrics::default().render().contains("medialib_db_pool"));
-        let metrics = Metrics::new(Arc::default(), Some(Arc::new(Fixed)));
+        let metrics = Metrics::new(Arc::default(), Arc::default(), Some(Arc::new(Fixed)));
         let text = metrics.render();
         assert!(text.contains("medialib_db_pool_connections{state=\"idle\"} 2\n"));
         assert!(text.contains("medialib_db_pool_connections{state=\"in_use\"} 1\n"));

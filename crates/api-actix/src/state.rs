@@ -6,7 +6,7 @@ use std::sync::Arc;
 use actix_web::HttpRequest;
 use medialib_ports::Services;
 
-use crate::admission::Admission;
+use crate::admission::{Admission, SignIns};
 use crate::answers::AnswerBudget;
 use crate::metrics::{Metrics, PoolMetrics};
 use crate::proxy::{ClientInfo, TrustedProxies};
@@ -51,6 +51,9 @@ pub struct HttpConfig {
     /// Requests doing blocking work (database, password hashing) at once, queued ones
     /// included; past it new ones get a 503 at once (`max_in_flight`; `None`: no limit).
     pub max_in_flight: Option<usize>,
+    /// The queueing delay past which requests are shed once it persists (`shed_queue_delay`;
+    /// `None`: off, only `max_in_flight` sheds). See `admission.rs`.
+    pub shed_queue_delay: Option<std::time::Duration>,
     /// Bytes that large answers (catalog listings) may hold at once, from when one starts being
     /// built until its last byte is handed to the socket (`answer_budget`; `None`:
     /// [`DEFAULT_ANSWER_BUDGET`](crate::DEFAULT_ANSWER_BUDGET)). See `answers.rs`.
@@ -75,8 +78,9 @@ pub struct AppState {
     pub(crate) admission: Arc<Admission>,
     /// Password sign-ins that may be on a blocking thread at once, two per CPU (one hashing
     /// while the other reads or writes the database; the hashes themselves are bounded to one
-    /// per CPU by the local directory): the others wait here, not on a blocking thread.
-    pub(crate) hashing: Arc<tokio::sync::Semaphore>,
+    /// per CPU by the local directory): the others wait here, not on a blocking thread, in a
+    /// queue shed by its own delay.
+    pub(crate) sign_ins: Arc<SignIns>,
     /// Media transfers (uploads, deliveries) that may run at once, each on its own thread.
     transfers: crate::admission::Transfers,
     /// The bytes large answers may hold at once, shared by every worker (see `answers.rs`).
@@ -94,7 +98,15 @@ impl AppState {
     pub fn new(readiness: Arc<dyn Readiness>, services: Services, mut config: HttpConfig) -> Self {
         config.base_url = config.base_url.trim_end_matches('/').to_owned();
         let limits = RateLimits::new(config.rate_limits);
-        let admission = Arc::new(Admission::new(config.max_in_flight));
+        let admission = Arc::new(Admission::new(
+            config.max_in_flight,
+            config.shed_queue_delay,
+        ));
+        let sign_ins = Arc::new(SignIns::new(
+            hashing_slots(),
+            config.shed_queue_delay,
+            &admission,
+        ));
         let answers = Arc::new(AnswerBudget::new(
             config.answer_budget.unwrap_or(crate::DEFAULT_ANSWER_BUDGET),
             config.db_deadline,
@@ -106,9 +118,13 @@ impl AppState {
                 config,
                 limits,
             }),
-            metrics: Arc::new(Metrics::new(Arc::clone(&admission), None)),
+            metrics: Arc::new(Metrics::new(
+                Arc::clone(&admission),
+                Arc::clone(&sign_ins.queue),
+                None,
+            )),
             admission,
-            hashing: Arc::new(tokio::sync::Semaphore::new(hashing_slots())),
+            sign_ins,
             transfers: crate::admission::Transfers::default(),
             answers,
         }
@@ -121,7 +137,11 @@ impl AppState {
 
     /// Reports the database pool's usage on `/metrics`.
     pub fn with_pool_metrics(mut self, pool: Arc<dyn PoolMetrics>) -> Self {
-        self.metrics = Arc::new(Metrics::new(Arc::clone(&self.admission), Some(pool)));
+        self.metrics = Arc::new(Metrics::new(
+            Arc::clone(&self.admission),
+            Arc::clone(&self.sign_ins.queue),
+            Some(pool),
+        ));
         self
     }
 

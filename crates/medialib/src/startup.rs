@@ -126,6 +126,8 @@ impl Application {
                 Sso::Local | Sso::Oidc(_) => None,
             },
             max_in_flight: usize::try_from(settings.max_in_flight.get()).ok(),
+            shed_queue_delay: (settings.shed_queue_delay > 0)
+                .then(|| Duration::from_millis(u64::from(settings.shed_queue_delay))),
             answer_budget: usize::try_from(settings.answer_budget).ok(),
             https_only: tls.is_some(),
             storage_redirect: settings.storage_redirect,

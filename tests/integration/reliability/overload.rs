@@ -1,6 +1,7 @@
 //! Overload: more concurrent work than `max_in_flight` gets a quick 503 with `Retry-After`
 //! instead of a queue whose latency and memory grow with the load; the server's memory is
-//! measured before, during and after, and it serves normally once the load is gone.
+//! measured before, during and after, and it serves normally once the load is gone. A queue
+//! that stands longer than `shed_queue_delay` is shed the same way, with no count set.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -15,12 +16,16 @@ use crate::helpers::ServeProcess;
 medialib_adapters_diesel::backend_tests!(
     async on [sqlite, postgres] with crate::api::run:
     load_above_capacity_is_shed_quickly_with_bounded_memory,
+    a_standing_queue_is_shed_by_its_delay_and_only_then,
 );
 
 /// Requests admitted to database work at once in this test.
 const MAX_IN_FLIGHT: usize = 8;
 /// Concurrent clients, each with its own connection: far above `MAX_IN_FLIGHT`.
 const CLIENTS: usize = 128;
+/// How long a queue's waits must stay over (or under) the target before shedding starts (or
+/// stops): `admission.rs`'s interval.
+const SHED_INTERVAL: Duration = Duration::from_millis(100);
 
 /// The resident set of process `pid`, in KiB.
 fn rss_kib(pid: u32) -> u64 {
@@ -50,16 +55,14 @@ async fn load_above_capacity_is_shed_quickly_with_bounded_memory(b: Backend) {
         &setup.app.db_url,
         &[
             ("MEDIALIB_MAX_IN_FLIGHT", &MAX_IN_FLIGHT.to_string()),
+            // This test is of the hard bound alone.
+            ("MEDIALIB_SHED_QUEUE_DELAY", "0"),
             ("MEDIALIB_DB_POOL_SIZE", "4"),
         ],
     );
     let pid = server.child.id();
     let base = server.address.clone();
-    let http = reqwest::Client::builder()
-        .timeout(Duration::from_secs(30))
-        .pool_max_idle_per_host(CLIENTS)
-        .build()
-        .unwrap();
+    let http = crowd_client();
     // Warm up: every connection opened once, then the quiet resident set.
     let url = format!("{base}/api/describe/c/{library}/o/0");
     for _ in 0..3 {
@@ -86,73 +89,17 @@ async fn load_above_capacity_is_shed_quickly_with_bounded_memory(b: Backend) {
         })
     };
     let load_for = Duration::from_secs(3 * soak_scale() as u64);
-    let t0 = Instant::now();
-    let clients: Vec<_> = (0..CLIENTS)
-        .map(|i| {
-            let (http, url, token) = (http.clone(), url.clone(), token.clone());
-            tokio::spawn(async move {
-                let mut seen = Vec::new();
-                let mut n = 0;
-                while t0.elapsed() < load_for {
-                    n += 1;
-                    let started = Instant::now();
-                    let r = http
-                        .request(Method::PUT, &url)
-                        .bearer_auth(&token)
-                        .form(&[("type", "file"), ("title", &format!("c{i}-{n}"))])
-                        .send()
-                        .await
-                        .unwrap();
-                    let status = r.status().as_u16();
-                    let retry_after = r
-                        .headers()
-                        .get("retry-after")
-                        .map(|v| v.to_str().unwrap().to_owned());
-                    let body: serde_json::Value = r.json().await.unwrap();
-                    seen.push((status, started.elapsed(), retry_after, body));
-                }
-                seen
-            })
-        })
-        .collect();
-    let mut seen = Vec::new();
-    for c in clients {
-        seen.extend(c.await.unwrap());
-    }
+    let seen = create_as_fast_as_possible(&http, &url, &token, load_for).await;
     stop.store(true, Ordering::Relaxed);
     sampler.await.unwrap();
     let rss_during = peak.load(Ordering::Relaxed);
 
-    let mut created = Vec::new();
-    let mut shed = Vec::new();
-    for (status, took, retry_after, body) in &seen {
-        match status {
-            201 => created.push(*took),
-            503 => {
-                assert_eq!(retry_after.as_deref(), Some("1"), "{body}");
-                assert!(body["message"].is_string(), "{body}");
-                shed.push(*took);
-            }
-            _ => panic!("an answer other than 201 or 503 under overload: {status} {body}"),
-        }
-    }
+    let (mut created, mut shed) = created_and_shed(&seen);
     assert!(
         !shed.is_empty(),
         "{CLIENTS} clients never exceeded max_in_flight = {MAX_IN_FLIGHT}"
     );
-    let metrics = http
-        .get(format!("{base}/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    assert!(
-        metrics.contains(&format!("medialib_requests_shed_total {}\n", shed.len())),
-        "every 503 was counted as shed, and nothing else: {} 503s\n{metrics}",
-        shed.len()
-    );
+    let metrics = shed_exactly(&http, &base, shed.len()).await;
     assert!(metrics.contains(&format!(
         "medialib_requests_in_flight_max {MAX_IN_FLIGHT}\n"
     )));
@@ -199,5 +146,171 @@ async fn load_above_capacity_is_shed_quickly_with_bounded_memory(b: Backend) {
         rss_before,
         rss_during,
         rss_after
+    );
+}
+
+/// A client with a connection for each of the crowd's [`CLIENTS`].
+fn crowd_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .pool_max_idle_per_host(CLIENTS)
+        .build()
+        .unwrap()
+}
+
+/// What one request of the crowd saw: status, time taken, `Retry-After`, body.
+type Seen = (u16, Duration, Option<String>, serde_json::Value);
+
+/// [`CLIENTS`] clients, each on its own connection, create objects at `url` one after the
+/// other for `load_for`.
+async fn create_as_fast_as_possible(
+    http: &reqwest::Client,
+    url: &str,
+    token: &str,
+    load_for: Duration,
+) -> Vec<Seen> {
+    let t0 = Instant::now();
+    let clients: Vec<_> = (0..CLIENTS)
+        .map(|i| {
+            let (http, url, token) = (http.clone(), url.to_owned(), token.to_owned());
+            tokio::spawn(async move {
+                let mut seen = Vec::new();
+                let mut n = 0;
+                while t0.elapsed() < load_for {
+                    n += 1;
+                    let started = Instant::now();
+                    let r = http
+                        .request(Method::PUT, &url)
+                        .bearer_auth(&token)
+                        .form(&[("type", "file"), ("title", &format!("c{i}-{n}"))])
+                        .send()
+                        .await
+                        .unwrap();
+                    let status = r.status().as_u16();
+                    let retry_after = r
+                        .headers()
+                        .get("retry-after")
+                        .map(|v| v.to_str().unwrap().to_owned());
+                    let body: serde_json::Value = r.json().await.unwrap();
+                    seen.push((status, started.elapsed(), retry_after, body));
+                }
+                seen
+            })
+        })
+        .collect();
+    let mut seen = Vec::new();
+    for c in clients {
+        seen.extend(c.await.unwrap());
+    }
+    seen
+}
+
+/// The times of the created (201) and of the shed (503, with `Retry-After: 1` and a message)
+/// answers; any other answer fails the test.
+fn created_and_shed(seen: &[Seen]) -> (Vec<Duration>, Vec<Duration>) {
+    let mut created = Vec::new();
+    let mut shed = Vec::new();
+    for (status, took, retry_after, body) in seen {
+        match status {
+            201 => created.push(*took),
+            503 => {
+                assert_eq!(retry_after.as_deref(), Some("1"), "{body}");
+                assert!(body["message"].is_string(), "{body}");
+                shed.push(*took);
+            }
+            _ => panic!("an answer other than 201 or 503 under overload: {status} {body}"),
+        }
+    }
+    (created, shed)
+}
+
+/// `/metrics`, after checking that it counts exactly `n` requests as shed.
+async fn shed_exactly(http: &reqwest::Client, base: &str, n: usize) -> String {
+    let metrics = http
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains(&format!("medialib_requests_shed_total {n}\n")),
+        "every 503 was counted as shed, and nothing else: {n} 503s\n{metrics}"
+    );
+    metrics
+}
+
+/// With no count set (`max_in_flight` far above the crowd), the same crowd of writers is shed
+/// only by its queueing delay: with a 20 ms `shed_queue_delay` some are refused, each counted,
+/// and once the crowd is gone the queue is no longer shed; with the rule off (the positive
+/// control), the same crowd gets no 503 at all, so the refusals came from the delay.
+async fn a_standing_queue_is_shed_by_its_delay_and_only_then(b: Backend) {
+    let setup = ApiApp::start(b).await;
+    let (_, token) = setup.signed_in("queue");
+    let library = setup.library(&token, "Queued").await;
+    let load_for = Duration::from_secs(2 * soak_scale() as u64);
+    let mut figures = Vec::new();
+    for delay_ms in ["20", "0"] {
+        let server = ServeProcess::start_with_env(
+            &setup.app.db_url,
+            &[
+                ("MEDIALIB_MAX_IN_FLIGHT", "100000"),
+                ("MEDIALIB_SHED_QUEUE_DELAY", delay_ms),
+                ("MEDIALIB_DB_POOL_SIZE", "4"),
+            ],
+        );
+        let base = server.address.clone();
+        let http = crowd_client();
+        let url = format!("{base}/api/describe/c/{library}/o/0");
+        let seen = create_as_fast_as_possible(&http, &url, &token, load_for).await;
+        let (mut created, shed) = created_and_shed(&seen);
+        let metrics = shed_exactly(&http, &base, shed.len()).await;
+        if delay_ms == "0" {
+            assert!(
+                shed.is_empty(),
+                "with queue-delay shedding off and no count reached, nothing is shed"
+            );
+            assert!(
+                metrics.contains("medialib_requests_shedding{queue=\"database\"} 0\n"),
+                "{metrics}"
+            );
+        } else {
+            assert!(
+                !shed.is_empty(),
+                "{CLIENTS} writers on 4 connections queue longer than {delay_ms} ms: \
+                 {} created, none shed",
+                created.len()
+            );
+            // The crowd is gone: the next request's short wait ends the shedding.
+            tokio::time::sleep(2 * SHED_INTERVAL).await;
+            for _ in 0..3 {
+                let r = http
+                    .request(Method::PUT, &url)
+                    .bearer_auth(&token)
+                    .form(&[("type", "file"), ("title", "after")])
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(r.status(), StatusCode::CREATED);
+                tokio::time::sleep(SHED_INTERVAL).await;
+            }
+            let metrics = shed_exactly(&http, &base, shed.len()).await;
+            assert!(
+                metrics.contains("medialib_requests_shedding{queue=\"database\"} 0\n"),
+                "{metrics}"
+            );
+        }
+        let n = created.len();
+        figures.push(format!(
+            "shed_queue_delay {delay_ms} ms: {n} created (p50 {:?}, p99 {:?}), {} shed",
+            percentile(&mut created, 0.5),
+            percentile(&mut created, 0.99),
+            shed.len()
+        ));
+    }
+    println!(
+        "standing queue ({b:?}): {CLIENTS} writers for {load_for:?}, 4 connections: {}",
+        figures.join("; ")
     );
 }

@@ -26,6 +26,8 @@ const MAX_DB_POOL_SIZE: u32 = 1_000;
 const MAX_DB_TIMEOUT_SECONDS: u32 = 300;
 /// The largest `max_in_flight` accepted.
 const MAX_IN_FLIGHT: u32 = 100_000;
+/// The largest `shed_queue_delay` accepted, in milliseconds: a longer wait is no shedding.
+const MAX_SHED_QUEUE_DELAY_MS: u32 = 60_000;
 /// The largest `workers` accepted.
 const MAX_WORKERS: u32 = 64;
 /// The largest `job_attempts` accepted.
@@ -107,9 +109,16 @@ settings! {
         /// before it gets a 503 with `Retry-After` (1 to 300)
         field db_timeout: Ttl = default "5", db_timeout;
         /// requests doing database or password work at once, queued ones included; more get a
-        /// 503 with `Retry-After: 1` at once (1 to 100000; see
-        /// [docs/reliability.md](docs/reliability.md))
-        field max_in_flight: Count = default "256", |text| Count::parse(text, MAX_IN_FLIGHT);
+        /// 503 with `Retry-After: 1` at once: a bound on memory and threads, far above what
+        /// queueing-delay shedding lets in (1 to 100000; see
+        /// [docs/reliability.md](docs/reliability.md#load-shedding))
+        field max_in_flight: Count = default "4096", |text| Count::parse(text, MAX_IN_FLIGHT);
+        /// milliseconds requests may wait for their database or sign-in work to start: when
+        /// every wait over 100 ms exceeds it, requests past a small floor get a 503 with
+        /// `Retry-After: 1` until the queue drains (0 to 60000; `0` = off; see
+        /// [docs/reliability.md](docs/reliability.md#load-shedding))
+        field shed_queue_delay: u32 = default "200",
+            |text| values::millis_up_to(text, MAX_SHED_QUEUE_DELAY_MS);
         /// bytes that large answers (catalog listings) may hold at once, from when one starts
         /// being built until it is sent (suffixes `KiB`, `MiB`, `GiB`); a listing that cannot
         /// get its share within twice `db_timeout` gets a 503 with `Retry-After: 1` (see

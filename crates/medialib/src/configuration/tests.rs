@@ -176,15 +176,17 @@ fn database_waits_and_load_shedding_are_configurable() {
         (
             d.db_pool_size.get(),
             d.db_timeout.seconds(),
-            d.max_in_flight.get()
+            d.max_in_flight.get(),
+            d.shed_queue_delay
         ),
-        (8, 5, 256)
+        (8, 5, 4096, 200)
     );
     let s = SettingsLoader::new()
         .file(toml_file("db_pool_size = 16\n").path())
         .env_vars(env(&[
             ("MEDIALIB_DB_TIMEOUT", "2"),
             ("MEDIALIB_MAX_IN_FLIGHT", "64"),
+            ("MEDIALIB_SHED_QUEUE_DELAY", "0"),
         ]))
         .load()
         .unwrap();
@@ -192,15 +194,17 @@ fn database_waits_and_load_shedding_are_configurable() {
         (
             s.db_pool_size.get(),
             s.db_timeout.seconds(),
-            s.max_in_flight.get()
+            s.max_in_flight.get(),
+            s.shed_queue_delay
         ),
-        (16, 2, 64)
+        (16, 2, 64, 0)
     );
     let err = SettingsLoader::new()
         .env_vars(env(&[
             ("MEDIALIB_DB_POOL_SIZE", "0"),
             ("MEDIALIB_DB_TIMEOUT", "301"),
             ("MEDIALIB_MAX_IN_FLIGHT", "lots"),
+            ("MEDIALIB_SHED_QUEUE_DELAY", "1s"),
         ]))
         .load()
         .unwrap_err();
@@ -210,6 +214,7 @@ fn database_waits_and_load_shedding_are_configurable() {
             "db_pool_size (from MEDIALIB_DB_POOL_SIZE): `0` is not an integer from 1 to 1000",
             "db_timeout (from MEDIALIB_DB_TIMEOUT): `301` seconds is more than 300: clients would wait that long for a 503",
             "max_in_flight (from MEDIALIB_MAX_IN_FLIGHT): `lots` is not an integer from 1 to 100000",
+            "shed_queue_delay (from MEDIALIB_SHED_QUEUE_DELAY): `1s` is not a number of milliseconds from 0 to 60000",
         ]
     );
 }

@@ -359,10 +359,19 @@ pub(super) fn claim(text: &str) -> Result<String, String> {
 
 /// Whole seconds from 0 to `max`.
 pub(super) fn seconds_up_to(text: &str, max: u32) -> Result<u32, String> {
+    units_up_to(text, max, "seconds")
+}
+
+/// A number of milliseconds from 0 to `max`.
+pub(super) fn millis_up_to(text: &str, max: u32) -> Result<u32, String> {
+    units_up_to(text, max, "milliseconds")
+}
+
+fn units_up_to(text: &str, max: u32, unit: &str) -> Result<u32, String> {
     match text.trim().parse::<u32>() {
         Ok(n) if n <= max => Ok(n),
         _ => Err(format!(
-            "`{text}` is not a number of seconds from 0 to {max}"
+            "`{text}` is not a number of {unit} from 0 to {max}"
         )),
     }
 }
