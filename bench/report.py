@@ -33,10 +33,17 @@ def table_scans(results):
 
 
 def load(results):
-    runs, ceilings = {}, {}
+    """(wrk runs, ceilings, flood runs): the median run of each scenario."""
+    runs, ceilings, floods = {}, {}, {}
     for path in glob.glob(os.path.join(results, "*.jsonl")):
         name = os.path.basename(path)[: -len(".jsonl")]
         rows = [json.loads(line) for line in open(path) if line.strip()]
+        if rows and "admitted_rps" in rows[0]:
+            # bench/hello's flood client: admitted and refused answers apart.
+            ordered = sorted(rows, key=lambda r: r["admitted_rps"])
+            floods[name] = ordered[len(ordered) // 2] | {
+                "admitted_rps_runs": [round(r["admitted_rps"], 1) for r in rows]}
+            continue
         measured = [r for r in rows if r["run"] > 0] or rows
         ordered = sorted(measured, key=lambda r: r["rps"])
         median = ordered[len(ordered) // 2]
@@ -56,7 +63,95 @@ def load(results):
     for path in glob.glob(os.path.join(results, "ceiling_*.json")):
         name = os.path.basename(path)[len("ceiling_") : -len(".json")]
         ceilings[name] = json.load(open(path))
-    return runs, ceilings
+    return runs, ceilings, floods
+
+
+# The bound stated for the admitted listings' p99 under a flood this machine cannot serve, as
+# a ratio to the same flood's p99 with shedding off, measured in the same run.
+FLOOD_P99_RATIO = 0.75
+
+
+def flood_row(key, backend, load, label, r, target, met):
+    return {
+        "scenario": key, "backend": backend, "load": load, "label": label,
+        "connections": r["connections"], "admitted_rps": r["admitted_rps"],
+        "refused_rps": r["refused_rps"], "admitted_p50_ms": r["admitted_p50_us"] / 1000,
+        "admitted_p99_ms": r["admitted_p99_us"] / 1000,
+        "admitted_rps_runs": r["admitted_rps_runs"], "ratio": None, "target": target,
+        "met": met,
+    }
+
+
+def shedding_wrk(runs):
+    """The servable load driven by wrk under each setting: 200s a second, as a ratio to the
+    unshed run's."""
+    out = []
+    for b in ("sqlite", "postgres"):
+        uncapped = runs.get(f"shed_wrk_uncapped_{b}")
+        for variant in ("default", "fixed", "uncapped"):
+            r = runs.get(f"shed_wrk_{variant}_{b}")
+            if not r:
+                continue
+            ratio = r["ok_rps"] / uncapped["ok_rps"] if uncapped else None
+            out.append({"scenario": f"shed_wrk_{variant}_{b}", "backend": b, "variant": variant,
+                        "connections": r["connections"], "rps": r["rps"], "ok_rps": r["ok_rps"],
+                        "p50_ms": r["p50_ms"], "p99_ms": r["p99_ms"], "ratio": ratio,
+                        "met": None if ratio is None or variant != "default" else ratio >= 0.9})
+    return out
+
+
+def shedding(floods):
+    """The load-shedding rows (issue 24): per backend, the servable load's admitted req/s under
+    each setting, as a ratio to the unshed run's (target ≥ 0.9), and the unservable flood's
+    admitted p99 (target: at most FLOOD_P99_RATIO of the unshed p99)."""
+    out = []
+    for b in ("sqlite", "postgres"):
+        uncapped = floods.get(f"shed_uncapped_{b}")
+        for variant, label in (("default", "as shipped (queue delay 200 ms, hard bound 4 096)"),
+                               ("fixed", "the old rule (256 in flight)"),
+                               ("uncapped", "no shedding")):
+            r = floods.get(f"shed_{variant}_{b}")
+            if not r:
+                continue
+            ratio = r["admitted_rps"] / uncapped["admitted_rps"] if uncapped else None
+            out.append({
+                "scenario": f"shed_{variant}_{b}", "backend": b, "load": "describe GET",
+                "label": label, "connections": r["connections"],
+                "admitted_rps": r["admitted_rps"], "refused_rps": r["refused_rps"],
+                "admitted_p50_ms": r["admitted_p50_us"] / 1000,
+                "admitted_p99_ms": r["admitted_p99_us"] / 1000,
+                "admitted_rps_runs": r["admitted_rps_runs"],
+                "ratio": ratio, "target": "≥ 0.90 of no shedding",
+                "met": None if ratio is None or variant != "default" else ratio >= 0.9,
+            })
+        unshed = floods.get(f"flood_catalog_uncapped_{b}")
+        for variant, label in (("default", "as shipped, clients wait Retry-After"),
+                               ("uncapped", "no shedding"),
+                               ("impatient", "as shipped, clients retry at once")):
+            r = floods.get(f"flood_catalog_{variant}_{b}")
+            if not r:
+                continue
+            p99 = r["admitted_p99_us"] / 1000
+            ratio = p99 / (unshed["admitted_p99_us"] / 1000) if unshed else None
+            row = flood_row(f"flood_catalog_{variant}_{b}", b, "catalog GET flood", label, r,
+                            f"admitted p99 ≤ {FLOOD_P99_RATIO:.2f} of no shedding's",
+                            None if ratio is None or variant != "default"
+                            else ratio <= FLOOD_P99_RATIO)
+            out.append(row | {"ratio": ratio})
+        for key, label in ((f"flood_sign_in_{b}", "as shipped, clients wait Retry-After"),
+                           (f"flood_sign_in_impatient_{b}", "as shipped, clients retry at once")):
+            r = floods.get(key)
+            if not r:
+                continue
+            # 16 sign-ins per sign-in slot (2 per CPU) are let in: the admitted ones wait
+            # behind at most that many, at the rate the machine hashes.
+            queue = 16 * 2 * (os.cpu_count() or 1)
+            bound = 1.5 * 1000 * queue / max(r["admitted_rps"], 1e-9)
+            p99 = r["admitted_p99_us"] / 1000
+            out.append(flood_row(key, b, "sign-in flood", label, r,
+                                 f"admitted p99 < 1.5 × {queue} ÷ admitted/s = {bound:,.0f} ms",
+                                 p99 < bound))
+    return out
 
 
 def scenarios(runs, ceilings, small, large, page, rss_conns):
@@ -124,6 +219,19 @@ def catalog_rss_label(run, small, backend):
             f"{backend}")
 
 
+MET = {True: "yes", False: "**no**", None: "—"}
+
+
+def shed_table(md, header, rows):
+    """Appends a Markdown table to `md`: text columns left (the first two), figures right."""
+    md.append("| " + " | ".join(header) + " |")
+    md.append("|" + "|".join("---" if i < 2 or h in ("target", "met?") else "---:"
+                             for i, h in enumerate(header)) + "|")
+    for row in rows:
+        md.append("| " + " | ".join(str(c) for c in row) + " |")
+    md.append("")
+
+
 def fmt(x, digits=0):
     if x is None:
         return "—"
@@ -139,7 +247,9 @@ def main():
                 "threads", "small", "large", "page", "smoke"):
         p.add_argument(f"--{opt}", default="")
     a = p.parse_args()
-    runs, ceilings = load(a.results)
+    runs, ceilings, floods = load(a.results)
+    shed_rows = shedding(floods)
+    shed_wrk_rows = shedding_wrk(runs)
     rss_conns = next((k.split("_")[1] for k in runs if k.startswith("rss_")), "256")
     rows = []
     for key, label, value, unit, ceiling, clabel, target, kind in scenarios(
@@ -188,7 +298,8 @@ def main():
            "settings": settings, "scenarios": rows, "ceilings": ceilings,
            "ceiling_hello": runs.get("ceiling_hello"),
            "server_vmhwm_kib": {k: v for k, v in ceilings.items() if k.startswith("server_")},
-           "token_table_scans": table_scans(a.results)}
+           "token_table_scans": table_scans(a.results), "shedding": shed_rows,
+           "shedding_wrk": shed_wrk_rows}
     with open(a.out_json, "w") as f:
         json.dump(doc, f, indent=2)
         f.write("\n")
@@ -249,6 +360,27 @@ def main():
                   f"{fmt(r['p99_ms'], 1)} | {measured} | {ceiling} | "
                   f"{fmt(r['ratio'], 2)} | {r['target']} | {met} |")
     md.append("")
+    if shed_rows:
+        md.append("## Load shedding\n")
+        md.append("Timed by `bench/hello`'s `flood` client, which keeps the latency of admitted "
+                  "answers apart from the refused (503) ones, after 1 s of warm-up; the same "
+                  "database, a server started with each setting. The describe GET is a load "
+                  "this machine serves; the sign-in flood one it cannot (argon2id). "
+                  "See docs/reliability.md.\n")
+        shed_table(md, ["load", "setting", "connections", "admitted req/s", "refused req/s",
+                        "admitted p50 ms", "admitted p99 ms", "ratio", "target", "met?"],
+                   [[f"{r['load']}, {r['backend']}", r["label"], r["connections"],
+                     fmt(r["admitted_rps"]), fmt(r["refused_rps"]),
+                     fmt(r["admitted_p50_ms"], 2), fmt(r["admitted_p99_ms"], 1),
+                     fmt(r["ratio"], 2), r["target"], MET[r["met"]]] for r in shed_rows])
+    if shed_wrk_rows:
+        md.append("The same servable load driven by wrk (`bench/wrk/get_shed.lua`), whose "
+                  "latencies mix the 200s and the 503s:\n")
+        shed_table(md, ["load", "setting", "connections", "answers/s", "200s/s", "p50 ms",
+                        "p99 ms", "ratio of 200s/s", "met?"],
+                   [[f"describe GET, {r['backend']}", r["variant"], r["connections"],
+                     fmt(r["rps"]), fmt(r["ok_rps"]), fmt(r["p50_ms"], 2), fmt(r["p99_ms"], 1),
+                     fmt(r["ratio"], 2), MET[r["met"]]] for r in shed_wrk_rows])
     md.append("## Ceilings\n")
     hello = runs.get("ceiling_hello")
     if hello:

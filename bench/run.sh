@@ -34,11 +34,11 @@
 #
 # Environment: BENCH_DURATION (s, default 5), BENCH_WARMUP (s, 2), BENCH_REPS (3),
 # BENCH_CONNECTIONS (64), BENCH_CATALOG_CONNECTIONS (8), BENCH_RSS_CONNECTIONS (256),
-# BENCH_CATALOG_RSS_CONNECTIONS (512),
+# BENCH_CATALOG_RSS_CONNECTIONS (512), BENCH_SHED_CONNECTIONS (512),
 # BENCH_THREADS (wrk threads, 2), BENCH_SMALL (1000), BENCH_LARGE (10000), BENCH_PAGE (1000),
 # BENCH_SCENARIOS (default all: every scenario and ceiling; else a list, spaces or commas, of
 # describe_public describe_bearer rss catalog_small catalog_large catalog_large_paged
-# catalog_rss login token_refresh token_code ceilings; a partial run never writes docs/ or bench/results.json,
+# catalog_rss shed flood login token_refresh token_code ceilings; a partial run never writes docs/ or bench/results.json,
 # it prints its table), BENCH_BINARY,
 # BENCH_PG_URL (admin URL, default postgres://postgres@127.0.0.1:5432/postgres),
 # CARGO_TARGET_DIR (default $HOME/.cache/medialib-target), MEDIALIB_BUILD_JOBS (2).
@@ -76,6 +76,7 @@ conns=${BENCH_CONNECTIONS:-64}
 catalog_conns=${BENCH_CATALOG_CONNECTIONS:-8}
 rss_conns=${BENCH_RSS_CONNECTIONS:-256}
 catalog_rss_conns=${BENCH_CATALOG_RSS_CONNECTIONS:-512}
+shed_conns=${BENCH_SHED_CONNECTIONS:-512}
 threads=${BENCH_THREADS:-2}
 small=${BENCH_SMALL:-1000}
 large=${BENCH_LARGE:-10000}
@@ -93,6 +94,7 @@ if [ "$smoke" = 1 ]; then
     large=${BENCH_LARGE:-200}
     page=${BENCH_PAGE:-50}
     catalog_rss_conns=${BENCH_CATALOG_RSS_CONNECTIONS:-64}
+    shed_conns=${BENCH_SHED_CONNECTIONS:-64}
 fi
 # Whether a scenario (or `ceilings`) is part of this run.
 want() {
@@ -266,6 +268,70 @@ PY
     done
 }
 
+# Starts `medialib serve` on $db_url at 127.0.0.1:PORT, logging to LOG, with the bench's
+# settings (and VAR=VALUE ones of the caller's); sets server_pid.
+serve() { # PORT LOG [VAR=VALUE ...]
+    local port=$1 log=$2
+    shift 2
+    env MEDIALIB_LOG=warn MEDIALIB_CODE_TTL=3600 MEDIALIB_RATE_LIMIT_LOGIN=0 \
+        MEDIALIB_RATE_LIMIT_TOKEN=0 MEDIALIB_PURGE_INTERVAL=86400 "$@" \
+        "$binary" serve --bind "127.0.0.1:$port" --database-url "$db_url" >"$log" 2>&1 &
+    server_pid=$!
+    pids+=("$server_pid")
+}
+
+# The scenarios of load shedding (issue 24) run against a second server on the same database,
+# with other shedding settings: VARIANT is `default` (the main server, as shipped), `fixed`
+# (the old rule: 256 in flight, no queue-delay shedding) or `uncapped` (no shedding at all).
+# Runs "$@" with $base and $server_pid pointing at it, then stops it.
+with_variant() { # VARIANT COMMAND...
+    local variant=$1 main_base=$base main_pid=$server_pid settings=()
+    shift
+    case "$variant" in
+    default) "$@"; return ;;
+    fixed) settings=(MEDIALIB_SHED_QUEUE_DELAY=0 MEDIALIB_MAX_IN_FLIGHT=256) ;;
+    uncapped) settings=(MEDIALIB_SHED_QUEUE_DELAY=0 MEDIALIB_MAX_IN_FLIGHT=100000) ;;
+    esac
+    local port
+    port=$(free_port)
+    serve "$port" "$work/server-$backend-$variant.log" "${settings[@]}"
+    base="http://127.0.0.1:$port"
+    wait_ready "$base/readyz" "$server_pid"
+    "$@"
+    stop_pid "$server_pid"
+    base=$main_base
+    server_pid=$main_pid
+}
+
+# A load that may be shed, timed by bench/hello's `flood` client (admitted and refused answers
+# apart): results/NAME.jsonl, one line a run, with $flood_bearer as the bearer token if set;
+# with flood_patient=1 a connection refused with 503 waits its Retry-After before the next.
+# flood_scenario NAME CONNECTIONS PATH [BODY COOKIE]
+flood_scenario() {
+    local name=$1 c=$2 path=$3
+    shift 3
+    local out=$results/$name.jsonl run line
+    : >"$out"
+    for run in $(seq 1 "$reps"); do
+        sleep 0.5
+        line=$(BENCH_BEARER="${flood_bearer:-}" BENCH_HONOUR_RETRY_AFTER="${flood_patient:-0}" \
+            "$hello" flood "$duration" "$c" "$base$path" "$@")
+        "$python" - "$line" "$run" "$out" "$name" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1]) | {"run": int(sys.argv[2])}
+print(f"{sys.argv[4]:28} run {r['run']:<4} admitted {r['admitted_rps']:9.1f}/s  "
+      f"p50 {r['admitted_p50_us']/1000:8.2f} ms  p99 {r['admitted_p99_us']/1000:8.2f} ms  "
+      f"max {r['admitted_max_us']/1000:8.2f} ms  refused {r['refused_rps']:9.1f}/s")
+if r["other"]:
+    sys.exit(f"{sys.argv[4]}: {r['other']} answers neither admitted nor 503 (first: {r['other_sample']})")
+if r["admitted"] == 0:
+    sys.exit(f"{sys.argv[4]}: no request was admitted")
+with open(sys.argv[3], "a") as f:
+    f.write(json.dumps(r) + "\n")
+PY
+    done
+}
+
 # A JSON result of a ceiling measured outside wrk: results/ceiling_NAME.json.
 save_ceiling() { # NAME JSON
     printf '%s\n' "$2" >"$results/ceiling_$1.json"
@@ -360,12 +426,7 @@ for backend in $backend_list; do
 
     port=$(free_port)
     base="http://127.0.0.1:$port"
-    MEDIALIB_LOG=warn MEDIALIB_CODE_TTL=3600 MEDIALIB_RATE_LIMIT_LOGIN=0 \
-        MEDIALIB_RATE_LIMIT_TOKEN=0 MEDIALIB_PURGE_INTERVAL=86400 \
-        "$binary" serve --bind "127.0.0.1:$port" --database-url "$db_url" \
-        >"$work/server-$backend.log" 2>&1 &
-    server_pid=$!
-    pids+=("$server_pid")
+    serve "$port" "$work/server-$backend.log"
     wait_ready "$base/readyz" "$server_pid"
     echo "medialib serve on $base (pid $server_pid, $(rss_kib "$server_pid" VmRSS) KiB)"
 
@@ -416,10 +477,46 @@ for backend in $backend_list; do
     fi
     # Memory under many readers of a large answer (issue 24): every connection lists the
     # BENCH_SMALL library (505 KiB of JSON for 1 000 members) at once; the figure is the peak
-    # RSS. More connections than `max_in_flight` admits, so a 503 is an expected answer.
+    # RSS. More connections than the machine serves quickly, so a 503 (load shed) is an
+    # expected answer.
     if want catalog_rss; then
         wrk_scenario "catalog_rss_$b" "$catalog_rss_conns" get_shed.lua \
             "$base/api/catalog/c/$lib_small/o/0" BENCH_BEARER="$token"
+    fi
+    # Shedding by queueing delay (issue 24): the described object read over BENCH_SHED_CONNECTIONS
+    # connections, a load this machine serves, against the default settings, the old fixed
+    # bound and no shedding at all. The figure is admitted (200) requests/s, as a ratio to the
+    # unshed run's.
+    # Each setting is driven twice: by wrk (the issue's own measure: its req/s counts every
+    # answer, the 200s are worked out from the 503s it allowed) and by the flood client.
+    shed_both() { # VARIANT
+        wrk_scenario "shed_wrk_${1}_$b" "$shed_conns" get_shed.lua \
+            "$base/api/describe/c/$pub_lib/o/$pub_video" BENCH_BEARER="$token"
+        flood_bearer=$token flood_scenario "shed_${1}_$b" "$shed_conns" \
+            "/api/describe/c/$pub_lib/o/$pub_video"
+    }
+    if want shed; then
+        for variant in default fixed uncapped; do
+            with_variant "$variant" shed_both "$variant"
+        done
+    fi
+    # Loads this machine cannot serve, over BENCH_SHED_CONNECTIONS connections: the BENCH_SMALL
+    # library listed (a few milliseconds of database work each), with and without shedding;
+    # and sign-ins (argon2id: a few dozen a second here), whose queue is bounded to 16 per
+    # sign-in slot whatever the settings. The clients wait the Retry-After of a 503, as apps
+    # and browsers do; one more run has them retry at once, as an attacker would. The figure
+    # is the admitted requests' p99.
+    if want flood; then
+        for variant in default uncapped; do
+            flood_patient=1 flood_bearer=$token with_variant "$variant" flood_scenario \
+                "flood_catalog_${variant}_$b" "$shed_conns" "/api/catalog/c/$lib_small/o/0"
+        done
+        flood_bearer=$token flood_scenario "flood_catalog_impatient_$b" "$shed_conns" \
+            "/api/catalog/c/$lib_small/o/0"
+        flood_patient=1 flood_scenario "flood_sign_in_$b" "$shed_conns" /api/oauth/login \
+            "$seed_dir/login.body" "$seed_dir/login.cookie"
+        flood_scenario "flood_sign_in_impatient_$b" "$shed_conns" /api/oauth/login \
+            "$seed_dir/login.body" "$seed_dir/login.cookie"
     fi
     # The same library walked in pages: each request is one page of the walk, in turn.
     if want catalog_large_paged; then
@@ -566,7 +663,7 @@ if [ "$smoke" = 1 ]; then
     echo "smoke passed (report not kept: $out_md)"
 elif [ "$scenarios" != all ]; then
     # A partial run: its table only, docs/ and bench/results.json are left as they are.
-    sed -n '/^| scenario/,/^$/p' "$out_md"
+    sed -n '/^| scenario/,/^$/p; /^| load | setting/,/^$/p' "$out_md"
     echo "partial run ($scenarios): report not kept"
 else
     echo "wrote $out_json and $out_md"

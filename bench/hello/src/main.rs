@@ -7,6 +7,9 @@
 //!   of 10 000 rows (a temporary file, WAL mode like medialib), one thread.
 //! - `sqlite-scan DATABASE COLLECTION SECONDS`: rows per second reading the objects of one
 //!   collection of a medialib SQLite database (the catalog query's rows), one thread.
+//! - `flood SECONDS CONNECTIONS URL [BODY_FILE COOKIE_FILE]`: a client, not a ceiling: the
+//!   latency of admitted and of refused answers apart, under a load that may be shed
+//!   (`flood.rs`).
 //!
 //! Each measuring mode prints one JSON object on standard output.
 #![forbid(unsafe_code)]
@@ -21,6 +24,8 @@ use actix_web::{App, HttpResponse, HttpServer, web};
 use argon2::{Algorithm, Argon2, Params, Version};
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Bool, Nullable, Text};
+
+mod flood;
 
 type Result<T> = std::result::Result<T, Box<dyn Error + Send + Sync>>;
 
@@ -222,9 +227,18 @@ fn main() -> Result<()> {
             args.get(3).ok_or("argument 3 (collection id) is missing")?,
             number(&args, 4, "seconds")?,
         ),
+        Some("flood") => flood::flood(
+            number(&args, 2, "seconds")?,
+            number(&args, 3, "connections")?,
+            args.get(4).ok_or("argument 4 (URL) is missing")?,
+            args.get(5)
+                .map(String::as_str)
+                .zip(args.get(6).map(String::as_str)),
+        ),
         _ => Err(
             "usage: medialib-bench-hello serve ADDR | argon2 SECONDS M_KIB T P | \
-                  sqlite-point SECONDS | sqlite-scan DATABASE COLLECTION SECONDS"
+                  sqlite-point SECONDS | sqlite-scan DATABASE COLLECTION SECONDS | \
+                  flood SECONDS CONNECTIONS URL [BODY_FILE COOKIE_FILE]"
                 .into(),
         ),
     }

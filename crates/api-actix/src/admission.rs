@@ -3,33 +3,37 @@
 //! A request that does blocking work (database, password hashing) takes a slot here first.
 //! Two rules refuse one with a 503 and `Retry-After` at once:
 //!
-//! - **Queueing delay** (in the manner of CoDel): each request reports how long it waited
-//!   between admission and the start of its work. When even the shortest wait seen over a
-//!   [`INTERVAL`] exceeds the target (`shed_queue_delay`), the queue is standing, not a burst
-//!   draining: new requests are refused while more than a floor of them are in flight, until
-//!   an interval's shortest wait is back under the target. A load the machine can serve keeps
-//!   the shortest wait near zero and is served entirely, however many connections carry it;
-//!   a load it cannot serve is cut to the floor, so that admitted requests wait behind few.
+//! - **Queueing delay** (CoDel's measure driving an adaptive concurrency limit): each request
+//!   reports how long it waited between admission and the start of its work. When even the
+//!   shortest wait seen over an [`INTERVAL`] exceeds the target (`shed_queue_delay`), the queue
+//!   is standing, not a burst draining, and a cap on requests in flight is set to half of those
+//!   in flight (never under a floor); each interval that still stands halves it again. Each
+//!   interval whose shortest wait is under the target doubles it, and once fewer than half of
+//!   it are in use it is lifted. A load the machine can serve keeps the shortest wait near zero
+//!   and is served entirely, however many connections carry it; a load it cannot serve is held
+//!   near the concurrency at which waits meet the target, so that admitted requests wait behind
+//!   few, and the cap comes back by doublings, not all at once.
 //! - **A hard bound** (`max_in_flight`, queued requests included), which keeps memory and
 //!   threads bounded whatever the delays say.
 //!
-//! Password sign-ins queue for their own slots (two per CPU, `AppState`) and are measured
-//! by a second [`Admission`] of their own ([`SignIns`]): a sign-in waits for a hash far
-//! longer than a read waits for a thread, and neither should shed the other.
+//! Password sign-ins queue for their own slots (two per CPU, `AppState`), at most sixteen per
+//! slot ([`SignIns`]): their work is all alike, a hash whose cost argon2id's parameters fix, so
+//! a count of them is a delay (sixteen hashes' time), known before any wait is seen. A flood
+//! of sign-ins is refused past it at once, however sudden, and never sheds reads.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-/// How long a queueing delay must persist before shedding starts or stops: CoDel's interval.
+/// How long a queueing delay must persist before the cap moves: CoDel's interval.
 /// Bursts shorter than this (a page of 50 thumbnails) never shed.
 pub(crate) const INTERVAL: Duration = Duration::from_millis(100);
-/// Requests in flight that shedding always admits: enough to keep every database connection
+/// Requests in flight that the cap always admits: enough to keep every database connection
 /// and blocking thread of a small deployment busy while the queue drains.
 pub(crate) const FLOOR: usize = 16;
-/// Sign-ins in flight (queued for a hash, or hashing) per sign-in slot that shedding always
-/// admits.
-const SIGN_IN_FLOOR_PER_SLOT: usize = 16;
+/// Sign-ins in flight (queued for a hash, or hashing) per sign-in slot: the sign-in queue's
+/// bound.
+const SIGN_INS_PER_SLOT: usize = 16;
 
 /// The in-flight counter of one application (shared by all its workers).
 #[derive(Debug)]
@@ -47,8 +51,9 @@ pub(crate) struct Admission {
 struct QueueDelay {
     target: Duration,
     floor: usize,
-    /// Whether the last full interval's shortest wait exceeded `target`.
-    shedding: AtomicBool,
+    /// The most requests admitted at once for now: the admission's `limit` when no queue
+    /// has stood lately.
+    cap: AtomicUsize,
     window: Mutex<Window>,
 }
 
@@ -68,22 +73,23 @@ pub(crate) struct Slot {
 }
 
 impl Admission {
-    /// At most `limit` admitted at once (`None`: no limit); when `target` is set, shedding
-    /// also once waits persistently exceed it, down to `floor` in flight.
+    /// At most `limit` admitted at once (`None`: no limit); when `target` is set, fewer once
+    /// waits persistently exceed it, never fewer than `floor`.
     fn with(
         limit: Option<usize>,
         target: Option<Duration>,
         floor: usize,
         shed: Arc<AtomicU64>,
     ) -> Self {
+        let limit = limit.unwrap_or(usize::MAX).max(1);
         Self {
-            limit: limit.unwrap_or(usize::MAX).max(1),
+            limit,
             in_flight: AtomicUsize::new(0),
             shed,
             delay: target.map(|target| QueueDelay {
                 target,
                 floor: floor.max(1),
-                shedding: AtomicBool::new(false),
+                cap: AtomicUsize::new(limit),
                 window: Mutex::new(Window::default()),
             }),
         }
@@ -95,13 +101,13 @@ impl Admission {
         Self::with(limit, target, FLOOR, Arc::default())
     }
 
-    /// A slot, or `None` (counted as shed) when `limit` requests already hold one, or when
-    /// the queue is standing and more than the floor are in flight.
+    /// A slot, or `None` (counted as shed) when `limit` requests already hold one, or the
+    /// cap a standing queue set.
     pub(crate) fn try_enter(self: &Arc<Self>) -> Option<Slot> {
-        let cap = match &self.delay {
-            Some(d) if d.shedding.load(Ordering::Acquire) => d.floor.min(self.limit),
-            _ => self.limit,
-        };
+        let cap = self
+            .delay
+            .as_ref()
+            .map_or(self.limit, |d| d.cap.load(Ordering::Acquire));
         let admitted = self
             .in_flight
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
@@ -134,39 +140,54 @@ impl Admission {
         self.limit
     }
 
-    /// Whether the queue is standing, so that requests past the floor are refused.
+    /// Whether a cap under `limit` is in force: a queue stood lately.
     pub(crate) fn shedding(&self) -> bool {
-        self.delay
-            .as_ref()
-            .is_some_and(|d| d.shedding.load(Ordering::Acquire))
+        self.cap() < self.limit
     }
 
-    /// Notes that a request's work started after waiting `waited`, at `now`.
+    /// The most requests admitted at once for now.
+    pub(crate) fn cap(&self) -> usize {
+        self.delay
+            .as_ref()
+            .map_or(self.limit, |d| d.cap.load(Ordering::Acquire))
+    }
+
+    /// Notes that a request's work started after waiting `waited`, at `now`; at the end of an
+    /// interval, moves the cap.
     fn observe(&self, waited: Duration, now: Instant) {
         let Some(d) = &self.delay else { return };
         let mut window = d.window.lock().unwrap_or_else(PoisonError::into_inner);
         let began = *window.began.get_or_insert(now);
         let least = window.least.map_or(waited, |l| l.min(waited));
-        if now.saturating_duration_since(began) >= INTERVAL {
-            let standing = least > d.target;
-            if standing != d.shedding.swap(standing, Ordering::AcqRel) {
-                tracing::warn!(
-                    shortest_wait_ms = least.as_millis(),
-                    target_ms = d.target.as_millis(),
-                    "{}",
-                    if standing {
-                        "requests queue longer than shed_queue_delay: shedding past the floor"
-                    } else {
-                        "the queue drained: shedding stopped"
-                    }
-                );
-            }
-            *window = Window {
-                began: Some(now),
-                least: None,
-            };
-        } else {
+        if now.saturating_duration_since(began) < INTERVAL {
             window.least = Some(least);
+            return;
+        }
+        *window = Window {
+            began: Some(now),
+            least: None,
+        };
+        let (cap, in_flight) = (d.cap.load(Ordering::Acquire), self.in_flight());
+        let next = if least > d.target {
+            (cap.min(in_flight) / 2).max(d.floor).min(self.limit)
+        } else if in_flight < cap / 2 {
+            self.limit
+        } else {
+            cap.saturating_mul(2).min(self.limit)
+        };
+        d.cap.store(next, Ordering::Release);
+        if (next < self.limit) != (cap < self.limit) {
+            tracing::warn!(
+                shortest_wait_ms = least.as_millis(),
+                target_ms = d.target.as_millis(),
+                cap = next,
+                "{}",
+                if next < self.limit {
+                    "requests queue longer than shed_queue_delay: capping those in flight"
+                } else {
+                    "the queue drained: the cap is lifted"
+                }
+            );
         }
     }
 }
@@ -193,8 +214,8 @@ impl Drop for Slot {
     }
 }
 
-/// Password sign-ins: slots for hashing (two per CPU), and the queue before them, shed by
-/// its own delay (counted in `shed`, shared with the database queue).
+/// Password sign-ins: slots for hashing (two per CPU), and the queue before them, bounded to
+/// sixteen per slot (refusals counted in the database queue's counter).
 #[derive(Debug)]
 pub(crate) struct SignIns {
     pub(crate) queue: Arc<Admission>,
@@ -202,17 +223,18 @@ pub(crate) struct SignIns {
 }
 
 impl SignIns {
-    /// `slots` sign-ins at once; the queue before them sheds by `target` (`None`: off) down
-    /// to sixteen waiting per slot, and refusals count in `database`'s counter.
-    pub(crate) fn new(slots: usize, target: Option<Duration>, database: &Admission) -> Self {
+    /// `slots` sign-ins at once, sixteen per slot in flight; refusals count in `database`'s
+    /// counter.
+    pub(crate) fn new(slots: usize, database: &Admission) -> Self {
+        let slots = slots.max(1);
         Self {
             queue: Arc::new(Admission::with(
+                Some(slots.saturating_mul(SIGN_INS_PER_SLOT)),
                 None,
-                target,
-                slots.saturating_mul(SIGN_IN_FLOOR_PER_SLOT),
+                1,
                 Arc::clone(&database.shed),
             )),
-            slots: tokio::sync::Semaphore::new(slots.max(1)),
+            slots: tokio::sync::Semaphore::new(slots),
         }
     }
 }
@@ -248,13 +270,13 @@ mod tests {
         assert_eq!(a.shed(), 0);
     }
 
-    /// An interval whose every wait exceeds the target turns shedding on; requests past the
-    /// floor are then refused, those under it still admitted; an interval with one short
-    /// wait turns it off again.
+    /// An interval whose every wait exceeds the target caps those in flight at half; each
+    /// interval that still stands halves the cap, down to the floor; intervals with a short
+    /// wait double it, and lift it once it is not half used.
     #[test]
-    fn a_standing_queue_sheds_down_to_the_floor_and_a_drained_one_stops() {
-        let a = Arc::new(Admission::new(None, Some(TARGET)));
-        let slots: Vec<_> = (0..100).filter_map(|_| a.try_enter()).collect();
+    fn a_standing_queue_halves_the_cap_to_the_floor_and_a_drained_one_lifts_it() {
+        let a = Arc::new(Admission::new(Some(4096), Some(TARGET)));
+        let mut slots: Vec<_> = (0..100).filter_map(|_| a.try_enter()).collect();
         assert_eq!(slots.len(), 100, "nothing is shed before any wait is seen");
         let t0 = Instant::now();
         a.observe(ms(300), t0);
@@ -264,29 +286,42 @@ mod tests {
             "less than an interval of long waits is a burst"
         );
         a.observe(ms(400), t0 + INTERVAL);
-        assert!(
-            a.shedding(),
-            "a whole interval over the target is a standing queue"
-        );
-        assert!(a.try_enter().is_none(), "100 in flight is past the floor");
-        assert_eq!(a.shed(), 1);
-        drop(slots);
-        let floor: Vec<_> = (0..FLOOR + 5).filter_map(|_| a.try_enter()).collect();
         assert_eq!(
-            floor.len(),
-            FLOOR,
-            "the floor is still admitted while shedding"
+            a.cap(),
+            50,
+            "a whole interval over the target: half of those in flight"
         );
-        let t1 = t0 + INTERVAL * 2;
-        a.observe(ms(900), t1);
-        a.observe(ms(10), t1 + ms(60));
-        assert!(a.shedding(), "the interval is not over yet");
-        a.observe(ms(900), t1 + INTERVAL);
-        assert!(
-            !a.shedding(),
-            "one short wait in the interval: the queue drains"
+        assert!(a.shedding());
+        assert!(a.try_enter().is_none(), "100 in flight is past the cap");
+        assert_eq!(a.shed(), 1);
+        let mut t = t0 + INTERVAL;
+        for expected in [25, FLOOR, FLOOR] {
+            t += INTERVAL;
+            a.observe(ms(900), t);
+            assert_eq!(
+                a.cap(),
+                expected,
+                "each standing interval halves it, to the floor"
+            );
+        }
+        slots.truncate(FLOOR - 1);
+        slots.push(a.try_enter().expect("under the floor, still admitted"));
+        assert!(a.try_enter().is_none(), "at the floor, refused");
+        a.observe(ms(10), t + ms(50));
+        a.observe(ms(900), t + INTERVAL);
+        assert_eq!(
+            a.cap(),
+            2 * FLOOR,
+            "one short wait in the interval: doubled"
         );
-        assert!(a.try_enter().is_some());
+        let more: Vec<_> = (0..FLOOR).filter_map(|_| a.try_enter()).collect();
+        assert_eq!(more.len(), FLOOR);
+        a.observe(ms(1), t + INTERVAL * 2);
+        assert_eq!(a.cap(), 4 * FLOOR, "in use: doubled again, not lifted");
+        drop((slots, more));
+        a.observe(ms(1), t + INTERVAL * 3);
+        assert!(!a.shedding(), "not half used: lifted");
+        assert_eq!(a.cap(), 4096);
     }
 
     /// Waits at or under the target never shed, whatever their number: a load the machine
@@ -316,26 +351,15 @@ mod tests {
         assert!(a.try_enter().is_none(), "the 65th is past max_in_flight");
     }
 
-    /// The sign-in queue sheds by its own waits, down to its own floor, and counts its
-    /// refusals with the database queue's.
+    /// The sign-in queue is bounded to sixteen per slot, with no regard to waits, and counts
+    /// its refusals with the database queue's.
     #[test]
-    fn sign_ins_shed_by_their_own_queue_and_share_the_count() {
+    fn sign_ins_are_bounded_per_slot_and_share_the_count() {
         let database = Arc::new(Admission::new(Some(1), Some(TARGET)));
-        let sign_ins = SignIns::new(2, Some(TARGET), &database);
+        let sign_ins = SignIns::new(2, &database);
         let queued: Vec<_> = (0..40).filter_map(|_| sign_ins.queue.try_enter()).collect();
-        assert_eq!(
-            queued.len(),
-            40,
-            "no hard bound on the sign-in queue itself"
-        );
-        let t0 = Instant::now();
-        sign_ins.queue.observe(ms(500), t0);
-        sign_ins.queue.observe(ms(500), t0 + INTERVAL);
-        assert!(sign_ins.queue.shedding() && !database.shedding());
-        assert!(
-            sign_ins.queue.try_enter().is_none(),
-            "40 waiting is past 2 × 16"
-        );
+        assert_eq!(queued.len(), 32, "2 slots × 16");
+        assert!(!sign_ins.queue.shedding());
         let _db = database.try_enter();
         assert!(
             database.try_enter().is_none(),
@@ -343,8 +367,8 @@ mod tests {
         );
         assert_eq!(
             database.shed(),
-            2,
-            "both refusals are counted once, together"
+            9,
+            "8 sign-ins and 1 read, counted together"
         );
     }
 }

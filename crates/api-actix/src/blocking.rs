@@ -3,6 +3,7 @@
 use actix_web::web;
 use medialib_ports::Services;
 
+use crate::admission::Slot;
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -40,7 +41,6 @@ where
     E: Into<ApiError> + Send + 'static,
     F: FnOnce(&Services) -> Result<T, E> + Send + 'static,
 {
-    let services = state.services().clone();
     // A sign-in first queues for a sign-in slot, holding nothing else: its wait there is what
     // the sign-in queue's shedding watches.
     let _sign_in = match work {
@@ -57,10 +57,28 @@ where
         }
         Work::Store => None,
     };
-    // Held until the work is done, on its thread: queued and running requests both count,
-    // and so does work still stuck on a database after its request was answered 503.
-    let slot = state.admission.try_enter().ok_or(ApiError::Overloaded)?;
+    run_admitted(state, admit(state)?, f).await
+}
+
+/// A place among the requests admitted to database work (`admission.rs`), or a 503
+/// ([`ApiError::Overloaded`]) at once. Taken before any other wait of the request (for an
+/// answer's share of the budget, say), so that the queueing-delay rule sees that wait too.
+pub(crate) fn admit(state: &AppState) -> Result<Slot, ApiError> {
+    state.admission.try_enter().ok_or(ApiError::Overloaded)
+}
+
+/// [`run`] with the `slot` already taken by [`admit`].
+pub(crate) async fn run_admitted<T, E, F>(state: &AppState, slot: Slot, f: F) -> Result<T, ApiError>
+where
+    T: Send + 'static,
+    E: Into<ApiError> + Send + 'static,
+    F: FnOnce(&Services) -> Result<T, E> + Send + 'static,
+{
+    let services = state.services().clone();
     let span = tracing::Span::current();
+    // The slot is held until the work is done, on its thread: queued and running requests
+    // both count, and so does work still stuck on a database after its request was answered
+    // 503. Its wait ends when the work starts.
     let work = web::block(move || {
         slot.begin();
         let _slot = slot;

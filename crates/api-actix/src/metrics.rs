@@ -166,18 +166,13 @@ impl Drop for TransferGauge {
 
 impl Default for Metrics {
     fn default() -> Self {
-        Self::new(Arc::default(), Arc::default(), None)
+        Self::new(Arc::default(), None)
     }
 }
 
 impl Metrics {
-    /// Counters that report `admission` (with the sign-in queue's `sign_ins`) and, when there
-    /// is one, the database `pool`.
-    pub(crate) fn new(
-        admission: Arc<Admission>,
-        sign_ins: Arc<Admission>,
-        pool: Option<Arc<dyn PoolMetrics>>,
-    ) -> Self {
+    /// Counters that report `admission` and, when there is one, the database `pool`.
+    pub(crate) fn new(admission: Arc<Admission>, pool: Option<Arc<dyn PoolMetrics>>) -> Self {
         let requests = Family::<RequestLabels, Counter>::default();
         let durations = HistogramFamily::new_with_constructor(latency_histogram);
         let tokens = Family::<TokenLabels, Counter>::default();
@@ -229,10 +224,7 @@ impl Metrics {
             "Browser sign-in attempts that reached the sign-in provider, by outcome.",
             &sign_in_outcomes,
         );
-        registry.register_collector(Box::new(AdmissionCollector {
-            database: admission,
-            sign_ins,
-        }));
+        registry.register_collector(Box::new(AdmissionCollector(admission)));
         Self {
             registry,
             requests,
@@ -384,14 +376,11 @@ impl Collector for PoolCollector {
 
 /// The load-shedding series (see `admission.rs`), read on each scrape.
 #[derive(Debug)]
-struct AdmissionCollector {
-    database: Arc<Admission>,
-    sign_ins: Arc<Admission>,
-}
+struct AdmissionCollector(Arc<Admission>);
 
 impl Collector for AdmissionCollector {
     fn encode(&self, mut encoder: DescriptorEncoder) -> fmt::Result {
-        let admission = &self.database;
+        let admission = &self.0;
         gauge(
             &mut encoder,
             "medialib_requests_in_flight",
@@ -405,17 +394,20 @@ impl Collector for AdmissionCollector {
                 "The most requests admitted to database or password work at once (max_in_flight).",
                 i64::try_from(admission.limit()).unwrap_or(i64::MAX),
             )?;
+            gauge(
+                &mut encoder,
+                "medialib_requests_in_flight_cap",
+                "The cap a standing queue set on requests in flight (max_in_flight when none is in force).",
+                i64::try_from(admission.cap()).unwrap_or(i64::MAX),
+            )?;
         }
-        let mut shedding = encoder.encode_descriptor(
+        gauge(
+            &mut encoder,
             "medialib_requests_shedding",
-            "1 while a queue's waits persistently exceed shed_queue_delay and requests past its floor are refused.",
-            None,
-            MetricType::Gauge,
+            "1 while a cap on requests in flight is in force because waits for database work stood above shed_queue_delay.",
+            i64::from(admission.shedding()),
         )?;
-        for (queue, admission) in [("database", &self.database), ("sign_in", &self.sign_ins)] {
-            ConstGauge::new(i64::from(admission.shedding()))
-                .encode(shedding.encode_family(&[("queue", queue)])?)?;
-        }
+
         let shed = prometheus_client::metrics::counter::ConstCounter::new(admission.shed());
         shed.encode(encoder.encode_descriptor(
             "medialib_requests_shed",
@@ -615,7 +607,7 @@ mod tests {
             }
         }
         assert!(!Metrics::default().render().contains("medialib_db_pool"));
-        let metrics = Metrics::new(Arc::default(), Arc::default(), Some(Arc::new(Fixed)));
+        let metrics = Metrics::new(Arc::default(), Some(Arc::new(Fixed)));
         let text = metrics.render();
         assert!(text.contains("medialib_db_pool_connections{state=\"idle\"} 2\n"));
         assert!(text.contains("medialib_db_pool_connections{state=\"in_use\"} 1\n"));

@@ -69,7 +69,17 @@ pub async fn request_span(
     match result {
         Ok(mut res) => {
             let status = res.status().as_u16();
-            if crate::error::is_service_failure(res.status()) {
+            let shed = res
+                .response()
+                .error()
+                .and_then(|e| e.as_error::<crate::error::ApiError>())
+                .is_some_and(|e| matches!(e, crate::error::ApiError::Overloaded));
+            if shed {
+                // Expected under overload, and as many as the requests refused: counted in
+                // `medialib_requests_shed_total`, and the start of shedding is logged once
+                // (`admission.rs`), not each refusal at ERROR.
+                tracing::debug!(status, latency_ms, "request shed");
+            } else if crate::error::is_service_failure(res.status()) {
                 tracing::error!(status, latency_ms, "request failed");
             } else {
                 tracing::info!(status, latency_ms, "request finished");

@@ -79,7 +79,7 @@ pub struct AppState {
     /// Password sign-ins that may be on a blocking thread at once, two per CPU (one hashing
     /// while the other reads or writes the database; the hashes themselves are bounded to one
     /// per CPU by the local directory): the others wait here, not on a blocking thread, in a
-    /// queue shed by its own delay.
+    /// queue of its own (at most sixteen per slot: `admission.rs`).
     pub(crate) sign_ins: Arc<SignIns>,
     /// Media transfers (uploads, deliveries) that may run at once, each on its own thread.
     transfers: crate::admission::Transfers,
@@ -102,11 +102,7 @@ impl AppState {
             config.max_in_flight,
             config.shed_queue_delay,
         ));
-        let sign_ins = Arc::new(SignIns::new(
-            hashing_slots(),
-            config.shed_queue_delay,
-            &admission,
-        ));
+        let sign_ins = Arc::new(SignIns::new(hashing_slots(), &admission));
         let answers = Arc::new(AnswerBudget::new(
             config.answer_budget.unwrap_or(crate::DEFAULT_ANSWER_BUDGET),
             config.db_deadline,
@@ -118,11 +114,7 @@ impl AppState {
                 config,
                 limits,
             }),
-            metrics: Arc::new(Metrics::new(
-                Arc::clone(&admission),
-                Arc::clone(&sign_ins.queue),
-                None,
-            )),
+            metrics: Arc::new(Metrics::new(Arc::clone(&admission), None)),
             admission,
             sign_ins,
             transfers: crate::admission::Transfers::default(),
@@ -137,11 +129,7 @@ impl AppState {
 
     /// Reports the database pool's usage on `/metrics`.
     pub fn with_pool_metrics(mut self, pool: Arc<dyn PoolMetrics>) -> Self {
-        self.metrics = Arc::new(Metrics::new(
-            Arc::clone(&self.admission),
-            Arc::clone(&self.sign_ins.queue),
-            Some(pool),
-        ));
+        self.metrics = Arc::new(Metrics::new(Arc::clone(&self.admission), Some(pool)));
         self
     }
 

@@ -12,7 +12,7 @@ use super::{Answer, Call, CollectionObject, PathIds, Resource, answer, collectio
 use crate::answers::{self, Chunked};
 use crate::apidoc::responses::{ConflictingWriteErrors, ReadErrors, WriteErrors};
 use crate::apidoc::schemas::{CatalogListPath, CatalogQuery, CollectionOnly, ObjectInCollection};
-use crate::blocking::run;
+use crate::blocking::{self, run};
 use crate::error::ApiError;
 use crate::input::Form;
 use crate::records::{CatalogResponse, CatalogWriter};
@@ -148,6 +148,8 @@ pub(crate) async fn list(call: &Call<'_>, CatalogPath(c, o): CatalogPath) -> Ans
     let page = page_request(query)?;
     let base = call.state.base_url().to_owned();
     let complete = complete.unwrap_or(usize::MAX);
+    // Admitted first, so that the wait for the budget counts as queueing (`admission.rs`).
+    let slot = blocking::admit(call.state)?;
     // The answer's share of the bytes large answers may hold at once, taken before it is built
     // (waiting here, holding no thread, while the budget is spent) and settled on its real size
     // once built; given back when the body has been handed to the socket (`answers.rs`).
@@ -155,7 +157,7 @@ pub(crate) async fn list(call: &Call<'_>, CatalogPath(c, o): CatalogPath) -> Ans
     let share = budget.reserve(answers::ESTIMATE).await?;
     // Listed and written to JSON on the blocking pool, member by member as the rows are
     // read: a large listing never holds up the async worker, and only its bytes come back.
-    let body = run(call.state, move |s| -> Result<Vec<u8>, ApiError> {
+    let body = blocking::run_admitted(call.state, slot, move |s| -> Result<Vec<u8>, ApiError> {
         let mut writer = CatalogWriter::new(&base, complete);
         match o {
             IdOrZero::Id(sub) if sub != c => {
