@@ -434,6 +434,49 @@ const ERROR_STATUS_NAMES: [(&str, &str); 20] = [
     ("LENGTH_REQUIRED", "LengthRequired"),
 ];
 
+/// The most lines a production source file may have (issue 18): past it, a file holds more
+/// than one idea and wants splitting.
+const MAX_PRODUCTION_LINES: usize = 800;
+
+/// The lines of production code in a source file: all of it up to its inline test module.
+fn production_lines(code: &str) -> usize {
+    let end = code.find("#[cfg(test)]\nmod tests {").unwrap_or(code.len());
+    code[..end].lines().count()
+}
+
+#[test]
+fn production_files_stay_under_800_lines() {
+    assert_eq!(
+        production_lines("a\nb\n#[cfg(test)]\nmod tests {\nc\n}\n"),
+        2,
+        "the count stops at the inline test module"
+    );
+    assert_eq!(production_lines("a\nb\nc\n"), 3);
+    let mut files = Vec::new();
+    rust_files(&workspace_root().join("crates"), &mut files);
+    let production: Vec<_> = files
+        .iter()
+        .filter(|p| {
+            p.components().any(|c| c.as_os_str() == "src")
+                && p.file_name().is_some_and(|n| n != "tests.rs")
+        })
+        .collect();
+    assert!(production.len() > 100, "{} files", production.len());
+    let too_long: Vec<_> = production
+        .iter()
+        .filter_map(|p| {
+            let code = std::fs::read_to_string(p).unwrap();
+            let n = production_lines(&code);
+            (n > MAX_PRODUCTION_LINES).then(|| format!("{}: {n} lines", p.display()))
+        })
+        .collect();
+    assert!(
+        too_long.is_empty(),
+        "production files over {MAX_PRODUCTION_LINES} lines (move tests to a tests.rs, or \
+         split by idea): {too_long:?}"
+    );
+}
+
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in
         std::fs::read_dir(dir).unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))

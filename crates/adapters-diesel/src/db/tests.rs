@@ -1,0 +1,253 @@
+use super::*;
+use diesel::sql_types::{BigInt, Text};
+
+#[derive(QueryableByName)]
+struct JournalMode {
+    #[diesel(sql_type = Text)]
+    journal_mode: String,
+}
+
+#[derive(QueryableByName)]
+struct ForeignKeys {
+    #[diesel(sql_type = BigInt)]
+    foreign_keys: i64,
+}
+
+#[derive(QueryableByName)]
+struct BusyTimeout {
+    #[diesel(sql_type = BigInt)]
+    timeout: i64,
+}
+
+#[derive(QueryableByName)]
+struct JournalSizeLimit {
+    #[diesel(sql_type = BigInt)]
+    journal_size_limit: i64,
+}
+
+#[derive(QueryableByName)]
+struct Synchronous {
+    #[diesel(sql_type = BigInt)]
+    synchronous: i64,
+}
+
+/// (journal_mode, foreign_keys, busy_timeout, synchronous) as seen by a pooled connection.
+fn pragmas(db: &Database) -> (String, i64, i64, i64) {
+    let Pools::Sqlite(pool) = db.pools() else {
+        panic!("not a SQLite database");
+    };
+    let conn = &mut *pool.get().unwrap();
+    let jm = diesel::sql_query("PRAGMA journal_mode").get_result::<JournalMode>(conn);
+    let fk = diesel::sql_query("PRAGMA foreign_keys").get_result::<ForeignKeys>(conn);
+    let bt = diesel::sql_query("PRAGMA busy_timeout").get_result::<BusyTimeout>(conn);
+    let sy = diesel::sql_query("PRAGMA synchronous").get_result::<Synchronous>(conn);
+    (
+        jm.unwrap().journal_mode,
+        fk.unwrap().foreign_keys,
+        bt.unwrap().timeout,
+        sy.unwrap().synchronous,
+    )
+}
+
+#[test]
+fn sqlite_file_connections_have_the_pragmas() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("sub/dir/m.db").display());
+    let db = Database::connect(&url, &PoolOptions::default()).unwrap();
+    assert_eq!(db.backend(), Backend::Sqlite);
+    assert!(dir.path().join("sub/dir/m.db").exists());
+    // Check several connections, not just the first one.
+    let held: Vec<_> = match db.pools() {
+        Pools::Sqlite(pool) => (0..3).map(|_| pool.get().unwrap()).collect(),
+        Pools::Postgres(_) => unreachable!(),
+    };
+    drop(held);
+    for _ in 0..4 {
+        let (jm, fk, bt, sy) = pragmas(&db);
+        assert_eq!(jm, "wal");
+        assert_eq!(fk, 1);
+        assert_eq!(bt, 5000);
+        assert_eq!(sy, 1, "synchronous=NORMAL");
+        let Pools::Sqlite(pool) = db.pools() else {
+            unreachable!()
+        };
+        let limit = diesel::sql_query("PRAGMA journal_size_limit")
+            .get_result::<JournalSizeLimit>(&mut *pool.get().unwrap())
+            .unwrap();
+        assert_eq!(
+            limit.journal_size_limit,
+            64 << 20,
+            "the WAL file is truncated to 64 MiB"
+        );
+    }
+    assert!(db.pool_state().0 >= 3);
+}
+
+#[test]
+fn sqlite_memory_keeps_one_database() {
+    let opts = PoolOptions {
+        max_size: 16,
+        ..PoolOptions::default()
+    };
+    let db = Database::connect("sqlite::memory:", &opts).unwrap();
+    assert_eq!(db.pool_state(), (1, 1));
+    let (jm, fk, _, _) = pragmas(&db);
+    assert_eq!(jm, "memory", "in-memory databases cannot use WAL");
+    assert_eq!(fk, 1);
+    assert_eq!(db.migrate(&mut |_| {}).unwrap().len(), 8);
+    // Another checkout sees the migrated schema: same connection, same database.
+    assert!(db.pending_migrations().unwrap().is_empty());
+    let ns = db.ensure_namespace([7; 16]).unwrap();
+    assert_eq!(db.ensure_namespace([9; 16]).unwrap(), ns);
+    assert_eq!(read_namespace(&db).unwrap(), Some(ns));
+}
+
+#[test]
+fn namespace_is_a_lowercase_v4_uuid() {
+    let db = Database::connect("sqlite::memory:", &PoolOptions::default()).unwrap();
+    db.migrate(&mut |_| {}).unwrap();
+    assert_eq!(read_namespace(&db).unwrap(), None);
+    let ns = db.ensure_namespace([0xAB; 16]).unwrap();
+    assert_eq!(ns, "abababab-abab-4bab-abab-abababababab");
+}
+
+#[test]
+fn with_tx_rolls_back_on_error() {
+    let db = Database::connect("sqlite::memory:", &PoolOptions::default()).unwrap();
+    db.migrate(&mut |_| {}).unwrap();
+    let result: Result<(), DbError> = with_tx!(db, conn => {
+        diesel::insert_into(organization::table)
+            .values((
+                organization::id.eq(1),
+                organization::namespace.eq("x"),
+                organization::created_at.eq(0_i64),
+            ))
+            .execute(conn)?;
+        Err(DbError::Query(diesel::result::Error::RollbackTransaction))
+    });
+    assert!(result.is_err());
+    assert_eq!(read_namespace(&db).unwrap(), None);
+}
+
+#[test]
+fn invalid_pool_options_are_errors_not_panics() {
+    let zero = PoolOptions {
+        max_size: 0,
+        ..PoolOptions::default()
+    };
+    assert!(matches!(
+        Database::connect("sqlite::memory:", &zero),
+        Err(ConnectError::Pool(_))
+    ));
+    let instant = PoolOptions {
+        connection_timeout: Duration::ZERO,
+        ..PoolOptions::default()
+    };
+    assert!(matches!(
+        Database::connect("sqlite::memory:", &instant),
+        Err(ConnectError::Pool(_))
+    ));
+}
+
+#[test]
+fn debug_output_hides_the_password() {
+    let handler = TracingErrorHandler {
+        url: "postgres://u:hunter22@h/d".to_owned(),
+    };
+    let debug = format!("{handler:?}");
+    assert!(!debug.contains("hunter22"), "{debug}");
+    let db = Database::connect("sqlite::memory:", &PoolOptions::default()).unwrap();
+    assert!(format!("{db:?}").contains("Sqlite"));
+}
+
+#[test]
+fn pool_errors_map_to_unavailable() {
+    let e: StoreError = DbError::from(crate::error::PoolError::from(
+        diesel::r2d2::Pool::<ConnectionManager<SqliteConnection>>::builder()
+            .connection_timeout(Duration::from_millis(10))
+            .build_unchecked(ConnectionManager::new("/nonexistent/dir/x.db"))
+            .get()
+            .err()
+            .unwrap(),
+    ))
+    .into();
+    assert!(matches!(e, StoreError::Unavailable(_)), "{e:?}");
+}
+/// A pool of one PostgreSQL connection whose liveness window is `window`, and that
+/// connection's backend pid.
+fn pg_pool_of_one(url: &str, window: Duration) -> (PgPool, i32) {
+    #[derive(QueryableByName)]
+    struct Pid {
+        #[diesel(sql_type = diesel::sql_types::Integer)]
+        pid: i32,
+    }
+    let pool = Pool::builder()
+        .max_size(1)
+        .min_idle(Some(0))
+        .connection_timeout(Duration::from_secs(5))
+        .build(PgManager {
+            inner: ConnectionManager::new(url),
+            window,
+        })
+        .unwrap();
+    let pid = diesel::sql_query("SELECT pg_backend_pid() AS pid")
+        .get_result::<Pid>(&mut **pool.get().unwrap())
+        .unwrap()
+        .pid;
+    (pool, pid)
+}
+
+/// Ends `pid`'s session from another connection, as a database restart would.
+fn terminate(url: &str, pid: i32) {
+    let mut other = PgConnection::establish(url).unwrap();
+    diesel::sql_query(format!("SELECT pg_terminate_backend({pid})"))
+        .execute(&mut other)
+        .unwrap();
+}
+
+#[test]
+fn a_dead_pg_connection_is_replaced_once_its_check_window_has_passed() {
+    let Some(pg) = crate::testing::PgTestDb::create_or_skip() else {
+        return;
+    };
+    // Within the window the checkout trusts the connection: the dead one is handed out
+    // and the statement fails (one failed request, a 503 for the caller).
+    let (pool, pid) = pg_pool_of_one(&pg.url, Duration::from_secs(3600));
+    terminate(&pg.url, pid);
+    let r = diesel::sql_query("SELECT 1").execute(&mut **pool.get().unwrap());
+    assert!(r.is_err(), "a terminated session answered: {r:?}");
+    // Past the window (zero here) the checkout checks, finds it dead and opens another.
+    let (pool, pid) = pg_pool_of_one(&pg.url, Duration::ZERO);
+    terminate(&pg.url, pid);
+    let r = diesel::sql_query("SELECT 1").execute(&mut **pool.get().unwrap());
+    assert!(r.is_ok(), "{r:?}");
+}
+
+mod network_timeouts {
+    use super::*;
+
+    #[test]
+    fn timeouts_are_added_only_where_the_url_sets_none() {
+        let five = Duration::from_secs(5);
+        assert_eq!(
+            with_network_timeouts("postgres://u@h/db", five),
+            "postgres://u@h/db?connect_timeout=5&keepalives=1&keepalives_idle=30\
+             &keepalives_interval=10&keepalives_count=3&tcp_user_timeout=30000"
+        );
+        let own =
+            with_network_timeouts("postgresql://h/db?sslmode=require&connect_timeout=9", five);
+        assert!(
+            own.starts_with("postgresql://h/db?sslmode=require&connect_timeout=9&keepalives=1")
+        );
+        assert_eq!(own.matches("connect_timeout").count(), 1, "{own}");
+        assert_eq!(
+            with_network_timeouts("host=h dbname=db", five),
+            "host=h dbname=db",
+            "a key=value string is the operator's"
+        );
+        assert!(
+            with_network_timeouts("postgres://h/db", Duration::from_millis(300))
+                .contains("connect_timeout=2&")
+        );
+    }
+}
