@@ -991,6 +991,46 @@ async fn revoke_refusals(b: Backend) {
     s.assert_alive(access).await;
 }
 
+/// What the metadata's `none` for revocation promises: a public client revokes its own token
+/// with its `client_id` alone (RFC 7009 §2.1), and still cannot revoke another client's.
+async fn a_public_client_revokes_with_its_id_alone(b: Backend) {
+    let s = Setup::start(b).await;
+    let public = s.app.register("Desktop app", &[REDIRECT], true);
+    let challenge = challenge();
+    let code = s.code_for(
+        &public,
+        Ask {
+            challenge: Some(&challenge),
+            ..Ask::default()
+        },
+    );
+    let fields = [
+        ("grant_type", "authorization_code"),
+        ("code", &code),
+        ("redirect_uri", REDIRECT),
+        ("client_id", &public.client_id),
+        ("code_verifier", VERIFIER),
+    ];
+    let tokens = s.send(s.post(TOKEN).form(&fields)).await;
+    assert_token_response(&tokens, "read write", false);
+    let access = str_of(&tokens.json, "access_token");
+    // Another client's token, by the public client: nothing happens (not an oracle).
+    let theirs = s.tokens(&s.code(Ask::default())).await;
+    let theirs = str_of(&theirs, "access_token");
+    for token in [theirs, access] {
+        let a = s
+            .send(
+                s.post(REVOKE)
+                    .form(&[("client_id", public.client_id.as_str()), ("token", token)]),
+            )
+            .await;
+        assert_eq!(a.status, StatusCode::OK, "{a:?}");
+        assert_eq!(a.json, json!({}));
+    }
+    s.assert_alive(theirs).await;
+    s.assert_dead(access).await;
+}
+
 // ---------------------------------------------------------------- introspection
 
 async fn introspection(b: Backend) {
@@ -1077,7 +1117,7 @@ async fn metadata_document(b: Backend) {
             "token_endpoint_auth_methods_supported":
                 ["client_secret_basic", "client_secret_post", "none"],
             "revocation_endpoint_auth_methods_supported":
-                ["client_secret_basic", "client_secret_post"],
+                ["client_secret_basic", "client_secret_post", "none"],
             "introspection_endpoint_auth_methods_supported":
                 ["client_secret_basic", "client_secret_post"],
             "code_challenge_methods_supported": ["S256"],
@@ -1426,6 +1466,7 @@ medialib_adapters_diesel::backend_tests!(
     revoke_access_and_refresh_tokens,
     revoking_another_clients_token_does_nothing,
     revoke_refusals,
+    a_public_client_revokes_with_its_id_alone,
     introspection,
     metadata_document,
     cors_on_token_and_metadata_never_on_authorize,

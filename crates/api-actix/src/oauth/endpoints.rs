@@ -354,7 +354,7 @@ struct Metadata {
     response_modes_supported: [&'static str; 1],
     grant_types_supported: [&'static str; 2],
     token_endpoint_auth_methods_supported: [&'static str; 3],
-    revocation_endpoint_auth_methods_supported: [&'static str; 2],
+    revocation_endpoint_auth_methods_supported: [&'static str; 3],
     introspection_endpoint_auth_methods_supported: [&'static str; 2],
     code_challenge_methods_supported: [&'static str; 1],
     scopes_supported: [&'static str; 2],
@@ -379,9 +379,11 @@ impl Metadata {
                 "client_secret_post",
                 "none",
             ],
+            // A public client revokes its tokens with its id alone (RFC 7009 §2.1).
             revocation_endpoint_auth_methods_supported: [
                 "client_secret_basic",
                 "client_secret_post",
+                "none",
             ],
             introspection_endpoint_auth_methods_supported: [
                 "client_secret_basic",
