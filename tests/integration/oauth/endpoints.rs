@@ -995,6 +995,27 @@ async fn revoke_refusals(b: Backend) {
 /// with its `client_id` alone (RFC 7009 §2.1), and still cannot revoke another client's.
 async fn a_public_client_revokes_with_its_id_alone(b: Backend) {
     let s = Setup::start(b).await;
+    let (public, tokens) = public_client_tokens(&s).await;
+    let access = str_of(&tokens, "access_token");
+    // Another client's token, by the public client: nothing happens (not an oracle).
+    let theirs = s.tokens(&s.code(Ask::default())).await;
+    let theirs = str_of(&theirs, "access_token");
+    for token in [theirs, access] {
+        let a = s
+            .send(
+                s.post(REVOKE)
+                    .form(&[("client_id", public.client_id.as_str()), ("token", token)]),
+            )
+            .await;
+        assert_eq!(a.status, StatusCode::OK, "{a:?}");
+        assert_eq!(a.json, json!({}));
+    }
+    s.assert_alive(theirs).await;
+    s.assert_dead(access).await;
+}
+
+/// A public client, registered, and the tokens of a code it redeemed with PKCE and its id.
+async fn public_client_tokens(s: &Setup) -> (ClientCredentials, Value) {
     let public = s.app.register("Desktop app", &[REDIRECT], true);
     let challenge = challenge();
     let code = s.code_for(
@@ -1013,25 +1034,27 @@ async fn a_public_client_revokes_with_its_id_alone(b: Backend) {
     ];
     let tokens = s.send(s.post(TOKEN).form(&fields)).await;
     assert_token_response(&tokens, "read write", false);
-    let access = str_of(&tokens.json, "access_token");
-    // Another client's token, by the public client: nothing happens (not an oracle).
-    let theirs = s.tokens(&s.code(Ask::default())).await;
-    let theirs = str_of(&theirs, "access_token");
-    for token in [theirs, access] {
-        let a = s
-            .send(
-                s.post(REVOKE)
-                    .form(&[("client_id", public.client_id.as_str()), ("token", token)]),
-            )
-            .await;
-        assert_eq!(a.status, StatusCode::OK, "{a:?}");
-        assert_eq!(a.json, json!({}));
-    }
-    s.assert_alive(theirs).await;
-    s.assert_dead(access).await;
+    (public, tokens.json)
 }
 
 // ---------------------------------------------------------------- introspection
+
+/// Introspection is client-authenticated (DECISIONS.md §5, RFC 7662 §2.1): a public client's
+/// id, which anyone can read, is not enough, even for its own live token.
+async fn a_public_client_may_not_introspect(b: Backend) {
+    let s = Setup::start(b).await;
+    let (public, tokens) = public_client_tokens(&s).await;
+    let access = str_of(&tokens, "access_token");
+    let a = s
+        .send(
+            s.post(INTROSPECT)
+                .form(&[("client_id", public.client_id.as_str()), ("token", access)]),
+        )
+        .await;
+    assert_oauth_error(&a, 401, "invalid_client");
+    // The token itself is fine: it works, and the refusal was the client's.
+    s.assert_alive(access).await;
+}
 
 async fn introspection(b: Backend) {
     let s = Setup::start(b).await;
@@ -1468,6 +1491,7 @@ medialib_adapters_diesel::backend_tests!(
     revoke_refusals,
     a_public_client_revokes_with_its_id_alone,
     introspection,
+    a_public_client_may_not_introspect,
     metadata_document,
     cors_on_token_and_metadata_never_on_authorize,
     token_info,

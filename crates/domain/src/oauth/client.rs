@@ -106,6 +106,9 @@ pub enum ClientAuthError {
     /// A public client presented a secret it cannot have.
     #[error("a public client has no secret")]
     UnexpectedSecret,
+    /// A public client asked for what only a client with a secret may do (introspection).
+    #[error("only a confidential client may introspect tokens")]
+    PublicClient,
 }
 
 /// A registered client.
@@ -166,6 +169,16 @@ impl Client {
     pub fn authenticate(&self, presented: Option<&Secret>) -> Result<(), ClientAuthError> {
         self.kind.authenticate(presented)
     }
+
+    /// Whether the (authenticated) client may introspect tokens: only a confidential one.
+    /// RFC 7662 §2.1 asks the endpoint for authorization, and a public client's id, which
+    /// anyone can read, is none (DECISIONS.md §5: introspection is client-authenticated).
+    pub fn may_introspect(&self) -> Result<(), ClientAuthError> {
+        match self.kind {
+            ClientKind::Confidential { .. } => Ok(()),
+            ClientKind::Public => Err(ClientAuthError::PublicClient),
+        }
+    }
 }
 
 impl ClientKind {
@@ -214,6 +227,19 @@ mod tests {
         assert_eq!(
             c.authenticate(Some(&Secret::new("nope"))),
             Err(ClientAuthError::WrongSecret)
+        );
+    }
+
+    #[test]
+    fn only_confidential_clients_introspect() {
+        let (_, digest) = TokenKind::ClientSecret.mint([2; 32]);
+        let confidential = client(ClientKind::Confidential {
+            secret_digest: digest,
+        });
+        assert_eq!(confidential.may_introspect(), Ok(()));
+        assert_eq!(
+            client(ClientKind::Public).may_introspect(),
+            Err(ClientAuthError::PublicClient)
         );
     }
 

@@ -436,14 +436,16 @@ impl OAuthServices {
         Ok(revoked)
     }
 
-    /// RFC 7662: what `token` is, for the authenticated client that holds it.
-    /// Another client's token is reported inactive, like an unknown one.
+    /// RFC 7662: what `token` is, for the authenticated client that holds it; a public client
+    /// may not ask ([`Client::may_introspect`]). Another client's token is reported inactive,
+    /// like an unknown one.
     pub fn introspect(
         &self,
         creds: &ClientCredentials,
         token: &str,
     ) -> Result<Introspection, ClientAuthFailed> {
         let client = self.authenticate_client(creds)?;
+        client.may_introspect()?;
         let now = self.world.clock.now();
         let found = if let Some(d) = TokenKind::Access.digest_presented(token) {
             self.grants.access_token(&d)?.and_then(|r| {
