@@ -370,8 +370,10 @@ pub(crate) trait GrantReads {
     /// (refresh, access) is still unused and unrevoked, spends that successor (with no pair of
     /// its own, presenting it later is reuse), revokes its access token, records the new pair
     /// of `rows` as `spent`'s successor and inserts it. `false`: the successor was touched
-    /// first, and nothing was written. (The successor's row is the contested one: on
-    /// PostgreSQL a concurrent writer waits for it, so the conditional update comes first.)
+    /// first, and nothing was written. (The successor's row is the contested one, and its
+    /// conditional update decides; but the spent token's row is locked before it, as every
+    /// writer of the family does, lest two retries lock the two rows in opposite orders: on
+    /// PostgreSQL a rotation that lost keeps the spent row locked, and then retries.)
     fn retake_refresh(
         &mut self,
         spent: &str,
@@ -438,6 +440,12 @@ macro_rules! grant_reads {
                 (refresh, access_token): (&str, &str),
                 rows: &TokenRows,
             ) -> QueryResult<bool> {
+                // The spent row first, as a lost rotation in this transaction may already
+                // hold it (PostgreSQL keeps the lock of a row whose recheck failed): taking
+                // the successor first deadlocked with a retry holding it and wanting this.
+                diesel::update(refresh::table.find(spent))
+                    .set(refresh::used_at.eq(refresh::used_at))
+                    .execute(self)?;
                 let taken = diesel::update(refresh::table.find(refresh))
                     .filter(refresh::used_at.is_null())
                     .filter(refresh::revoked_at.is_null())
