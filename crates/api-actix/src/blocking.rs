@@ -41,8 +41,8 @@ where
     E: Into<ApiError> + Send + 'static,
     F: FnOnce(&Services) -> Result<T, E> + Send + 'static,
 {
-    // A sign-in first queues for a sign-in slot, holding nothing else: its wait there is what
-    // the sign-in queue's shedding watches.
+    // A sign-in first queues for a sign-in slot, holding nothing else; the queue is bounded
+    // by count (16 per slot: `admission.rs`), not by its waits.
     let _sign_in = match work {
         Work::PasswordHash => {
             let queued = state
@@ -52,7 +52,6 @@ where
                 .ok_or(ApiError::Overloaded)?;
             // The semaphore is never closed; were it, the work would run ungated.
             let permit = state.sign_ins.slots.acquire().await.ok();
-            queued.begin();
             Some((queued, permit))
         }
         Work::Store => None,
