@@ -2,7 +2,7 @@
 //! creation-with-upload, termination, checksum, expiration) and the one-shot multipart `PUT`
 //! for scripts. Headers in, headers out; the use cases decide.
 
-use actix_web::http::{Method, StatusCode, header};
+use actix_web::http::{ConnectionType, Method, StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, web};
 use medialib_domain::media::{
     BadUploadHeader, PatchChecksum, PatchRefused, UploadDescription, UploadNotAdmitted,
@@ -204,7 +204,27 @@ async fn upload(
     state: web::Data<AppState>,
 ) -> HttpResponse {
     let answer = answer(&req, &path, payload, &state).await;
-    tus(answer.unwrap_or_else(|e| actix_web::ResponseError::error_response(&e)))
+    tus(answer.unwrap_or_else(|e| {
+        let mut refused = actix_web::ResponseError::error_response(&e);
+        if declares_body(&req) {
+            // A refusal may come before the body was read (a disk that filled mid-PATCH, a
+            // bad token on a large PUT), and the server then drops the connection. Say so,
+            // so that the client opens a fresh one rather than fail on its next request.
+            refused
+                .head_mut()
+                .set_connection_type(ConnectionType::Close);
+        }
+        refused
+    }))
+}
+
+/// Whether the request says it carries a body.
+fn declares_body(req: &HttpRequest) -> bool {
+    let headers = req.headers();
+    headers.contains_key(header::TRANSFER_ENCODING)
+        || headers
+            .get(header::CONTENT_LENGTH)
+            .is_some_and(|v| v.as_bytes() != b"0")
 }
 
 async fn answer(

@@ -235,6 +235,8 @@ async fn a_full_media_disk_mid_upload_is_507_and_the_upload_resumes_once_freed()
     let filler = disk.fill();
     let refused = app.patch(&location, 4 << 20, &bytes[4 << 20..]).await;
     assert_eq!(refused.status(), StatusCode::INSUFFICIENT_STORAGE);
+    // The rest of the body was not read: the client must not reuse the connection.
+    assert_eq!(refused.headers()["connection"], "close");
     let message: serde_json::Value = refused.json().await.unwrap();
     assert!(
         message["message"]

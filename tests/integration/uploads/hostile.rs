@@ -19,6 +19,7 @@ use crate::api::{Backend, run};
 medialib_adapters_diesel::backend_tests!(async on [sqlite, postgres] with run:
     malformed_uploads_are_4xx_with_a_message_and_write_nothing_astray,
     one_byte_patches_over_one_keep_alive_connection_complete_the_upload,
+    a_refusal_before_the_body_is_read_closes_the_connection,
     quota_options_and_token_rights,
     metrics_count_media_bytes_in_and_out,
 );
@@ -404,6 +405,58 @@ async fn one_byte_patches_over_one_keep_alive_connection_complete_the_upload(b: 
     let object = object_of(&location);
     app.assert_stored(&object, &bytes).await;
     assert_nothing_astray(around.path(), &[object]);
+}
+
+/// A PATCH refused before its body is read (here a bad token) leaves bytes on the wire the
+/// server will not read, so the server drops the connection: its answer says
+/// `Connection: close`, or a keep-alive client would send its next request into a closing
+/// socket (seen in CI as a HEAD failing after a 507). The control: the same refusal with no
+/// body keeps the connection, and the next request on it is answered.
+async fn a_refusal_before_the_body_is_read_closes_the_connection(b: Backend) {
+    use tokio::io::AsyncReadExt as _;
+    let (app, _around) = app_in(b, &[]).await;
+    let location = app.create(MAX_SIZE, "refused.bin").await;
+    let path = location.trim_start_matches(&app.api.app.address).to_owned();
+    let host = app.api.app.address.trim_start_matches("http://").to_owned();
+    let connect = || async {
+        let stream = tokio::net::TcpStream::connect(&host).await.unwrap();
+        let (read, write) = stream.into_split();
+        (tokio::io::BufReader::new(read), write)
+    };
+
+    // The control: no body, so the refusal leaves the connection usable.
+    let (mut read, mut write) = connect().await;
+    for i in 0..2 {
+        write
+            .write_all(patch_head(&host, &path, "not-a-token", 0, 0).as_bytes())
+            .await
+            .unwrap();
+        let answer = read_answer(&mut read).await.unwrap();
+        assert_eq!(answer.status, 401, "request {i}: {:?}", answer.json());
+        assert_ne!(answer.header("connection"), Some("close"), "request {i}");
+    }
+
+    // A body announced and not sent: refused, and the connection is closed after the answer.
+    let (mut read, mut write) = connect().await;
+    write
+        .write_all(patch_head(&host, &path, "not-a-token", 0, MAX_SIZE).as_bytes())
+        .await
+        .unwrap();
+    write.write_all(&[0; 1024]).await.unwrap();
+    let answer = read_answer(&mut read).await.unwrap();
+    assert_eq!(answer.status, 401, "{:?}", answer.json());
+    assert!(answer.json()["message"].is_string(), "{:?}", answer.json());
+    assert_eq!(answer.header("connection"), Some("close"));
+    let mut rest = Vec::new();
+    let closed = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        read.read_to_end(&mut rest),
+    )
+    .await;
+    assert!(
+        matches!(closed, Ok(Ok(0)) | Ok(Err(_))),
+        "the connection stays open after the refusal: {closed:?}"
+    );
 }
 
 async fn options(app: &UploadApp, token: Option<&str>) -> serde_json::Value {
