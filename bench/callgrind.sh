@@ -12,8 +12,16 @@
 #
 #   SCENARIO  Ir/request  (Ir of the short run, Ir of the long run)
 #
+# and keeps the long run's profile as $BENCH_CG_DIR/callgrind.out.SCENARIO
+# (`callgrind_annotate --inclusive=yes` on it names where the instructions go).
+#
 # Scenarios:
 #   describe        GET /api/describe/c/{library}/o/{public video}: the bench's public describe
+#   healthz         GET /healthz: a constant JSON answer through medialib's whole middleware
+#                   stack (request id and span, path normalisation, metrics, CORS, headers);
+#                   the describe's cost less this one is the handler's
+#   hello           GET / of bench/hello (bare actix-web hello-JSON, the bench's ceiling);
+#                   its binary is BENCH_HELLO (default: `medialib-bench-hello` beside BINARY)
 #   describe_cors   the same with `Origin: https://lms.example.edu`, that origin configured
 #   token           POST /api/oauth/access_token with an unknown client (a 401 after both
 #                   rate limiters counted it; limits at 1 000 000 a minute, never reached)
@@ -27,6 +35,7 @@ scenario=$2
 requests=${3:-2000}
 dir=${BENCH_CG_DIR:-/tmp/medialib-callgrind}
 log_level=${MEDIALIB_LOG:-warn}
+hello=${BENCH_HELLO:-$(dirname "$binary")/medialib-bench-hello}
 mkdir -p "$dir"
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
@@ -69,18 +78,29 @@ run() { # COUNT -> total Ir
     local env=(MALLOC_ARENA_MAX=2 MEDIALIB_LOG="$log_level" MEDIALIB_LOG_FORMAT=json MEDIALIB_PURGE_INTERVAL=86400
         MEDIALIB_RATE_LIMIT_TOKEN=1000000 MEDIALIB_RATE_LIMIT_LOGIN=1000000)
     [[ $scenario == describe_cors ]] && env+=(MEDIALIB_CORS_ORIGINS=https://lms.example.edu)
-    env "${env[@]}" valgrind --tool=callgrind --callgrind-out-file="$out" \
-        "$binary" serve --database-url "sqlite://$db" --bind "127.0.0.1:$port" \
-        >"$dir/server.log" 2>"$dir/valgrind.log" &
+    if [[ $scenario == hello ]]; then
+        valgrind --tool=callgrind --callgrind-out-file="$out" \
+            "$hello" serve "127.0.0.1:$port" >"$dir/server.log" 2>"$dir/valgrind.log" &
+    else
+        env "${env[@]}" valgrind --tool=callgrind --callgrind-out-file="$out" \
+            "$binary" serve --database-url "sqlite://$db" --bind "127.0.0.1:$port" \
+            >"$dir/server.log" 2>"$dir/valgrind.log" &
+    fi
     pid=$!
     base=http://127.0.0.1:$port
-    wait_ready "$base/readyz" "$pid"
+    if [[ $scenario == hello ]]; then
+        wait_ready "$base/" "$pid"
+    else
+        wait_ready "$base/readyz" "$pid"
+    fi
     local cfg=$dir/curl-$$.cfg
     : >"$cfg"
     for _ in $(seq 1 "$count"); do
         case $scenario in
         describe | describe_cors)
             echo "url = \"$base/api/describe/c/$library/o/$video\"" >>"$cfg" ;;
+        healthz) echo "url = \"$base/healthz\"" >>"$cfg" ;;
+        hello) echo "url = \"$base/\"" >>"$cfg" ;;
         token)
             printf 'url = "%s/api/oauth/access_token"\n' "$base" >>"$cfg"
             echo 'data = "grant_type=refresh_token&refresh_token=mlr_x&client_id=nobody&client_secret=x"' >>"$cfg" ;;
@@ -93,7 +113,9 @@ run() { # COUNT -> total Ir
     kill -TERM "$pid"
     wait "$pid" || true
     grep -E '^(summary|totals):' "$out" | head -1 | awk '{print $2}'
-    rm -f "$db" "$db-wal" "$db-shm" "$out" "$cfg"
+    # The long run's profile is kept, for callgrind_annotate.
+    mv "$out" "$dir/callgrind.out.$scenario"
+    rm -f "$db" "$db-wal" "$db-shm" "$cfg"
 }
 
 short=$(run 200)

@@ -83,6 +83,69 @@ fn sqlite_file_connections_have_the_pragmas() {
     assert!(db.pool_state().0 >= 3);
 }
 
+#[derive(QueryableByName, Debug)]
+struct PreparedStatement {
+    #[diesel(sql_type = Text)]
+    sql: String,
+    #[diesel(sql_type = BigInt)]
+    run: i64,
+    #[diesel(sql_type = BigInt)]
+    reprep: i64,
+}
+
+/// The statements prepared on `conn` that read `objects` with a `LIMIT`, as SQLite counts
+/// their runs and their preparations after the first (`sqlite_stmt`).
+fn limited_reads(conn: &mut diesel::SqliteConnection) -> Vec<PreparedStatement> {
+    diesel::sql_query(
+        "SELECT sql, run, reprep FROM sqlite_stmt \
+         WHERE sql LIKE '%FROM `objects`%LIMIT%' AND sql NOT LIKE '%sqlite_stmt%'",
+    )
+    .load(conn)
+    .unwrap()
+}
+
+/// diesel binds every parameter again on each execution of a cached statement, `LIMIT ?`
+/// (`.first()`) included. Unless SQLite is built with the query planner stability
+/// guarantee (`.cargo/config.toml`), binding a parameter the plan was made for expires the
+/// statement, and each execution parses and plans it again: about 200 000 instructions for a
+/// primary-key read (docs/performance.md). The control: a schema change does make SQLite
+/// prepare the statement again, and `reprep` counts it.
+#[test]
+fn a_cached_statement_with_a_bound_limit_is_not_prepared_again() {
+    use crate::schema::objects;
+    let db = Database::connect("sqlite::memory:", &PoolOptions::default()).unwrap();
+    db.migrate(&mut |_| {}).unwrap();
+    let Pools::Sqlite(pool) = db.pools() else {
+        unreachable!()
+    };
+    let conn = &mut *pool.get().unwrap();
+    let read = |conn: &mut diesel::SqliteConnection, id: &str| {
+        objects::table
+            .find(id)
+            .select(objects::id)
+            .first::<String>(conn)
+            .optional()
+            .unwrap()
+    };
+    for i in 0..5 {
+        assert_eq!(read(conn, &format!("no-such-object-{i}")), None);
+    }
+    let stmts = limited_reads(conn);
+    assert_eq!(stmts.len(), 1, "one cached statement: {stmts:?}");
+    assert_eq!(stmts[0].run, 5, "{stmts:?}");
+    assert_eq!(stmts[0].reprep, 0, "prepared again on a bind: {stmts:?}");
+
+    // The control: a change of schema expires the statement; its next run prepares it again.
+    diesel::sql_query("CREATE TEMP TABLE expire_them (x INTEGER)")
+        .execute(conn)
+        .unwrap();
+    assert_eq!(read(conn, "after"), None);
+    let stmts = limited_reads(conn);
+    assert_eq!(stmts.len(), 1, "{stmts:?}");
+    assert!(stmts[0].sql.contains("LIMIT"), "{stmts:?}");
+    assert_eq!(stmts[0].reprep, 1, "a schema change is seen: {stmts:?}");
+}
+
 #[test]
 fn sqlite_memory_keeps_one_database() {
     let opts = PoolOptions {
