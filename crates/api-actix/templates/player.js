@@ -154,6 +154,9 @@
     } else {
       media.addEventListener("loadedmetadata", function () { post("ready"); }, { once: true });
     }
+    // An autoplaying element may have started before this script ran: its "play" came
+    // before the listener above, so say it now, or the embedding page never hears it.
+    if (!media.paused) post("play");
   }
 
   // Commands: {target: "medialib", method: "play" | "pause" | "seek", value: seconds}.
