@@ -11,6 +11,7 @@ pub mod form;
 pub mod graph;
 pub mod housekeeping;
 pub mod ids;
+pub mod lti;
 pub mod media;
 pub mod oauth;
 pub mod object;
