@@ -367,6 +367,46 @@ diesel::joinable!(objects -> users (owner_id));
 diesel::joinable!(object_properties -> objects (object_id));
 diesel::joinable!(permissions -> objects (collection_id));
 diesel::joinable!(permissions -> users (user_id));
+diesel::table! {
+    /// LTI 1.1 consumers (LMSs that sign launches with OAuth 1.0a).
+    lti_consumers (consumer_key) {
+        /// The consumer key, generated at registration.
+        consumer_key -> Text,
+        /// The operator's name for it.
+        name -> Text,
+        /// The shared secret (HMAC needs it whole).
+        secret -> Text,
+        /// When it was registered.
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    /// The nonces of recent LTI 1.1 launches: a second row for a pair is a replay.
+    lti_nonces (consumer_key, nonce) {
+        /// The consumer that signed the launch.
+        consumer_key -> Text,
+        /// Its `oauth_nonce`.
+        nonce -> Text,
+        /// Until when the pair is remembered.
+        kept_until -> BigInt,
+    }
+}
+
+diesel::table! {
+    /// Each LMS course's library.
+    lti_courses (platform, context_id) {
+        /// The platform: an LTI 1.1 consumer key.
+        platform -> Text,
+        /// The platform's id of the course.
+        context_id -> Text,
+        /// The course's library.
+        library_id -> Text,
+        /// When the library was made.
+        created_at -> BigInt,
+    }
+}
+
 diesel::joinable!(oauth_client_redirect_uris -> oauth_clients (client_id));
 diesel::joinable!(oauth_grants -> oauth_clients (client_id));
 diesel::joinable!(oauth_grants -> users (user_id));
@@ -380,6 +420,8 @@ diesel::joinable!(local_credentials -> users (user_id));
 diesel::joinable!(uploads -> objects (object_id));
 diesel::joinable!(media -> objects (object_id));
 diesel::joinable!(jobs -> objects (object_id));
+diesel::joinable!(lti_nonces -> lti_consumers (consumer_key));
+diesel::joinable!(lti_courses -> objects (library_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     organization,
@@ -400,4 +442,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     uploads,
     media,
     jobs,
+    lti_consumers,
+    lti_nonces,
+    lti_courses,
 );

@@ -19,7 +19,7 @@ medialib_adapters_diesel::backend_tests!(
 );
 
 /// Every migration version shipped, in order.
-const ALL_VERSIONS: [&str; 8] = [
+const ALL_VERSIONS: [&str; 9] = [
     "20261122000000",
     "20261122000001",
     "20261122000002",
@@ -28,14 +28,17 @@ const ALL_VERSIONS: [&str; 8] = [
     "20261125000005",
     "20261125000006",
     "20261128000007",
+    "20261129000008",
 ];
 
 /// The media tables.
 const MEDIA: &str = "20261125000005";
 /// Jobs and derived files.
 const JOBS: &str = "20261125000006";
-/// The newest migration (refresh tokens' successors), reverted first to reach older ones.
+/// Refresh tokens' successors.
 const SUCCESSORS: &str = "20261128000007";
+/// The newest migration (LTI), reverted first to reach older ones.
+const LTI: &str = "20261129000008";
 
 fn migrate_applies_everything_once(f: &Fixture) {
     assert_eq!(f.db.pending_migrations().unwrap(), ALL_VERSIONS);
@@ -46,7 +49,7 @@ fn migrate_applies_everything_once(f: &Fixture) {
     assert_eq!(applied, ALL_VERSIONS);
     assert_eq!(seen, ALL_VERSIONS, "progress is called once per version");
     assert!(f.db.pending_migrations().unwrap().is_empty());
-    assert_eq!(Raw::open(f).tables().len(), 18);
+    assert_eq!(Raw::open(f).tables().len(), 21);
 
     let mut called = false;
     let again = f.db.migrate(&mut |_| called = true).unwrap();
@@ -96,6 +99,7 @@ fn member_modified_at_is_backfilled_and_reverted(f: &Fixture) {
     };
     assert_eq!(f.db.revert_last().unwrap(), None, "nothing applied yet");
     f.db.migrate(&mut |_| {}).unwrap();
+    assert_eq!(f.db.revert_last().unwrap().as_deref(), Some(LTI));
     assert_eq!(f.db.revert_last().unwrap().as_deref(), Some(SUCCESSORS));
     assert_eq!(f.db.revert_last().unwrap().as_deref(), Some(JOBS));
     assert_eq!(f.db.revert_last().unwrap().as_deref(), Some(MEDIA));
@@ -121,7 +125,7 @@ fn member_modified_at_is_backfilled_and_reverted(f: &Fixture) {
 
     assert_eq!(
         f.db.migrate(&mut |_| {}).unwrap(),
-        [COPY, MEDIA, JOBS, SUCCESSORS]
+        [COPY, MEDIA, JOBS, SUCCESSORS, LTI]
     );
     let mut raw = Raw::open(f);
     assert!(has_column(&mut raw));
@@ -135,6 +139,7 @@ fn member_modified_at_is_backfilled_and_reverted(f: &Fixture) {
     }
     drop(raw);
 
+    assert_eq!(f.db.revert_last().unwrap().as_deref(), Some(LTI));
     assert_eq!(f.db.revert_last().unwrap().as_deref(), Some(SUCCESSORS));
     assert_eq!(f.db.revert_last().unwrap().as_deref(), Some(JOBS));
     assert_eq!(f.db.revert_last().unwrap().as_deref(), Some(MEDIA));
@@ -150,7 +155,7 @@ fn member_modified_at_is_backfilled_and_reverted(f: &Fixture) {
     drop(raw);
     assert_eq!(
         f.db.migrate(&mut |_| {}).unwrap(),
-        [COPY, MEDIA, JOBS, SUCCESSORS]
+        [COPY, MEDIA, JOBS, SUCCESSORS, LTI]
     );
 }
 

@@ -18,6 +18,7 @@
 mod clients;
 mod grants;
 mod jobs;
+mod lti;
 mod media;
 mod sessions;
 mod state;

@@ -27,7 +27,7 @@ fn listing_key(object: &MediaObject) -> (Reverse<Timestamp>, ObjectId) {
 impl State {
     /// Refuses a new object the `objects` table would refuse: a taken id or shortcode, an
     /// owner that is no user.
-    fn check_new_object(&self, object: &MediaObject) -> Result<(), StoreError> {
+    pub(crate) fn check_new_object(&self, object: &MediaObject) -> Result<(), StoreError> {
         if self.objects.contains_key(&object.id()) {
             return Err(constraint("objects.id is the primary key"));
         }
@@ -65,7 +65,25 @@ impl State {
     }
 
     /// Stores a new live object (checked by `check_new_object` first).
-    fn insert_object(&mut self, object: &MediaObject) {
+    /// Stores a new top-level library with `admin` as its admin, or finds why not.
+    pub(crate) fn create_library(
+        &mut self,
+        library: &MediaObject,
+        admin: UserId,
+    ) -> Result<(), CreateObjectError> {
+        self.check_new_object(library)?;
+        if !self.users.contains_key(&admin) {
+            return Err(constraint("permissions.user_id references users").into());
+        }
+        self.insert_object(library);
+        self.permissions
+            .entry(library.id())
+            .or_default()
+            .insert(admin, PermissionLevel::Admin);
+        Ok(())
+    }
+
+    pub(crate) fn insert_object(&mut self, object: &MediaObject) {
         self.objects.insert(
             object.id(),
             ObjectRecord {
@@ -209,18 +227,7 @@ impl MediaRepository for MemoryStore {
         library: &MediaObject,
         admin: UserId,
     ) -> Result<(), CreateObjectError> {
-        let mut state = self.lock();
-        state.check_new_object(library)?;
-        if !state.users.contains_key(&admin) {
-            return Err(constraint("permissions.user_id references users").into());
-        }
-        state.insert_object(library);
-        state
-            .permissions
-            .entry(library.id())
-            .or_default()
-            .insert(admin, PermissionLevel::Admin);
-        Ok(())
+        self.lock().create_library(library, admin)
     }
 
     fn create_in_collection(

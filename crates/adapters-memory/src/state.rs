@@ -107,6 +107,12 @@ pub(crate) struct State {
     pub(crate) uploads: BTreeMap<ObjectId, UploadEntry>,
     pub(crate) media: BTreeMap<ObjectId, MediaRecord>,
     pub(crate) jobs: BTreeMap<ObjectId, crate::jobs::JobEntry>,
+    /// LTI 1.1 consumers by key.
+    pub(crate) lti_consumers: BTreeMap<String, medialib_ports::LtiConsumer>,
+    /// (consumer key, nonce) → until when it is remembered.
+    pub(crate) lti_nonces: BTreeMap<(String, String), Timestamp>,
+    /// Each course's library.
+    pub(crate) lti_courses: BTreeMap<medialib_domain::lti::CourseKey, ObjectId>,
     /// The organization's `media_signing_key`.
     pub(crate) media_signing_key: Option<Vec<u8>>,
 }

@@ -7,6 +7,7 @@
 pub mod error;
 mod failures;
 pub mod jobs;
+pub mod lti;
 pub mod processing;
 pub mod repos;
 pub mod services;
@@ -17,6 +18,7 @@ pub mod world;
 
 pub use error::StoreError;
 pub use jobs::{ClaimRequest, ClaimedJob, JobCounts, JobEnd, JobEnded, JobRepository, JobTicket};
+pub use lti::{AddConsumerError, CourseLibrary, LtiConsumer, LtiRepository};
 pub use processing::{MediaProcessor, ProbeError, ProcessError, ProgressSink, ToolFailure};
 pub use repos::{
     AddMemberError, AddOutcome, Applied, BearerRecord, CatalogItem, ClientRepository, CodeContest,

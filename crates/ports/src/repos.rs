@@ -14,6 +14,7 @@ use medialib_domain::{
 use crate::error::StoreError;
 use crate::failures::failures;
 use crate::jobs::JobRepository;
+use crate::lti::LtiRepository;
 use crate::sso::PasswordHash;
 use crate::uploads::UploadRepository;
 
@@ -616,4 +617,5 @@ store!(
     Housekeeping,
     UploadRepository,
     JobRepository,
+    LtiRepository,
 );

@@ -7,6 +7,7 @@ mod grant_units;
 mod grants;
 mod jobs;
 mod listing;
+mod lti;
 mod media;
 mod pending;
 mod rows;

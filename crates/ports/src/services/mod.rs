@@ -2,6 +2,7 @@
 
 pub mod catalog;
 pub mod clients;
+pub mod lti;
 mod media;
 mod oauth;
 pub mod people;
@@ -354,6 +355,16 @@ impl Services {
     /// Browser sign-in and sessions.
     pub fn sessions(&self) -> &SessionServices {
         &self.sessions
+    }
+
+    /// LTI: consumers and launches (made on demand: it signs people in with the sessions'
+    /// current SSO settings).
+    pub fn lti(&self) -> lti::LtiServices {
+        lti::LtiServices::new(
+            self.store.clone(),
+            self.media.clone(),
+            self.sessions.clone(),
+        )
     }
 
     /// The store (for adapters that need read models directly).

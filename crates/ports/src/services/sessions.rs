@@ -240,7 +240,7 @@ impl SessionServices {
 
     /// After a successful authentication: provisions the user on first sign-in, updates the
     /// names the SSO sends (each one it sends), and starts a server-side session.
-    fn start_session_for(
+    pub(crate) fn start_session_for(
         &self,
         identity: SsoIdentity,
         now: Timestamp,

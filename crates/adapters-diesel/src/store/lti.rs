@@ -1,0 +1,174 @@
+//! LTI: consumers, the nonces their launches used, and course libraries.
+
+use diesel::prelude::*;
+use medialib_domain::lti::CourseKey;
+use medialib_domain::{MediaObject, ObjectId, PermissionLevel, Secret, Timestamp, UserId};
+use medialib_ports::{
+    AddConsumerError, CourseLibrary, CreateObjectError, LtiConsumer, LtiRepository, StoreError,
+};
+
+use super::media::insert_object;
+use super::{DieselStore, Locks as _, is_unique_violation};
+use crate::error::DbError;
+use crate::macros::{with_conn, with_tx};
+use crate::schema::{lti_consumers as consumers, lti_courses as courses, lti_nonces as nonces};
+use crate::schema::{objects, permissions};
+
+/// A consumer row: key, name, secret, created_at.
+type ConsumerRow = (String, String, String, i64);
+
+fn consumer_of((key, name, secret, created_at): ConsumerRow) -> LtiConsumer {
+    LtiConsumer {
+        key,
+        name,
+        secret: Secret::new(secret),
+        created_at: Timestamp::from_epoch_seconds(created_at),
+    }
+}
+
+/// The stored id of a course's library, parsed.
+fn library_id(text: &str) -> Result<ObjectId, StoreError> {
+    ObjectId::parse(text).map_err(|e| StoreError::Corrupt(format!("lti_courses.library_id: {e}")))
+}
+
+impl LtiRepository for DieselStore {
+    fn add_lti_consumer(&self, consumer: &LtiConsumer) -> Result<(), AddConsumerError> {
+        let row = (
+            consumers::consumer_key.eq(&consumer.key),
+            consumers::name.eq(&consumer.name),
+            consumers::secret.eq(consumer.secret.expose()),
+            consumers::created_at.eq(consumer.created_at.epoch_seconds()),
+        );
+        let r = (|| -> Result<usize, DbError> {
+            with_conn!(self.db, conn => {
+                Ok(diesel::insert_into(consumers::table).values(&row).execute(conn)?)
+            })
+        })();
+        match r {
+            Ok(_) => Ok(()),
+            Err(DbError::Query(e)) if is_unique_violation(&e) => Err(AddConsumerError::KeyTaken),
+            Err(e) => Err(AddConsumerError::Store(e.into())),
+        }
+    }
+
+    fn lti_consumer(&self, key: &str) -> Result<Option<LtiConsumer>, StoreError> {
+        let row: Option<ConsumerRow> = (|| -> Result<_, DbError> {
+            with_conn!(self.db, conn => {
+                Ok(consumers::table.find(key).first(conn).optional()?)
+            })
+        })()?;
+        Ok(row.map(consumer_of))
+    }
+
+    fn lti_consumers(&self) -> Result<Vec<LtiConsumer>, StoreError> {
+        let rows: Vec<ConsumerRow> = (|| -> Result<_, DbError> {
+            with_conn!(self.db, conn => {
+                Ok(consumers::table.order(consumers::consumer_key).load(conn)?)
+            })
+        })()?;
+        Ok(rows.into_iter().map(consumer_of).collect())
+    }
+
+    fn remove_lti_consumer(&self, key: &str) -> Result<bool, StoreError> {
+        let n = (|| -> Result<usize, DbError> {
+            with_conn!(self.db, conn => {
+                Ok(diesel::delete(consumers::table.find(key)).execute(conn)?)
+            })
+        })()?;
+        Ok(n > 0)
+    }
+
+    fn use_lti_nonce(
+        &self,
+        consumer: &str,
+        nonce: &str,
+        kept_until: Timestamp,
+        now: Timestamp,
+    ) -> Result<bool, StoreError> {
+        let inserted = (|| -> Result<usize, DbError> {
+            with_conn!(self.db, conn => {
+                diesel::delete(
+                    nonces::table
+                        .filter(nonces::consumer_key.eq(consumer))
+                        .filter(nonces::kept_until.lt(now.epoch_seconds())),
+                )
+                .execute(conn)?;
+                // One statement decides: of two launches with the same pair, the database
+                // lets one row in.
+                Ok(diesel::insert_into(nonces::table)
+                    .values((
+                        nonces::consumer_key.eq(consumer),
+                        nonces::nonce.eq(nonce),
+                        nonces::kept_until.eq(kept_until.epoch_seconds()),
+                    ))
+                    .on_conflict_do_nothing()
+                    .execute(conn)?)
+            })
+        })()?;
+        Ok(inserted == 1)
+    }
+
+    fn course_library(&self, course: &CourseKey) -> Result<Option<ObjectId>, StoreError> {
+        let id: Option<String> = (|| -> Result<_, DbError> {
+            with_conn!(self.db, conn => {
+                Ok(courses::table
+                    .inner_join(objects::table)
+                    .filter(courses::platform.eq(course.platform()))
+                    .filter(courses::context_id.eq(course.context()))
+                    .filter(objects::deleted_at.is_null())
+                    .select(courses::library_id)
+                    .first(conn)
+                    .optional()?)
+            })
+        })()?;
+        id.as_deref().map(library_id).transpose()
+    }
+
+    fn create_course_library(
+        &self,
+        course: &CourseKey,
+        library: &MediaObject,
+        admin: UserId,
+    ) -> Result<CourseLibrary, CreateObjectError> {
+        let now = library.created().epoch_seconds();
+        let key = (course.platform(), course.context());
+        let r: Result<Option<String>, DbError> = with_tx!(self.db, conn => {
+            // Rare (once a course) and read-then-write: serialized like graph changes.
+            conn.lock_graph()?;
+            let found: Option<(String, Option<i64>)> = courses::table
+                .inner_join(objects::table)
+                .filter(courses::platform.eq(key.0))
+                .filter(courses::context_id.eq(key.1))
+                .select((courses::library_id, objects::deleted_at))
+                .first(conn)
+                .optional()?;
+            if let Some((id, None)) = found {
+                return Ok(Some(id));
+            }
+            insert_object!(conn, library);
+            diesel::insert_into(permissions::table)
+                .values((
+                    permissions::collection_id.eq(library.id().to_string()),
+                    permissions::user_id.eq(admin.to_string()),
+                    permissions::level.eq(PermissionLevel::Admin.as_str()),
+                    permissions::granted_at.eq(now),
+                ))
+                .execute(conn)?;
+            // A course whose library was deleted gets the new one.
+            diesel::delete(courses::table.find(key)).execute(conn)?;
+            diesel::insert_into(courses::table)
+                .values((
+                    courses::platform.eq(key.0),
+                    courses::context_id.eq(key.1),
+                    courses::library_id.eq(library.id().to_string()),
+                    courses::created_at.eq(now),
+                ))
+                .execute(conn)?;
+            Ok(None)
+        });
+        match r.map_err(|e| CreateObjectError::Store(e.into()))? {
+            Some(existing) => Ok(CourseLibrary::Existing(library_id(&existing)?)),
+            None => Ok(CourseLibrary::Created(library.id())),
+        }
+    }
+}

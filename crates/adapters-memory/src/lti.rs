@@ -1,0 +1,87 @@
+//! LTI: consumers, the nonces their launches used, and course libraries.
+
+use medialib_domain::lti::CourseKey;
+use medialib_domain::{MediaObject, ObjectId, Timestamp, UserId};
+use medialib_ports::{
+    AddConsumerError, CourseLibrary, CreateObjectError, LtiConsumer, LtiRepository, StoreError,
+};
+
+use crate::MemoryStore;
+use crate::state::constraint;
+
+impl LtiRepository for MemoryStore {
+    fn add_lti_consumer(&self, consumer: &LtiConsumer) -> Result<(), AddConsumerError> {
+        let mut state = self.lock();
+        if state.lti_consumers.contains_key(&consumer.key) {
+            return Err(AddConsumerError::KeyTaken);
+        }
+        state
+            .lti_consumers
+            .insert(consumer.key.clone(), consumer.clone());
+        Ok(())
+    }
+
+    fn lti_consumer(&self, key: &str) -> Result<Option<LtiConsumer>, StoreError> {
+        Ok(self.lock().lti_consumers.get(key).cloned())
+    }
+
+    fn lti_consumers(&self) -> Result<Vec<LtiConsumer>, StoreError> {
+        Ok(self.lock().lti_consumers.values().cloned().collect())
+    }
+
+    fn remove_lti_consumer(&self, key: &str) -> Result<bool, StoreError> {
+        let mut state = self.lock();
+        state.lti_nonces.retain(|(consumer, _), _| consumer != key);
+        Ok(state.lti_consumers.remove(key).is_some())
+    }
+
+    fn use_lti_nonce(
+        &self,
+        consumer: &str,
+        nonce: &str,
+        kept_until: Timestamp,
+        now: Timestamp,
+    ) -> Result<bool, StoreError> {
+        let mut state = self.lock();
+        if !state.lti_consumers.contains_key(consumer) {
+            return Err(constraint(
+                "lti_nonces.consumer_key references lti_consumers",
+            ));
+        }
+        state
+            .lti_nonces
+            .retain(|(c, _), until| c != consumer || *until >= now);
+        let key = (consumer.to_owned(), nonce.to_owned());
+        if state.lti_nonces.contains_key(&key) {
+            return Ok(false);
+        }
+        state.lti_nonces.insert(key, kept_until);
+        Ok(true)
+    }
+
+    fn course_library(&self, course: &CourseKey) -> Result<Option<ObjectId>, StoreError> {
+        let state = self.lock();
+        Ok(state
+            .lti_courses
+            .get(course)
+            .copied()
+            .filter(|id| state.live_object(*id).is_some()))
+    }
+
+    fn create_course_library(
+        &self,
+        course: &CourseKey,
+        library: &MediaObject,
+        admin: UserId,
+    ) -> Result<CourseLibrary, CreateObjectError> {
+        let mut state = self.lock();
+        if let Some(id) = state.lti_courses.get(course).copied()
+            && state.live_object(id).is_some()
+        {
+            return Ok(CourseLibrary::Existing(id));
+        }
+        state.create_library(library, admin)?;
+        state.lti_courses.insert(course.clone(), library.id());
+        Ok(CourseLibrary::Created(library.id()))
+    }
+}

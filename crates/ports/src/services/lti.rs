@@ -1,0 +1,308 @@
+//! LTI use cases (DECISIONS.md §8): registered consumers, and a launch: checked, the person
+//! signed in, the course library made or joined.
+
+use std::sync::Arc;
+
+use medialib_domain::lti::oauth1::{OAuth1Refusal, SignedRequest};
+use medialib_domain::lti::v1p1::{self, LaunchRefusal, Message, PickRequest};
+use medialib_domain::lti::{Course, CourseRole, course_level_after_launch};
+use medialib_domain::{
+    Action, Description, MediaObject, NewObject, ObjectFields, ObjectId, ObjectType, Properties,
+    Secret, ShortCode,
+};
+
+use super::{MediaServices, SessionServices, SignInError, StartedSession, World};
+use crate::error::StoreError;
+use crate::lti::{AddConsumerError, LtiConsumer, LtiRepository};
+use crate::repos::{CreateObjectError, PermissionChangeError};
+use crate::sso::SsoIdentity;
+use crate::world::RandomExt as _;
+
+/// LTI use cases.
+#[derive(Clone)]
+pub struct LtiServices {
+    world: World,
+    lti: Arc<dyn LtiRepository>,
+    media: MediaServices,
+    sessions: SessionServices,
+}
+
+impl std::fmt::Debug for LtiServices {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LtiServices").finish_non_exhaustive()
+    }
+}
+
+/// The longest consumer name, in characters.
+pub const MAX_CONSUMER_NAME_CHARS: usize = 100;
+
+/// Why a consumer could not be registered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AddConsumerFailed {
+    /// The name is empty, too long or holds a control character.
+    #[error(
+        "the name must be 1 to {MAX_CONSUMER_NAME_CHARS} characters, without control characters"
+    )]
+    BadName,
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Why an LTI 1.1 launch was refused. Each is shown to the person on a page that says why,
+/// and counted by outcome.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Lti11LaunchFailed {
+    /// The OAuth 1.0a signature is missing, malformed, wrong or stale.
+    #[error(transparent)]
+    Signature(#[from] OAuth1Refusal),
+    /// No consumer has the key the launch names.
+    #[error("no LTI consumer is registered with this key (`medialib lti consumer list`)")]
+    UnknownConsumer,
+    /// The consumer used this nonce already: a replay.
+    #[error("this launch was sent before (its nonce was used): start it again from the course")]
+    Replay,
+    /// A signed launch medialib cannot serve.
+    #[error(transparent)]
+    Launch(#[from] LaunchRefusal),
+    /// A learner asked for the picker.
+    #[error("only the course's teachers may pick media for it")]
+    LearnerMayNotPick,
+    /// The person could not be signed in.
+    #[error(transparent)]
+    SignIn(#[from] SignInError),
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl Lti11LaunchFailed {
+    /// The outcome label of the launch metric.
+    pub fn outcome(&self) -> &'static str {
+        match self {
+            Self::Signature(OAuth1Refusal::Stale { .. }) => "stale",
+            Self::Signature(OAuth1Refusal::BadSignature) => "bad_signature",
+            Self::Signature(_) => "unsigned",
+            Self::UnknownConsumer => "unknown_consumer",
+            Self::Replay => "replay",
+            Self::Launch(_) => "unsupported",
+            Self::LearnerMayNotPick => "learner_pick",
+            Self::SignIn(_) | Self::Store(_) => "error",
+        }
+    }
+}
+
+/// A launch that was let in: the person's new session and where they go.
+#[derive(Debug, Clone)]
+pub struct LtiLaunch {
+    /// The session the launch started.
+    pub session: StartedSession,
+    /// What the course makes them.
+    pub role: CourseRole,
+    /// The course's library, when the launch names a course that has one (a teacher's
+    /// launch makes it).
+    pub course_library: Option<ObjectId>,
+    /// What they came for.
+    pub next: LaunchNext,
+    /// `returnContext`, as sent (the HTTP layer follows it only to medialib's own pages).
+    pub return_context: Option<String>,
+}
+
+/// Where a launch leads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LaunchNext {
+    /// The player of this object (the page checks the person may view it).
+    Player(ObjectId),
+    /// The course library, or the person's home page without one.
+    Library,
+    /// The picker, and where the pick goes back to.
+    Pick(PickRequest),
+}
+
+impl LtiServices {
+    /// The LTI use cases over `lti`, creating course libraries through `media` and signing
+    /// people in through `sessions`.
+    pub fn new(
+        lti: Arc<dyn LtiRepository>,
+        media: MediaServices,
+        sessions: SessionServices,
+    ) -> Self {
+        Self {
+            world: media.world.clone(),
+            lti,
+            media,
+            sessions,
+        }
+    }
+
+    /// Registers a consumer named `name` with a fresh key and secret (shown once, by the
+    /// caller).
+    pub fn add_consumer(&self, name: &str) -> Result<LtiConsumer, AddConsumerFailed> {
+        let name = name.trim();
+        if name.is_empty()
+            || name.chars().count() > MAX_CONSUMER_NAME_CHARS
+            || name.chars().any(char::is_control)
+        {
+            return Err(AddConsumerFailed::BadName);
+        }
+        loop {
+            let consumer = LtiConsumer {
+                key: format!("ml-{}", self.world.random.hex(12)),
+                name: name.to_owned(),
+                secret: Secret::new(
+                    self.world
+                        .random
+                        .bytes32()
+                        .iter()
+                        .map(|b| format!("{b:02x}"))
+                        .collect::<String>(),
+                ),
+                created_at: self.world.clock.now(),
+            };
+            match self.lti.add_lti_consumer(&consumer) {
+                Ok(()) => return Ok(consumer),
+                // 96 random bits: a collision is a fresh draw, not an error.
+                Err(AddConsumerError::KeyTaken) => {}
+                Err(AddConsumerError::Store(e)) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// Every consumer, by key.
+    pub fn consumers(&self) -> Result<Vec<LtiConsumer>, StoreError> {
+        self.lti.lti_consumers()
+    }
+
+    /// Removes a consumer; `false` when no consumer has this key.
+    pub fn remove_consumer(&self, key: &str) -> Result<bool, StoreError> {
+        self.lti.remove_lti_consumer(key)
+    }
+
+    /// An LTI 1.1 launch: `url` is where the consumer sent it (medialib's public base URL and
+    /// the path), `params` the query's and the form's parameters. Checks the signature, the
+    /// timestamp and the nonce, reads the launch, signs the person in, and makes (a teacher's
+    /// first launch) or joins the course library.
+    #[tracing::instrument(skip_all)]
+    pub fn launch_v1p1(
+        &self,
+        url: &str,
+        params: Vec<(String, String)>,
+    ) -> Result<LtiLaunch, Lti11LaunchFailed> {
+        let now = self.world.clock.now();
+        let signed = SignedRequest::parse("POST", url, params)?;
+        let consumer = self
+            .lti
+            .lti_consumer(signed.consumer_key())?
+            .ok_or(Lti11LaunchFailed::UnknownConsumer)?;
+        let verified = signed.verify(&consumer.secret, now)?;
+        let launch = v1p1::read(&verified)?;
+        if matches!(launch.message, Message::Pick(_)) && !launch.role.may_pick() {
+            return Err(Lti11LaunchFailed::LearnerMayNotPick);
+        }
+        // Last, so that a refused launch does not spend its nonce (a fixed platform may
+        // send it again); the write is what makes it single use.
+        if !self.lti.use_lti_nonce(
+            &consumer.key,
+            verified.nonce(),
+            verified.nonce_kept_until(),
+            now,
+        )? {
+            tracing::info!(consumer = %consumer.key, "LTI launch replayed");
+            return Err(Lti11LaunchFailed::Replay);
+        }
+        let person = launch.person;
+        let session = self.sessions.start_session_for(
+            SsoIdentity {
+                unique_id: person.unique_id,
+                first_name: person.first_name,
+                last_name: person.last_name,
+            },
+            now,
+        )?;
+        let course_library = match &launch.course {
+            Some(course) => self.join_course(&session, course, launch.role)?,
+            None => None,
+        };
+        tracing::info!(
+            consumer = %consumer.key,
+            user = %session.user.id,
+            teacher = launch.role.may_pick(),
+            "LTI 1.1 launch"
+        );
+        Ok(LtiLaunch {
+            session,
+            role: launch.role,
+            course_library,
+            next: match launch.message {
+                Message::Resource { media: Some(m), .. } => LaunchNext::Player(m),
+                Message::Resource { media: None, .. } => LaunchNext::Library,
+                Message::Pick(pick) => LaunchNext::Pick(pick),
+            },
+            return_context: launch.return_context,
+        })
+    }
+
+    /// The course's library after this person's launch: a teacher's launch creates it when
+    /// there is none (through the gate's `CreateLibrary`), and the launch raises the
+    /// person's level on it as the domain says (`course_level_after_launch`).
+    fn join_course(
+        &self,
+        session: &StartedSession,
+        course: &Course,
+        role: CourseRole,
+    ) -> Result<Option<ObjectId>, Lti11LaunchFailed> {
+        let user = &session.user;
+        let library = match self.lti.course_library(course.key())? {
+            Some(id) => id,
+            None if role.may_pick() => {
+                if self
+                    .media
+                    .gate(&user.as_caller(), Action::CreateLibrary)?
+                    .is_err()
+                {
+                    return Ok(None);
+                }
+                let now = self.world.clock.now();
+                let object = MediaObject::create(
+                    ObjectId::generate(&self.world.namespace()?, self.world.random.bytes16()),
+                    NewObject {
+                        object_type: ObjectType::Catalog,
+                        fields: ObjectFields {
+                            title: course.title().clone(),
+                            description: Description::default(),
+                            public: false,
+                            duration: None,
+                            properties: Properties::default(),
+                        },
+                    },
+                    user.id,
+                    ShortCode::from_random(self.world.random.bytes16()),
+                    now,
+                );
+                let made = self
+                    .lti
+                    .create_course_library(course.key(), &object, user.id)
+                    .map_err(|e| match e {
+                        CreateObjectError::Store(s) => s,
+                        other => StoreError::Unexpected(other.to_string()),
+                    })?;
+                made.id()
+            }
+            None => return Ok(None),
+        };
+        let current = self.media.media.explicit_level(library, user.id)?;
+        if let Some(level) = course_level_after_launch(role, current) {
+            let now = self.world.clock.now();
+            match self
+                .media
+                .media
+                .set_permission(library, user.id, level, now)
+            {
+                Ok(()) => {}
+                Err(PermissionChangeError::Store(e)) => return Err(e.into()),
+                Err(other) => return Err(StoreError::Unexpected(other.to_string()).into()),
+            }
+        }
+        Ok(Some(library))
+    }
+}

@@ -1,0 +1,4 @@
+-- Reverts up.sql (indexes go with their tables).
+DROP TABLE IF EXISTS lti_courses;
+DROP TABLE IF EXISTS lti_nonces;
+DROP TABLE IF EXISTS lti_consumers;

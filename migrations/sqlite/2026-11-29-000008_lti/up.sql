@@ -1,0 +1,33 @@
+-- LTI (DECISIONS.md §8) (SQLite). Mirrors ../../postgres/2026-11-29-000008_lti/up.sql; keep both
+-- files in step (see migrations/README.md).
+
+-- LTI 1.1 consumers: an LMS that signs its launches with OAuth 1.0a HMAC-SHA1. HMAC needs
+-- the secret itself, so it is stored as it is (as the LMS stores it).
+CREATE TABLE lti_consumers (
+    consumer_key TEXT   NOT NULL PRIMARY KEY,
+    name         TEXT   NOT NULL,
+    secret       TEXT   NOT NULL,
+    created_at   BIGINT NOT NULL
+);
+
+-- The nonces of recent launches, one row per (consumer, nonce): a second insert of a pair
+-- is a replay. Kept until the launch's timestamp leaves the 15-minute window; each launch
+-- deletes its consumer's rows past that first.
+CREATE TABLE lti_nonces (
+    consumer_key TEXT   NOT NULL REFERENCES lti_consumers (consumer_key) ON DELETE CASCADE,
+    nonce        TEXT   NOT NULL,
+    kept_until   BIGINT NOT NULL,
+    PRIMARY KEY (consumer_key, nonce)
+);
+CREATE INDEX idx_lti_nonces_consumer_key_kept_until ON lti_nonces (consumer_key, kept_until);
+
+-- Each course's library: the platform (an LTI 1.1 consumer key) and the context id it
+-- gives the course. A purged library takes its row with it.
+CREATE TABLE lti_courses (
+    platform   TEXT   NOT NULL,
+    context_id TEXT   NOT NULL,
+    library_id TEXT   NOT NULL REFERENCES objects (id) ON DELETE CASCADE,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (platform, context_id)
+);
+CREATE INDEX idx_lti_courses_library_id ON lti_courses (library_id);
