@@ -33,7 +33,7 @@ pub(crate) fn at(secs: i64) -> Timestamp {
 /// runs on it too).
 pub(crate) struct Bench {
     pub(crate) store: Arc<dyn Store>,
-    owner: UserId,
+    pub(crate) owner: UserId,
     pub(crate) library: ObjectId,
     /// Dropped last: removes the database.
     _db: Option<TestDb>,

@@ -157,7 +157,7 @@ fn sqlite_memory_keeps_one_database() {
     let (jm, fk, _, _) = pragmas(&db);
     assert_eq!(jm, "memory", "in-memory databases cannot use WAL");
     assert_eq!(fk, 1);
-    assert_eq!(db.migrate(&mut |_| {}).unwrap().len(), 8);
+    assert_eq!(db.migrate(&mut |_| {}).unwrap().len(), 9);
     // Another checkout sees the migrated schema: same connection, same database.
     assert!(db.pending_migrations().unwrap().is_empty());
     let ns = db.ensure_namespace([7; 16]).unwrap();

@@ -1,0 +1,165 @@
+//! The `LtiRepository` contract, run unchanged on SQLite, PostgreSQL and the in-memory store
+//! with the uploads contract's `Bench`: consumers, single-use nonces (also under
+//! concurrency), and course libraries made once.
+
+use std::sync::{Arc, Barrier};
+
+use medialib_domain::lti::CourseKey;
+use medialib_domain::{ObjectType, PermissionLevel, Secret};
+use medialib_ports::{AddConsumerError, CourseLibrary, LtiConsumer, Store};
+
+use crate::uploads_contract::{Bench, T0, at};
+
+fn consumer(key: &str) -> LtiConsumer {
+    LtiConsumer {
+        key: key.to_owned(),
+        name: format!("LMS {key}"),
+        secret: Secret::new(format!("secret of {key}")),
+        created_at: at(T0),
+    }
+}
+
+fn course(context: &str) -> CourseKey {
+    CourseKey::new("ml-key", context).unwrap()
+}
+
+/// Runs `f` on `n` threads at once; their results.
+fn at_once<T: Send + 'static>(
+    n: usize,
+    store: &Arc<dyn Store>,
+    f: impl Fn(&dyn Store, usize) -> T + Send + Sync + 'static,
+) -> Vec<T> {
+    let barrier = Arc::new(Barrier::new(n));
+    let f = Arc::new(f);
+    let threads: Vec<_> = (0..n)
+        .map(|i| {
+            let (store, barrier, f) = (store.clone(), barrier.clone(), f.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                f(store.as_ref(), i)
+            })
+        })
+        .collect();
+    threads.into_iter().map(|t| t.join().unwrap()).collect()
+}
+
+mod cases {
+    use super::*;
+
+    pub fn consumers_are_added_found_listed_and_removed(b: &Bench) {
+        let s = b.store.as_ref();
+        s.add_lti_consumer(&consumer("b")).unwrap();
+        s.add_lti_consumer(&consumer("a")).unwrap();
+        assert_eq!(
+            s.add_lti_consumer(&LtiConsumer {
+                name: "other".into(),
+                ..consumer("a")
+            }),
+            Err(AddConsumerError::KeyTaken)
+        );
+        assert_eq!(s.lti_consumer("a").unwrap(), Some(consumer("a")));
+        assert_eq!(s.lti_consumer("c").unwrap(), None);
+        assert_eq!(s.lti_consumers().unwrap(), [consumer("a"), consumer("b")]);
+        assert!(s.remove_lti_consumer("a").unwrap());
+        assert!(!s.remove_lti_consumer("a").unwrap());
+        assert_eq!(s.lti_consumers().unwrap(), [consumer("b")]);
+    }
+
+    pub fn a_nonce_is_single_use_per_consumer_until_it_is_forgotten(b: &Bench) {
+        let s = b.store.as_ref();
+        s.add_lti_consumer(&consumer("a")).unwrap();
+        s.add_lti_consumer(&consumer("b")).unwrap();
+        assert!(s.use_lti_nonce("a", "n1", at(T0 + 900), at(T0)).unwrap());
+        assert!(!s.use_lti_nonce("a", "n1", at(T0 + 900), at(T0)).unwrap());
+        assert!(s.use_lti_nonce("b", "n1", at(T0 + 900), at(T0)).unwrap());
+        // Remembered through its last second, forgotten after it.
+        assert!(
+            !s.use_lti_nonce("a", "n1", at(T0 + 2000), at(T0 + 900))
+                .unwrap()
+        );
+        assert!(
+            s.use_lti_nonce("a", "n1", at(T0 + 2000), at(T0 + 901))
+                .unwrap()
+        );
+        // A consumer's nonces go with it.
+        assert!(s.remove_lti_consumer("b").unwrap());
+        s.add_lti_consumer(&consumer("b")).unwrap();
+        assert!(s.use_lti_nonce("b", "n1", at(T0 + 900), at(T0)).unwrap());
+        // A nonce of no consumer is not stored.
+        assert!(
+            s.use_lti_nonce("nobody", "n1", at(T0 + 900), at(T0))
+                .is_err()
+        );
+    }
+
+    pub fn concurrent_uses_of_a_nonce_have_one_winner(b: &Bench) {
+        b.store.add_lti_consumer(&consumer("a")).unwrap();
+        let won = at_once(8, &b.store, |s, _| {
+            s.use_lti_nonce("a", "same", at(T0 + 900), at(T0)).unwrap()
+        });
+        assert_eq!(won.iter().filter(|w| **w).count(), 1, "{won:?}");
+    }
+
+    pub fn a_course_library_is_made_once(b: &Bench) {
+        let s = b.store.as_ref();
+        assert_eq!(s.course_library(&course("c1")).unwrap(), None);
+        let first = b.object(ObjectType::Catalog);
+        let made = s
+            .create_course_library(&course("c1"), &first, b.owner)
+            .unwrap();
+        assert_eq!(made, CourseLibrary::Created(first.id()));
+        assert_eq!(s.course_library(&course("c1")).unwrap(), Some(first.id()));
+        assert_eq!(
+            s.explicit_level(first.id(), b.owner).unwrap(),
+            Some(PermissionLevel::Admin)
+        );
+        let second = b.object(ObjectType::Catalog);
+        assert_eq!(
+            s.create_course_library(&course("c1"), &second, b.owner)
+                .unwrap(),
+            CourseLibrary::Existing(first.id())
+        );
+        assert_eq!(
+            s.object(second.id()).unwrap(),
+            None,
+            "the loser's library is not stored"
+        );
+        assert_eq!(
+            s.course_library(&course("c2")).unwrap(),
+            None,
+            "another course has none"
+        );
+        let other = CourseKey::new("another-platform", "c1").unwrap();
+        assert_eq!(
+            s.course_library(&other).unwrap(),
+            None,
+            "nor another platform's"
+        );
+    }
+
+    pub fn concurrent_first_launches_make_one_course_library(b: &Bench) {
+        let objects: Vec<_> = (0..4).map(|_| b.object(ObjectType::Catalog)).collect();
+        let owner = b.owner;
+        let made = at_once(4, &b.store, move |s, i| {
+            s.create_course_library(&course("c1"), &objects[i], owner)
+                .unwrap()
+        });
+        let created: Vec<_> = made
+            .iter()
+            .filter(|m| matches!(m, CourseLibrary::Created(_)))
+            .collect();
+        assert_eq!(created.len(), 1, "{made:?}");
+        assert!(made.iter().all(|m| m.id() == created[0].id()), "{made:?}");
+    }
+}
+
+use cases::*;
+
+medialib_adapters_diesel::backend_tests!(
+    on [sqlite, memory, postgres] with Bench::run:
+    consumers_are_added_found_listed_and_removed,
+    a_nonce_is_single_use_per_consumer_until_it_is_forgotten,
+    concurrent_uses_of_a_nonce_have_one_winner,
+    a_course_library_is_made_once,
+    concurrent_first_launches_make_one_course_library,
+);
