@@ -17,6 +17,7 @@ mod delivery;
 mod error;
 mod health;
 mod input;
+mod lti;
 mod metrics;
 mod normalize;
 mod oauth;
@@ -64,6 +65,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: AppState) {
         .configure(oauth::configure)
         .configure(pages::configure)
         .configure(site::configure)
+        .configure(lti::configure)
         .configure(openapi::configure)
         .configure(reference::configure)
         .default_service(web::to(not_found));

@@ -106,6 +106,12 @@ struct OutcomeLabel {
     outcome: &'static str,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct LaunchLabels {
+    version: &'static str,
+    outcome: &'static str,
+}
+
 type HistogramFamily = Family<RouteLabels, Histogram, fn() -> Histogram>;
 
 fn latency_histogram() -> Histogram {
@@ -120,6 +126,7 @@ pub(crate) struct Metrics {
     durations: HistogramFamily,
     tokens: Family<TokenLabels, Counter>,
     sign_ins: Family<OutcomeLabel, Counter>,
+    lti_launches: Family<LaunchLabels, Counter>,
     media_bytes: Family<DirectionLabel, Counter>,
     transfers: Family<DirectionLabel, Gauge>,
     out_of_space: Counter,
@@ -177,6 +184,7 @@ impl Metrics {
         let durations = HistogramFamily::new_with_constructor(latency_histogram);
         let tokens = Family::<TokenLabels, Counter>::default();
         let sign_in_outcomes = Family::<OutcomeLabel, Counter>::default();
+        let lti_launches = Family::<LaunchLabels, Counter>::default();
         let media_bytes = Family::<DirectionLabel, Counter>::default();
         let transfers = Family::<DirectionLabel, Gauge>::default();
         let out_of_space = Counter::default();
@@ -224,6 +232,12 @@ impl Metrics {
             "Browser sign-in attempts that reached the sign-in provider, by outcome.",
             &sign_in_outcomes,
         );
+        declare(
+            &mut registry,
+            "medialib_lti_launches",
+            "LTI launches, by LTI version and outcome (a page, or why it was refused).",
+            &lti_launches,
+        );
         registry.register_collector(Box::new(AdmissionCollector(admission)));
         Self {
             registry,
@@ -231,6 +245,7 @@ impl Metrics {
             durations,
             tokens,
             sign_ins: sign_in_outcomes,
+            lti_launches,
             media_bytes,
             transfers,
             out_of_space,
@@ -284,6 +299,13 @@ impl Metrics {
                 grant_type,
                 outcome,
             })
+            .inc();
+    }
+
+    /// Counts an LTI launch of `version` (`1.1`, `1.3`) by `outcome`.
+    pub(crate) fn count_lti_launch(&self, version: &'static str, outcome: &'static str) {
+        self.lti_launches
+            .get_or_create(&LaunchLabels { version, outcome })
             .inc();
     }
 

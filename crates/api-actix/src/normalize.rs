@@ -5,6 +5,7 @@
 //! it was a measurable share of a describe's CPU (docs/performance.md). Here a path that is
 //! already normal (almost every request) costs one scan and no allocation.
 
+use actix_web::HttpMessage as _;
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::uri::{PathAndQuery, Uri};
@@ -17,6 +18,8 @@ pub async fn normalize_path(
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
     if let Some(path) = normalized(req.path()) {
+        let original = OriginalPath(req.path().to_owned());
+        req.extensions_mut().insert(original);
         let mut parts = req.head().uri.clone().into_parts();
         let path_and_query = match parts.path_and_query.as_ref().and_then(PathAndQuery::query) {
             Some(query) => format!("{path}?{query}"),
@@ -34,6 +37,11 @@ pub async fn normalize_path(
     }
     next.call(req).await
 }
+
+/// The path a request came with, kept (as a request extension) when [`normalize_path`]
+/// rewrote it: an LTI 1.1 signature covers the URL as the consumer sent it.
+#[derive(Debug, Clone)]
+pub struct OriginalPath(pub String);
 
 /// `path` with every run of `/` made one and trailing slashes removed (`/` itself stays);
 /// `None` when that changes nothing. An empty path (a URI without one) is left alone.

@@ -13,6 +13,7 @@ use crate::admin;
 use crate::configuration::{LogFormat, Settings, SettingsLoader, key};
 use crate::database::{self, DatabaseError};
 use crate::demo;
+use crate::lti_admin;
 use crate::startup::{Application, StartupError};
 use crate::telemetry::{self, LogTarget};
 use crate::world::OsRandom;
@@ -62,6 +63,11 @@ enum Command {
     /// Manage OAuth clients (add, list, remove, rotate-secret)
     #[command(subcommand)]
     Client(ClientCommand),
+    /// LMS integration: the LTI 1.1 consumers that may launch medialib (lti consumer …)
+    ///
+    /// See docs/lti.md for each LMS's settings.
+    #[command(subcommand)]
+    Lti(LtiCommand),
     /// Restore an object deleted less than 30 days ago
     ///
     /// Removing an object's last membership deletes it; it is kept 30 days. This puts it back
@@ -185,6 +191,32 @@ enum ClientCommand {
         /// The client's id
         #[arg(value_name = "CLIENT_ID")]
         client_id: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum LtiCommand {
+    /// Manage LTI 1.1 consumers (add, list, remove)
+    #[command(subcommand)]
+    Consumer(ConsumerCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum ConsumerCommand {
+    /// Register an LMS; prints its consumer key, once only its shared secret, and the
+    /// launch URLs to enter in the LMS
+    Add {
+        /// The operator's name for it (1 to 100 characters)
+        #[arg(long)]
+        name: String,
+    },
+    /// List registered consumers
+    List,
+    /// Remove a consumer: its launches are refused from now on (course libraries stay)
+    Remove {
+        /// The consumer key
+        #[arg(value_name = "KEY")]
+        key: String,
     },
 }
 
@@ -352,6 +384,11 @@ where
         }),
         Command::Demo(_) => demo(settings, cli.json),
         Command::Storage(StorageCommand::Check) => storage_check(&settings, cli.json),
+        Command::Lti(LtiCommand::Consumer(cmd)) => admin_command(&settings, |s| match cmd {
+            ConsumerCommand::Add { name } => lti_admin::consumer_add(s, &name, cli.json),
+            ConsumerCommand::List => lti_admin::consumer_list(s, cli.json),
+            ConsumerCommand::Remove { key } => lti_admin::consumer_remove(s, &key, cli.json),
+        }),
         Command::Client(cmd) => admin_command(&settings, |s| match cmd {
             ClientCommand::Add {
                 name,

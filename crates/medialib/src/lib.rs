@@ -11,6 +11,7 @@ pub mod configuration;
 pub mod database;
 pub mod demo;
 pub mod demo_media;
+pub mod lti_admin;
 pub mod malloc;
 pub mod media;
 pub mod secret;

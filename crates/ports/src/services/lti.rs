@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use medialib_domain::lti::oauth1::{OAuth1Refusal, SignedRequest};
+use medialib_domain::lti::oauth1::{self, OAuth1Refusal, SignedRequest};
 use medialib_domain::lti::v1p1::{self, LaunchRefusal, Message, PickRequest};
 use medialib_domain::lti::{Course, CourseRole, course_level_after_launch};
 use medialib_domain::{
@@ -95,6 +95,8 @@ impl Lti11LaunchFailed {
 /// A launch that was let in: the person's new session and where they go.
 #[derive(Debug, Clone)]
 pub struct LtiLaunch {
+    /// The consumer that signed it (the key a Content-Item answer is signed with).
+    pub consumer: String,
     /// The session the launch started.
     pub session: StartedSession,
     /// What the course makes them.
@@ -230,6 +232,7 @@ impl LtiServices {
             "LTI 1.1 launch"
         );
         Ok(LtiLaunch {
+            consumer: consumer.key,
             session,
             role: launch.role,
             course_library,
@@ -240,6 +243,29 @@ impl LtiServices {
             },
             return_context: launch.return_context,
         })
+    }
+
+    /// `params` signed by medialib as consumer `consumer`'s tool, for a POST to `url` (the
+    /// Content-Item selection it returns); `None` when the consumer is gone.
+    pub fn sign_for(
+        &self,
+        consumer: &str,
+        url: &str,
+        params: Vec<(String, String)>,
+    ) -> Result<Option<Vec<(String, String)>>, Lti11LaunchFailed> {
+        let Some(consumer) = self.lti.lti_consumer(consumer)? else {
+            return Ok(None);
+        };
+        let nonce = self.world.random.hex(16);
+        let now = self.world.clock.now();
+        Ok(Some(oauth1::sign(
+            url,
+            params,
+            &consumer.key,
+            &consumer.secret,
+            &nonce,
+            now,
+        )?))
     }
 
     /// The course's library after this person's launch: a teacher's launch creates it when

@@ -1,0 +1,477 @@
+//! LTI 1.1 (DECISIONS.md §8): `POST /api/lti/` (Warpwire's plugins: a pick returns as
+//! `jsonData` on the return URL) and `POST /api/ltix/` (a pick returns as a signed
+//! ContentItemSelection). A launch signs the person in with the same browser session as the
+//! sign-in pages and sends them on: to a player, the course library, or the picker, which is
+//! the launch's answer itself. Every refusal is a page that says why, counted on `/metrics`.
+//!
+//! The pages here may be framed by the LMS (`embed_origins`, any site by default), as the
+//! player's landing page may: an LMS shows a tool in an iframe.
+
+use actix_web::http::{Method, header};
+use actix_web::{HttpMessage as _, HttpRequest, HttpResponse, HttpResponseBuilder, web};
+use askama::Template;
+use medialib_domain::lti::v1p1::PickRequest;
+use medialib_domain::media::records::ImageSize;
+use medialib_domain::{MediaObject, ObjectType};
+use medialib_ports::services::lti::{LaunchNext, Lti11LaunchFailed, LtiLaunch};
+use serde_json::json;
+
+use crate::blocking::run;
+use crate::browser::{ErrorPage, session_cookie};
+use crate::error::ApiError;
+use crate::normalize::OriginalPath;
+use crate::oauth::params::{fields, read_form};
+use crate::routing::resource;
+use crate::state::AppState;
+
+/// Registers the LTI routes (their trailing slash is normalized away before routing; the
+/// signature is checked against the path as sent).
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(resource("/api/lti").to(warpwire))
+        .service(resource("/api/ltix").to(content_item));
+}
+
+/// How a pick goes back to the platform.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Endpoint {
+    /// `/api/lti/`: Warpwire's plugins read `jsonData` from their return URL.
+    Warpwire,
+    /// `/api/ltix/`: a signed `ContentItemSelection` form posted to `content_item_return_url`.
+    ContentItem,
+}
+
+async fn warpwire(
+    req: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<AppState>,
+) -> HttpResponse {
+    launch(&req, payload, &state, Endpoint::Warpwire).await
+}
+
+async fn content_item(
+    req: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<AppState>,
+) -> HttpResponse {
+    launch(&req, payload, &state, Endpoint::ContentItem).await
+}
+
+/// A refusal as the person sees it.
+struct Refused {
+    error: ApiError,
+    heading: &'static str,
+    message: String,
+}
+
+impl From<ApiError> for Refused {
+    fn from(error: ApiError) -> Self {
+        Self {
+            heading: "The launch did not work",
+            message: format!("{error}"),
+            error,
+        }
+    }
+}
+
+async fn launch(
+    req: &HttpRequest,
+    payload: web::Payload,
+    state: &AppState,
+    endpoint: Endpoint,
+) -> HttpResponse {
+    if *req.method() != Method::POST {
+        let error = ApiError::MethodNotImplemented { allow: "POST" };
+        return refusal_page(state, &error.into());
+    }
+    let answer = async {
+        let mut params = fields(req.query_string().as_bytes())?;
+        params.extend(read_form(req, payload).await?);
+        let path = req
+            .extensions()
+            .get::<OriginalPath>()
+            .map_or_else(|| req.path().to_owned(), |p| p.0.clone());
+        let url = format!("{}{path}", state.base_url());
+        let outcome = run(state, move |s| {
+            Ok::<_, ApiError>(s.lti().launch_v1p1(&url, params))
+        })
+        .await?;
+        Ok::<_, ApiError>(outcome)
+    };
+    let outcome = match answer.await {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            state.metrics.count_lti_launch("1.1", "error");
+            return refusal_page(state, &e.into());
+        }
+    };
+    match outcome {
+        Ok(launch) => {
+            state.metrics.count_lti_launch("1.1", "ok");
+            match signed_in(state, launch, endpoint).await {
+                Ok(page) => page,
+                Err(e) => refusal_page(state, &e.into()),
+            }
+        }
+        Err(failed) => {
+            state.metrics.count_lti_launch("1.1", failed.outcome());
+            tracing::info!(reason = %failed, "LTI 1.1 launch refused");
+            refusal_page(state, &refused(failed))
+        }
+    }
+}
+
+/// What a refused launch tells the person, and its status.
+fn refused(failed: Lti11LaunchFailed) -> Refused {
+    let message = failed.to_string();
+    let (error, heading) = match failed {
+        Lti11LaunchFailed::Store(e) => return ApiError::from(e).into(),
+        Lti11LaunchFailed::SignIn(e) => return ApiError::from(e).into(),
+        Lti11LaunchFailed::Launch(_) => (
+            ApiError::BadRequest(message.clone()),
+            "medialib cannot answer this launch",
+        ),
+        Lti11LaunchFailed::LearnerMayNotPick => (
+            ApiError::Forbidden(message.clone()),
+            "Only teachers pick media",
+        ),
+        Lti11LaunchFailed::Signature(_)
+        | Lti11LaunchFailed::UnknownConsumer
+        | Lti11LaunchFailed::Replay => (
+            ApiError::Forbidden(message.clone()),
+            "This launch could not be trusted",
+        ),
+    };
+    Refused {
+        error,
+        heading,
+        message: format!(
+            "{message}. Nothing was changed. If it keeps happening, show this page to the \
+             course system's administrator."
+        ),
+    }
+}
+
+/// The refusal page: the status and headers of its error, framable by the LMS.
+fn refusal_page(state: &AppState, refused: &Refused) -> HttpResponse {
+    let page = ErrorPage {
+        heading: refused.heading,
+        message: &refused.message,
+        sign_in: None,
+    };
+    render(state, refused.error.page_builder(), &page, None)
+}
+
+/// Renders `page` with headers that let the LMS frame it; `form_to` is the one origin
+/// other than medialib a form on it may post to.
+fn render(
+    state: &AppState,
+    mut builder: HttpResponseBuilder,
+    page: &impl Template,
+    form_to: Option<&str>,
+) -> HttpResponse {
+    let origins = &state.config().embed_origins;
+    let frame_ancestors = if origins.is_empty() {
+        "*".to_owned()
+    } else {
+        origins.join(" ")
+    };
+    let form_action = match form_to {
+        Some(origin) => format!("'self' {origin}"),
+        None => "'self'".to_owned(),
+    };
+    builder
+        .insert_header((
+            header::CONTENT_SECURITY_POLICY,
+            format!(
+                "default-src 'self'; object-src 'none'; base-uri 'none'; \
+                 form-action {form_action}; frame-ancestors {frame_ancestors}"
+            ),
+        ))
+        .insert_header((header::REFERRER_POLICY, "no-referrer"))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"));
+    match page.render() {
+        Ok(body) => builder.content_type("text/html; charset=utf-8").body(body),
+        Err(e) => {
+            tracing::error!(error = %e, "cannot render an LTI page");
+            HttpResponse::InternalServerError().finish()
+        }
+    }
+}
+
+/// After a launch was let in: the session cookie, and where it leads.
+async fn signed_in(
+    state: &AppState,
+    launch: LtiLaunch,
+    endpoint: Endpoint,
+) -> Result<HttpResponse, ApiError> {
+    let cookie = session_cookie(state, &launch.session);
+    let base = state.base_url().to_owned();
+    let own_page = launch
+        .return_context
+        .as_deref()
+        .filter(|url| url.starts_with(&format!("{base}/")))
+        .map(str::to_owned);
+    let location = match (&launch.next, own_page) {
+        (LaunchNext::Pick(pick), _) => {
+            let mut builder = HttpResponse::Ok();
+            builder.append_header((header::SET_COOKIE, cookie));
+            return picker(state, builder, &launch, pick.clone(), endpoint).await;
+        }
+        (_, Some(url)) => url,
+        (LaunchNext::Player(media), None) => {
+            let media = *media;
+            let object = run(state, move |s| s.store().object(media)).await?;
+            let object = object.ok_or(ApiError::NotFound)?;
+            format!("/m/{}", object.shortcode())
+        }
+        (LaunchNext::Library, None) => match launch.course_library {
+            Some(library) => format!("/libraries/{library}"),
+            None => "/".to_owned(),
+        },
+    };
+    Ok(HttpResponse::SeeOther()
+        .append_header((header::SET_COOKIE, cookie))
+        .insert_header((header::LOCATION, location))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .insert_header((header::REFERRER_POLICY, "no-referrer"))
+        .finish())
+}
+
+/// One media the picker offers.
+#[derive(Debug)]
+struct Item {
+    title: String,
+    kind: &'static str,
+    still: Option<String>,
+    /// Warpwire: the link back with `jsonData`; Content-Item: the signed form's fields.
+    pick: Pick,
+}
+
+#[derive(Debug)]
+enum Pick {
+    Link(String),
+    Form(Vec<(String, String)>),
+}
+
+/// A library the picker lists.
+#[derive(Debug)]
+struct Shelf {
+    id: String,
+    title: String,
+    items: Vec<Item>,
+    course: bool,
+}
+
+#[derive(Template)]
+#[template(path = "lti_picker.html")]
+struct PickerPage {
+    shelves: Vec<Shelf>,
+    return_url: String,
+    course_library: Option<String>,
+}
+
+/// The picker: the media of every library the person may view, the course library first,
+/// each with the way its pick goes back.
+async fn picker(
+    state: &AppState,
+    builder: HttpResponseBuilder,
+    launch: &LtiLaunch,
+    pick: PickRequest,
+    endpoint: Endpoint,
+) -> Result<HttpResponse, ApiError> {
+    let caller = launch.session.user.as_caller();
+    let course = launch.course_library;
+    let views = run(state, move |s| {
+        let mut views = Vec::new();
+        for library in s.media().libraries_of(&caller)? {
+            let view = s
+                .uploads()
+                .library_view(&caller, library.id())
+                .map_err(ApiError::from)?;
+            views.push(view);
+        }
+        Ok::<_, ApiError>(views)
+    })
+    .await?;
+    let base = state.base_url().to_owned();
+    let mut shelves = Vec::new();
+    for view in views {
+        let mut items = Vec::new();
+        for member in view.page.items.iter().map(|i| &i.object) {
+            if member.object_type().is_collection() {
+                continue;
+            }
+            let still = view.images.get(&member.id()).and_then(|links| {
+                links
+                    .iter()
+                    .find(|(size, _)| *size == ImageSize::Large)
+                    .or_else(|| links.iter().next())
+                    .map(|(_, path)| format!("{base}{path}"))
+            });
+            let pick = match endpoint {
+                Endpoint::Warpwire => {
+                    Pick::Link(warpwire_return(&pick, &base, member, still.as_deref()))
+                }
+                Endpoint::ContentItem => {
+                    let params = content_item_selection(&pick, &base, member, still.as_deref());
+                    let (consumer, url) = (launch.consumer.clone(), pick.return_url.clone());
+                    let signed = run(state, move |s| {
+                        s.lti()
+                            .sign_for(&consumer, &url, params)
+                            .map_err(|e| match e {
+                                Lti11LaunchFailed::Store(e) => ApiError::from(e),
+                                other => ApiError::BadRequest(other.to_string()),
+                            })
+                    })
+                    .await?
+                    .ok_or(ApiError::NotFound)?;
+                    Pick::Form(signed)
+                }
+            };
+            items.push(Item {
+                title: title_or_untitled(member),
+                kind: member.object_type().as_str(),
+                still,
+                pick,
+            });
+        }
+        let id = view.library.id();
+        shelves.push(Shelf {
+            id: id.to_string(),
+            title: title_or_untitled(&view.library),
+            items,
+            course: Some(id) == course,
+        });
+    }
+    shelves.sort_by_key(|s| !s.course);
+    let page = PickerPage {
+        shelves,
+        return_url: pick.return_url.clone(),
+        course_library: course.map(|c| c.to_string()),
+    };
+    let form_to = origin_of(&pick.return_url);
+    Ok(render(state, builder, &page, form_to.as_deref()))
+}
+
+fn title_or_untitled(object: &MediaObject) -> String {
+    let title = object.fields().title.as_str().trim();
+    if title.is_empty() {
+        "Untitled".to_owned()
+    } else {
+        title.to_owned()
+    }
+}
+
+/// The size Warpwire's plugins embed a pick at.
+fn embed_size(kind: ObjectType) -> (u32, u32) {
+    match kind {
+        ObjectType::Audio => (640, 120),
+        _ => (640, 360),
+    }
+}
+
+/// Warpwire's pick: the return URL with `jsonData`, a JSON array of one
+/// `{"_ww_img": still, "_ww_src": "[warpwire:permLink?width=W&height=H]"}`.
+fn warpwire_return(
+    pick: &PickRequest,
+    base: &str,
+    member: &MediaObject,
+    still: Option<&str>,
+) -> String {
+    let (width, height) = embed_size(member.object_type());
+    let data = json!([{
+        "_ww_img": still.unwrap_or_default(),
+        "_ww_src": format!("[warpwire:{base}/w/{}?width={width}&height={height}]", member.shortcode()),
+    }]);
+    let separator = if pick.return_url.contains('?') {
+        '&'
+    } else {
+        '?'
+    };
+    let encoded: String = form_urlencoded(&data.to_string());
+    format!("{}{separator}jsonData={encoded}", pick.return_url)
+}
+
+/// A standard ContentItemSelection (LTI Content-Item Message 1.0): an LTI link back to
+/// `/api/ltix/` with the custom parameter `media`, or, where the platform takes no links,
+/// an iframe of the player.
+fn content_item_selection(
+    pick: &PickRequest,
+    base: &str,
+    member: &MediaObject,
+    still: Option<&str>,
+) -> Vec<(String, String)> {
+    let title = title_or_untitled(member);
+    let mut item = if pick.accepts_link {
+        json!({
+            "@type": "LtiLinkItem",
+            "mediaType": "application/vnd.ims.lti.v1.ltilink",
+            "title": title,
+            "url": format!("{base}/api/ltix/"),
+            "custom": { "media": member.id().to_string() },
+        })
+    } else {
+        let (width, height) = embed_size(member.object_type());
+        json!({
+            "@type": "ContentItem",
+            "mediaType": "text/html",
+            "title": title,
+            "text": format!(
+                "<iframe src=\"{base}/m/{}\" width=\"{width}\" height=\"{height}\" \
+                 allow=\"autoplay; fullscreen\" allowfullscreen title=\"{}\"></iframe>",
+                member.shortcode(),
+                html_attribute(&title)
+            ),
+        })
+    };
+    if let Some(still) = still {
+        item["thumbnail"] = json!({ "@id": still });
+    }
+    let items = json!({
+        "@context": "http://purl.imsglobal.org/ctx/lti/v1/ContentItem",
+        "@graph": [item],
+    });
+    let mut params = vec![
+        (
+            "lti_message_type".to_owned(),
+            "ContentItemSelection".to_owned(),
+        ),
+        ("lti_version".to_owned(), "LTI-1p0".to_owned()),
+        ("content_items".to_owned(), items.to_string()),
+    ];
+    if let Some(data) = &pick.data {
+        params.push(("data".to_owned(), data.clone()));
+    }
+    params
+}
+
+/// `scheme://host[:port]` of an absolute URL.
+fn origin_of(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    Some(format!("{scheme}://{authority}"))
+}
+
+/// `text` percent-encoded for a query value (`application/x-www-form-urlencoded`).
+fn form_urlencoded(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() * 3);
+    for byte in text.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'*' => {
+                out.push(char::from(byte));
+            }
+            b' ' => out.push('+'),
+            _ => out.push_str(&format!("%{byte:02X}")),
+        }
+    }
+    out
+}
+
+/// `text` for a double-quoted HTML attribute.
+fn html_attribute(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
