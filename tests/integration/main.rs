@@ -22,6 +22,7 @@ mod authz_matrix;
 mod contract;
 mod hostile;
 mod jobs_contract;
+mod lti;
 mod lti_contract;
 mod oauth;
 mod processing;

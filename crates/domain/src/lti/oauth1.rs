@@ -232,6 +232,8 @@ pub fn sign(
 ) -> Result<Vec<(String, String)>, OAuth1Refusal> {
     let uri = BaseUri::parse(url)?;
     params.retain(|(n, _)| !n.starts_with("oauth_"));
+    // The URL's query is signed too (RFC 5849 §3.4.1.3.1), though it is not sent in the form:
+    // Moodle's Content-Item return URL carries its course in it.
     for (name, value) in [
         (CONSUMER_KEY, key),
         (SIGNATURE_METHOD, "HMAC-SHA1"),
@@ -242,7 +244,9 @@ pub fn sign(
     ] {
         params.push((name.to_owned(), value.to_owned()));
     }
-    let signature = hmac_sha1(secret, &base_string("POST", &uri.standard, &params));
+    let mut signed = query_pairs(url);
+    signed.extend(params.iter().cloned());
+    let signature = hmac_sha1(secret, &base_string("POST", &uri.standard, &signed));
     params.push((SIGNATURE.to_owned(), STANDARD.encode(signature)));
     Ok(params)
 }
@@ -286,6 +290,54 @@ impl BaseUri {
             portless: port.map(|_| format!("{scheme}://{host}{path}")),
         })
     }
+}
+
+/// The parameters of `url`'s query, decoded as a form is (`+` is a space).
+fn query_pairs(url: &str) -> Vec<(String, String)> {
+    let Some((_, query)) = url.split('#').next().unwrap_or_default().split_once('?') else {
+        return Vec::new();
+    };
+    query
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| {
+            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+            (form_decode(name), form_decode(value))
+        })
+        .collect()
+}
+
+/// Decodes `application/x-www-form-urlencoded` text; a malformed escape stays as it is.
+fn form_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let hex = |b: u8| {
+        char::from(b)
+            .to_digit(16)
+            .and_then(|d| u8::try_from(d).ok())
+    };
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&byte) = bytes.get(i) {
+        let escaped = match (byte, bytes.get(i + 1), bytes.get(i + 2)) {
+            (b'%', Some(&h), Some(&l)) => hex(h).zip(hex(l)).map(|(h, l)| h * 16 + l),
+            _ => None,
+        };
+        match (byte, escaped) {
+            (_, Some(decoded)) => {
+                out.push(decoded);
+                i += 3;
+            }
+            (b'+', None) => {
+                out.push(b' ');
+                i += 1;
+            }
+            (b, None) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// `METHOD&uri&normalized-parameters` (RFC 5849 §3.4.1), without `oauth_signature`.
@@ -546,30 +598,32 @@ mod tests {
     }
 
     #[test]
-    fn what_medialib_signs_verifies() {
+    fn what_medialib_signs_is_what_oauthlib_signs_query_included() {
+        // oauthlib 3's `Client(..., signature_type=BODY, nonce='abc', timestamp='1800000000',
+        // callback_uri='about:blank').sign(URL, 'POST', body)` gives this signature: the
+        // URL's query (`course`, `id`) is signed though only the form is sent.
         let secret = Secret::new("k&y");
         let now = at(1_800_000_000);
-        let url = "http://lms.example.edu:8000/mod/lti/contentitem_return.php?course=2";
-        let signed = sign(
-            url,
-            pairs(&[
-                ("lti_message_type", "ContentItemSelection"),
-                ("course", "2"),
-            ]),
-            "medialib",
-            &secret,
-            "abc",
-            now,
-        )
-        .unwrap();
-        assert_eq!(
-            signed
-                .iter()
-                .filter(|(n, _)| n == "oauth_signature")
-                .count(),
-            1
+        let url = "http://lms.example.edu:8000/mod/lti/contentitem_return.php?course=2&id=7";
+        let form = pairs(&[
+            ("lti_message_type", "ContentItemSelection"),
+            ("content_items", r#"{"@graph": [1]}"#),
+        ]);
+        let signed = sign(url, form, "medialib", &secret, "abc", now).unwrap();
+        let signature: Vec<_> = signed
+            .iter()
+            .filter(|(n, _)| n == "oauth_signature")
+            .collect();
+        assert_eq!(signature.len(), 1);
+        assert_eq!(signature[0].1, "9ifcS7eE7o/AhjJsPlV8ZJ49KW8=");
+        assert!(
+            !signed.iter().any(|(n, _)| n == "course"),
+            "the query stays in the URL"
         );
-        let verified = SignedRequest::parse("POST", url, signed)
+        // The platform's verifier sees the query's parameters and the form's.
+        let mut received = pairs(&[("course", "2"), ("id", "7")]);
+        received.extend(signed);
+        let verified = SignedRequest::parse("POST", url, received)
             .unwrap()
             .verify(&secret, now)
             .unwrap();
@@ -577,6 +631,18 @@ mod tests {
             verified.get("lti_message_type"),
             Some("ContentItemSelection")
         );
+    }
+
+    #[test]
+    fn form_decoding_reads_plus_and_escapes_and_keeps_a_broken_escape() {
+        assert_eq!(form_decode("a+b%20c%3D%e2%98%95"), "a b c=☕");
+        assert_eq!(form_decode("100%"), "100%");
+        assert_eq!(form_decode("%zz%4"), "%zz%4");
+        assert_eq!(
+            query_pairs("https://x/p?a=1&b=&c&d=x+y#f"),
+            pairs(&[("a", "1"), ("b", ""), ("c", ""), ("d", "x y")])
+        );
+        assert!(query_pairs("https://x/p#a?b=1").is_empty());
     }
 
     #[test]

@@ -1,0 +1,558 @@
+//! LTI 1.1 over HTTP against the running app, on SQLite and PostgreSQL: launches signed with
+//! the domain's OAuth 1.0a signer (checked against other implementations in its own tests,
+//! and by PyPI `lti` and a replay of Warpwire's Moodle plugin in `lti_e2e.rs`), the session
+//! they start, the pages they lead to, the picker's two ways back, and every refusal as a
+//! page that says why.
+
+use medialib_domain::lti::CourseKey;
+use medialib_domain::lti::oauth1::{SignedRequest, sign};
+use medialib_domain::{ObjectId, Secret, Timestamp, UniqueId};
+use medialib_ports::LtiConsumer;
+use reqwest::StatusCode;
+use reqwest::header::HeaderMap;
+use serde_json::Value;
+
+use crate::api::{ApiApp, Backend};
+
+medialib_adapters_diesel::backend_tests!(
+    async on [sqlite, postgres] with crate::api::run:
+    a_teachers_launch_makes_the_course_library_and_the_warpwire_picker_returns_json_data,
+    a_content_item_pick_is_a_form_signed_for_the_platform,
+    a_learners_resource_launch_opens_the_player_with_the_session,
+    refused_launches_are_pages_that_say_why_and_are_counted,
+);
+
+/// What the course system sends back to in the tests.
+const RETURN: &str = "https://moodle.example.edu/local/warpwire/html/warpwire.html";
+
+struct Lms {
+    app: ApiApp,
+    consumer: LtiConsumer,
+}
+
+/// One answer of the app, with its body as text.
+struct Page {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: String,
+}
+
+impl Page {
+    fn header(&self, name: &str) -> &str {
+        self.headers
+            .get(name)
+            .map_or("", |v| v.to_str().unwrap_or_default())
+    }
+
+    /// The session cookie it sets (`name=value`).
+    fn session(&self) -> String {
+        self.headers
+            .get_all("set-cookie")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .find(|c| c.starts_with("medialib_session="))
+            .and_then(|c| c.split(';').next())
+            .unwrap_or_else(|| panic!("no session cookie: {:?}", self.headers))
+            .to_owned()
+    }
+}
+
+impl Lms {
+    async fn start(b: Backend) -> Self {
+        let app = ApiApp::start(b).await;
+        let consumer = app.services.lti().add_consumer("Test LMS").unwrap();
+        Self { app, consumer }
+    }
+
+    fn now(&self) -> Timestamp {
+        Timestamp::from_epoch_seconds(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_secs()
+                .try_into()
+                .unwrap(),
+        )
+    }
+
+    /// `fields` signed as this consumer for `path`, with a fresh nonce.
+    fn signed(&self, path: &str, fields: &[(&str, &str)]) -> Vec<(String, String)> {
+        let params = fields
+            .iter()
+            .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+            .collect();
+        let nonce = format!("{:032x}", rand::random::<u128>());
+        let url = self.app.app.url(path);
+        sign(
+            &url,
+            params,
+            &self.consumer.key,
+            &self.consumer.secret,
+            &nonce,
+            self.now(),
+        )
+        .unwrap()
+    }
+
+    async fn post(&self, path: &str, form: &[(String, String)]) -> Page {
+        let res = self
+            .app
+            .app
+            .client
+            .post(self.app.app.url(path))
+            .form(form)
+            .send()
+            .await
+            .unwrap();
+        page(res).await
+    }
+
+    async fn get(&self, path: &str, cookie: &str) -> Page {
+        let res = self
+            .app
+            .app
+            .client
+            .get(self.app.app.url(path))
+            .header("cookie", cookie)
+            .send()
+            .await
+            .unwrap();
+        page(res).await
+    }
+
+    /// A launch's parameters: `message` by `user` with `roles` in course `c-1` ("BIO101").
+    fn launch(
+        message: &'static str,
+        user: &'static str,
+        roles: &'static str,
+    ) -> Vec<(&'static str, &'static str)> {
+        vec![
+            ("lti_version", "LTI-1p0"),
+            ("lti_message_type", message),
+            ("user_id", user),
+            ("ext_user_username", user),
+            ("roles", roles),
+            ("context_id", "c-1"),
+            ("context_label", "BIO101"),
+            ("launch_presentation_return_url", RETURN),
+        ]
+    }
+
+    fn course_library(&self) -> Option<ObjectId> {
+        let key = CourseKey::new(&self.consumer.key, "c-1").unwrap();
+        self.app.services.store().course_library(&key).unwrap()
+    }
+
+    /// A video titled `title` in `library`, made by `unique_id` through the API; its id and
+    /// permLink code.
+    async fn video(&self, unique_id: &str, library: ObjectId, title: &str) -> (ObjectId, String) {
+        let user = self
+            .app
+            .services
+            .store()
+            .user_by_unique_id(&UniqueId::parse(unique_id).unwrap())
+            .unwrap()
+            .unwrap();
+        let token = self.app.token(&user, "read write");
+        let id = self
+            .app
+            .object(&token, &library.to_string(), "video", title)
+            .await;
+        let id = ObjectId::parse(&id).unwrap();
+        let code = self
+            .app
+            .services
+            .store()
+            .object(id)
+            .unwrap()
+            .unwrap()
+            .shortcode()
+            .to_string();
+        (id, code)
+    }
+}
+
+async fn page(res: reqwest::Response) -> Page {
+    let status = res.status();
+    let headers = res.headers().clone();
+    let body = res.text().await.unwrap();
+    Page {
+        status,
+        headers,
+        body,
+    }
+}
+
+/// The HTML attribute text with its entities (named and numeric) decoded.
+fn unescape(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find('&') {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i..];
+        let end = tail.find(';').expect("an entity ends with ;");
+        let entity = &tail[1..end];
+        let decoded = match entity {
+            "amp" => '&',
+            "quot" => '"',
+            "lt" => '<',
+            "gt" => '>',
+            "apos" => '\'',
+            _ => {
+                let code = match entity
+                    .strip_prefix("#x")
+                    .or_else(|| entity.strip_prefix("#X"))
+                {
+                    Some(hex) => u32::from_str_radix(hex, 16).unwrap(),
+                    None => entity.strip_prefix('#').unwrap().parse().unwrap(),
+                };
+                char::from_u32(code).unwrap()
+            }
+        };
+        out.push(decoded);
+        rest = &tail[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The values of every `attribute="…"` in `html`, in order, decoded.
+fn attributes(html: &str, attribute: &str) -> Vec<String> {
+    let needle = format!("{attribute}=\"");
+    html.match_indices(&needle)
+        .map(|(i, _)| {
+            let rest = &html[i + needle.len()..];
+            unescape(&rest[..rest.find('"').unwrap()])
+        })
+        .collect()
+}
+
+/// The hidden fields of the one form in `html`.
+fn hidden_fields(html: &str) -> Vec<(String, String)> {
+    let start = html.find("<form").expect("a form");
+    let form = &html[start..start + html[start..].find("</form>").unwrap()];
+    let names = attributes(form, "name");
+    let values = attributes(form, "value");
+    assert_eq!(names.len(), values.len(), "{form}");
+    names.into_iter().zip(values).collect()
+}
+
+/// Decodes `application/x-www-form-urlencoded` text.
+fn form_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' => {
+                out.push(u8::from_str_radix(&text[i + 1..i + 3], 16).unwrap());
+                i += 2;
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8(out).unwrap()
+}
+
+async fn a_teachers_launch_makes_the_course_library_and_the_warpwire_picker_returns_json_data(
+    b: Backend,
+) {
+    let lms = Lms::start(b).await;
+    assert_eq!(lms.course_library(), None);
+    let form = lms.signed(
+        "/api/lti/",
+        &Lms::launch("ContentItemSelectionRequest", "teacher", "Instructor"),
+    );
+    let first = lms.post("/api/lti/", &form).await;
+    assert_eq!(first.status, StatusCode::OK, "{}", first.body);
+    assert!(first.body.contains("Pick media"), "{}", first.body);
+    let csp = first.header("content-security-policy");
+    assert!(
+        csp.contains("frame-ancestors *"),
+        "the LMS may frame it: {csp}"
+    );
+    assert!(first.header("x-frame-options").is_empty());
+    let library = lms
+        .course_library()
+        .expect("the teacher's launch made the course library");
+    assert!(
+        first.body.contains(&format!("/libraries/{library}")),
+        "{}",
+        first.body
+    );
+
+    // The session the launch started opens the course library's page.
+    let cookie = first.session();
+    let shelf = lms.get(&format!("/libraries/{library}"), &cookie).await;
+    assert_eq!(shelf.status, StatusCode::OK);
+    assert!(shelf.body.contains("BIO101"), "{}", shelf.body);
+
+    let (_, code) = lms.video("teacher", library, "Cell division").await;
+    let again = lms
+        .post(
+            "/api/lti/",
+            &lms.signed(
+                "/api/lti/",
+                &Lms::launch("ContentItemSelectionRequest", "teacher", "Instructor"),
+            ),
+        )
+        .await;
+    assert_eq!(again.status, StatusCode::OK);
+    assert!(again.body.contains("Cell division"), "{}", again.body);
+    let back: Vec<String> = attributes(&again.body, "href")
+        .into_iter()
+        .filter(|h| h.starts_with(RETURN))
+        .collect();
+    assert_eq!(back.len(), 1, "{back:?}");
+    let json_data = back[0].split_once("?jsonData=").unwrap().1;
+    let data: Value = serde_json::from_str(&form_decode(json_data)).unwrap();
+    let base = lms.app.app.url("");
+    let base = base.trim_end_matches('/');
+    assert_eq!(
+        data,
+        serde_json::json!([{
+            "_ww_img": "",
+            "_ww_src": format!("[warpwire:{base}/w/{code}?width=640&height=360]"),
+        }])
+    );
+}
+
+async fn a_content_item_pick_is_a_form_signed_for_the_platform(b: Backend) {
+    let lms = Lms::start(b).await;
+    let return_url = "https://lms.example.edu/mod/lti/contentitem_return.php?course=2";
+    let mut fields = Lms::launch("ContentItemSelectionRequest", "teacher", "Instructor");
+    fields.retain(|(n, _)| *n != "launch_presentation_return_url");
+    fields.extend([
+        ("content_item_return_url", return_url),
+        ("data", "opaque&data"),
+    ]);
+    lms.post("/api/ltix/", &lms.signed("/api/ltix/", &fields))
+        .await;
+    let library = lms.course_library().unwrap();
+    let (media, _) = lms.video("teacher", library, "Mitosis").await;
+
+    let picker = lms
+        .post("/api/ltix/", &lms.signed("/api/ltix/", &fields))
+        .await;
+    assert_eq!(picker.status, StatusCode::OK, "{}", picker.body);
+    let csp = picker.header("content-security-policy");
+    assert!(
+        csp.contains("form-action 'self' https://lms.example.edu"),
+        "{csp}"
+    );
+    assert_eq!(attributes(&picker.body, "action"), [return_url]);
+    // The platform reads the form and its return URL's query (`course=2`).
+    let mut form = vec![("course".to_owned(), "2".to_owned())];
+    form.extend(hidden_fields(&picker.body));
+    // The platform checks the signature with the consumer's secret, as medialib does.
+    let verified = SignedRequest::parse("POST", return_url, form)
+        .unwrap()
+        .verify(&lms.consumer.secret, lms.now())
+        .unwrap_or_else(|e| panic!("medialib signs what it sends back: {e}: {}", picker.body));
+    assert_eq!(
+        verified.get("lti_message_type"),
+        Some("ContentItemSelection")
+    );
+    assert_eq!(verified.get("data"), Some("opaque&data"));
+    let items: Value = serde_json::from_str(verified.get("content_items").unwrap()).unwrap();
+    let item = &items["@graph"][0];
+    assert_eq!(item["@type"], "LtiLinkItem");
+    assert_eq!(item["title"], "Mitosis");
+    assert_eq!(item["custom"]["media"], media.to_string());
+    assert_eq!(item["url"], lms.app.app.url("/api/ltix/"));
+    // Another secret does not verify it: the check above could fail.
+    let mut form = vec![("course".to_owned(), "2".to_owned())];
+    form.extend(hidden_fields(&picker.body));
+    assert!(
+        SignedRequest::parse("POST", return_url, form)
+            .unwrap()
+            .verify(&Secret::new("not the secret"), lms.now())
+            .is_err()
+    );
+}
+
+async fn a_learners_resource_launch_opens_the_player_with_the_session(b: Backend) {
+    let lms = Lms::start(b).await;
+    let teach = Lms::launch("ContentItemSelectionRequest", "teacher", "Instructor");
+    lms.post("/api/lti/", &lms.signed("/api/lti/", &teach))
+        .await;
+    let library = lms.course_library().unwrap();
+    let (media, code) = lms.video("teacher", library, "Meiosis").await;
+
+    let mut fields = Lms::launch("basic-lti-launch-request", "student", "Learner");
+    let media_text = media.to_string();
+    fields.extend([
+        ("resource_link_id", "rl-1"),
+        ("custom_media", media_text.as_str()),
+    ]);
+    let launched = lms
+        .post("/api/ltix/", &lms.signed("/api/ltix/", &fields))
+        .await;
+    assert_eq!(launched.status, StatusCode::SEE_OTHER, "{}", launched.body);
+    assert_eq!(launched.header("location"), format!("/m/{code}"));
+    let cookie = launched.session();
+    let player = lms.get(&format!("/m/{code}"), &cookie).await;
+    assert_eq!(player.status, StatusCode::OK, "{}", player.body);
+    assert!(player.body.contains("Meiosis"));
+    // Without the launch's session the private video's page asks to sign in.
+    let anonymous = lms.get(&format!("/m/{code}"), "").await;
+    assert_ne!(anonymous.status, StatusCode::OK);
+
+    // The learner is a viewer of the course library.
+    let student = lms
+        .app
+        .services
+        .store()
+        .user_by_unique_id(&UniqueId::parse("student").unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        lms.app
+            .services
+            .store()
+            .explicit_level(library, student.id)
+            .unwrap(),
+        Some(medialib_domain::PermissionLevel::View)
+    );
+    // A launch without `media` leads to the course library.
+    let plain = Lms::launch("basic-lti-launch-request", "student", "Learner");
+    let to_library = lms
+        .post("/api/lti/", &lms.signed("/api/lti/", &plain))
+        .await;
+    assert_eq!(
+        to_library.header("location"),
+        format!("/libraries/{library}")
+    );
+}
+
+async fn refused_launches_are_pages_that_say_why_and_are_counted(b: Backend) {
+    let lms = Lms::start(b).await;
+    let fields = Lms::launch("basic-lti-launch-request", "student", "Learner");
+    let refused = |page: &Page, status: StatusCode, says: &str| {
+        assert_eq!(page.status, status, "{}", page.body);
+        assert!(
+            page.header("content-type").starts_with("text/html"),
+            "{:?}",
+            page.headers
+        );
+        assert!(page.body.contains(says), "{says:?} not in {}", page.body);
+        assert!(
+            page.headers.get("set-cookie").is_none(),
+            "a refused launch signs nobody in"
+        );
+    };
+
+    let good = lms.signed("/api/lti/", &fields);
+    assert_eq!(
+        lms.post("/api/lti/", &good).await.status,
+        StatusCode::SEE_OTHER
+    );
+    refused(
+        &lms.post("/api/lti/", &good).await,
+        StatusCode::FORBIDDEN,
+        "sent before",
+    );
+
+    let mut tampered = lms.signed("/api/lti/", &fields);
+    for (n, v) in &mut tampered {
+        if n == "roles" {
+            *v = "Instructor".into();
+        }
+    }
+    refused(
+        &lms.post("/api/lti/", &tampered).await,
+        StatusCode::FORBIDDEN,
+        "signature does not match",
+    );
+
+    let hour_ago = Timestamp::from_epoch_seconds(lms.now().epoch_seconds() - 3600);
+    let params = fields
+        .iter()
+        .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+        .collect();
+    let stale = sign(
+        &lms.app.app.url("/api/lti/"),
+        params,
+        &lms.consumer.key,
+        &lms.consumer.secret,
+        "old",
+        hour_ago,
+    )
+    .unwrap();
+    refused(
+        &lms.post("/api/lti/", &stale).await,
+        StatusCode::FORBIDDEN,
+        "from this server",
+    );
+
+    let learner_pick = lms.signed(
+        "/api/lti/",
+        &Lms::launch("ContentItemSelectionRequest", "student", "Learner"),
+    );
+    refused(
+        &lms.post("/api/lti/", &learner_pick).await,
+        StatusCode::FORBIDDEN,
+        "Only teachers",
+    );
+
+    let unsigned: Vec<(String, String)> = fields
+        .iter()
+        .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+        .collect();
+    refused(
+        &lms.post("/api/ltix/", &unsigned).await,
+        StatusCode::FORBIDDEN,
+        "oauth_signature_method",
+    );
+
+    let mut unknown = fields.clone();
+    unknown.retain(|(n, _)| *n != "lti_version");
+    refused(
+        &lms.post("/api/lti/", &lms.signed("/api/lti/", &unknown))
+            .await,
+        StatusCode::BAD_REQUEST,
+        "lti_version",
+    );
+
+    // Signed for the other endpoint: the URL is part of the signature.
+    let elsewhere = lms.signed("/api/ltix/", &fields);
+    refused(
+        &lms.post("/api/lti/", &elsewhere).await,
+        StatusCode::FORBIDDEN,
+        "signature does not match",
+    );
+
+    lms.app
+        .services
+        .lti()
+        .remove_consumer(&lms.consumer.key)
+        .unwrap();
+    refused(
+        &lms.post("/api/lti/", &lms.signed("/api/lti/", &fields))
+            .await,
+        StatusCode::FORBIDDEN,
+        "no LTI consumer",
+    );
+
+    let get = lms.get("/api/lti/", "").await;
+    assert_eq!(get.status, StatusCode::NOT_IMPLEMENTED);
+    assert_eq!(get.header("allow"), "POST");
+
+    let metrics = lms.get("/metrics", "").await.body;
+    for (outcome, n) in [
+        ("ok", 1),
+        ("replay", 1),
+        ("bad_signature", 2),
+        ("stale", 1),
+        ("learner_pick", 1),
+        ("unsigned", 1),
+        ("unsupported", 1),
+        ("unknown_consumer", 1),
+    ] {
+        let line =
+            format!("medialib_lti_launches_total{{version=\"1.1\",outcome=\"{outcome}\"}} {n}");
+        assert!(metrics.contains(&line), "{line} not in\n{metrics}");
+    }
+}
