@@ -20,6 +20,7 @@ medialib_adapters_diesel::backend_tests!(
     a_content_item_pick_is_a_form_signed_for_the_platform,
     a_learners_resource_launch_opens_the_player_with_the_session,
     refused_launches_are_pages_that_say_why_and_are_counted,
+    independent_consumers_and_warpwires_plugin_launch_it,
 );
 
 /// What the course system sends back to in the tests.
@@ -555,4 +556,63 @@ async fn refused_launches_are_pages_that_say_why_and_are_counted(b: Backend) {
             format!("medialib_lti_launches_total{{version=\"1.1\",outcome=\"{outcome}\"}} {n}");
         assert!(metrics.contains(&line), "{line} not in\n{metrics}");
     }
+}
+
+/// PyPI `lti`'s ToolConsumer, oauthlib, and a replay of Warpwire's Moodle plugin
+/// (`tests/e2e/lti11_consumers.py`) against the running app.
+async fn independent_consumers_and_warpwires_plugin_launch_it(b: Backend) {
+    use crate::uploads::clients::{client_with_env, python, skipped};
+    if skipped("independent_consumers_and_warpwires_plugin_launch_it") {
+        return;
+    }
+    let python = python();
+    let lms = Lms::start(b).await;
+    // A teacher's launch makes the course library of `course-7`; a video goes into it.
+    let teacher = [
+        ("lti_version", "LTI-1p0"),
+        ("lti_message_type", "basic-lti-launch-request"),
+        ("user_id", "first-teacher"),
+        ("roles", "Instructor"),
+        ("context_id", "course-7"),
+        ("context_title", "Biology 101"),
+    ];
+    let first = lms
+        .post("/api/lti/", &lms.signed("/api/lti/", &teacher))
+        .await;
+    assert_eq!(first.status, StatusCode::SEE_OTHER, "{}", first.body);
+    let key = CourseKey::new(&lms.consumer.key, "course-7").unwrap();
+    let library = lms
+        .app
+        .services
+        .store()
+        .course_library(&key)
+        .unwrap()
+        .unwrap();
+    let (media, _) = lms
+        .video(
+            &format!("{}:first-teacher", lms.consumer.key),
+            library,
+            "Osmosis",
+        )
+        .await;
+
+    let base = lms.app.app.url("");
+    let summary = client_with_env(
+        python,
+        "lti11_consumers.py",
+        vec![
+            "--base".into(),
+            base.trim_end_matches('/').to_owned(),
+            "--key".into(),
+            lms.consumer.key.clone(),
+            "--secret".into(),
+            lms.consumer.secret.expose().to_owned(),
+            "--media".into(),
+            media.to_string(),
+        ],
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(summary["failures"], serde_json::json!([]), "{summary}");
+    assert!(summary["passed"].as_u64().unwrap() >= 10, "{summary}");
 }

@@ -92,7 +92,7 @@ pub(crate) fn node() -> OsString {
     std::env::var_os("MEDIALIB_TEST_NODE").unwrap_or_else(|| "node".into())
 }
 
-fn python() -> OsString {
+pub(crate) fn python() -> OsString {
     let Some(python) = std::env::var_os("MEDIALIB_TEST_PYTHON").filter(|v| !v.is_empty()) else {
         panic!(
             "MEDIALIB_TEST_PYTHON is not set (a venv's python with tests/e2e/requirements.txt): {HOW_TO_FIX}"
