@@ -5,8 +5,8 @@
 use std::sync::{Arc, Barrier};
 
 use medialib_domain::lti::CourseKey;
-use medialib_domain::{ObjectType, PermissionLevel, Secret};
-use medialib_ports::{AddConsumerError, CourseLibrary, LtiConsumer, Store};
+use medialib_domain::{ObjectType, PermissionLevel, Secret, Timestamp};
+use medialib_ports::{AddConsumerError, CourseLibrary, LtiConsumer, Store, StoreError, UsedNonce};
 
 use crate::uploads_contract::{Bench, T0, at};
 
@@ -17,6 +17,21 @@ fn consumer(key: &str) -> LtiConsumer {
         secret: Secret::new(format!("secret of {key}")),
         created_at: at(T0),
     }
+}
+
+fn use_nonce(
+    store: &dyn Store,
+    consumer: &str,
+    nonce: &str,
+    kept_until: Timestamp,
+    now: Timestamp,
+) -> Result<bool, StoreError> {
+    let used = UsedNonce {
+        consumer,
+        nonce,
+        kept_until,
+    };
+    store.use_lti_nonce(used, now)
 }
 
 fn course(context: &str) -> CourseKey {
@@ -69,33 +84,24 @@ mod cases {
         let s = b.store.as_ref();
         s.add_lti_consumer(&consumer("a")).unwrap();
         s.add_lti_consumer(&consumer("b")).unwrap();
-        assert!(s.use_lti_nonce("a", "n1", at(T0 + 900), at(T0)).unwrap());
-        assert!(!s.use_lti_nonce("a", "n1", at(T0 + 900), at(T0)).unwrap());
-        assert!(s.use_lti_nonce("b", "n1", at(T0 + 900), at(T0)).unwrap());
+        assert!(use_nonce(s, "a", "n1", at(T0 + 900), at(T0)).unwrap());
+        assert!(!use_nonce(s, "a", "n1", at(T0 + 900), at(T0)).unwrap());
+        assert!(use_nonce(s, "b", "n1", at(T0 + 900), at(T0)).unwrap());
         // Remembered through its last second, forgotten after it.
-        assert!(
-            !s.use_lti_nonce("a", "n1", at(T0 + 2000), at(T0 + 900))
-                .unwrap()
-        );
-        assert!(
-            s.use_lti_nonce("a", "n1", at(T0 + 2000), at(T0 + 901))
-                .unwrap()
-        );
+        assert!(!use_nonce(s, "a", "n1", at(T0 + 2000), at(T0 + 900)).unwrap());
+        assert!(use_nonce(s, "a", "n1", at(T0 + 2000), at(T0 + 901)).unwrap());
         // A consumer's nonces go with it.
         assert!(s.remove_lti_consumer("b").unwrap());
         s.add_lti_consumer(&consumer("b")).unwrap();
-        assert!(s.use_lti_nonce("b", "n1", at(T0 + 900), at(T0)).unwrap());
+        assert!(use_nonce(s, "b", "n1", at(T0 + 900), at(T0)).unwrap());
         // A nonce of no consumer is not stored.
-        assert!(
-            s.use_lti_nonce("nobody", "n1", at(T0 + 900), at(T0))
-                .is_err()
-        );
+        assert!(use_nonce(s, "nobody", "n1", at(T0 + 900), at(T0)).is_err());
     }
 
     pub fn concurrent_uses_of_a_nonce_have_one_winner(b: &Bench) {
         b.store.add_lti_consumer(&consumer("a")).unwrap();
         let won = at_once(8, &b.store, |s, _| {
-            s.use_lti_nonce("a", "same", at(T0 + 900), at(T0)).unwrap()
+            use_nonce(s, "a", "same", at(T0 + 900), at(T0)).unwrap()
         });
         assert_eq!(won.iter().filter(|w| **w).count(), 1, "{won:?}");
     }

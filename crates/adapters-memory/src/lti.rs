@@ -4,6 +4,7 @@ use medialib_domain::lti::CourseKey;
 use medialib_domain::{MediaObject, ObjectId, Timestamp, UserId};
 use medialib_ports::{
     AddConsumerError, CourseLibrary, CreateObjectError, LtiConsumer, LtiRepository, StoreError,
+    UsedNonce,
 };
 
 use crate::MemoryStore;
@@ -35,27 +36,21 @@ impl LtiRepository for MemoryStore {
         Ok(state.lti_consumers.remove(key).is_some())
     }
 
-    fn use_lti_nonce(
-        &self,
-        consumer: &str,
-        nonce: &str,
-        kept_until: Timestamp,
-        now: Timestamp,
-    ) -> Result<bool, StoreError> {
+    fn use_lti_nonce(&self, used: UsedNonce<'_>, now: Timestamp) -> Result<bool, StoreError> {
         let mut state = self.lock();
-        if !state.lti_consumers.contains_key(consumer) {
+        if !state.lti_consumers.contains_key(used.consumer) {
             return Err(constraint(
                 "lti_nonces.consumer_key references lti_consumers",
             ));
         }
         state
             .lti_nonces
-            .retain(|(c, _), until| c != consumer || *until >= now);
-        let key = (consumer.to_owned(), nonce.to_owned());
+            .retain(|(c, _), until| c != used.consumer || *until >= now);
+        let key = (used.consumer.to_owned(), used.nonce.to_owned());
         if state.lti_nonces.contains_key(&key) {
             return Ok(false);
         }
-        state.lti_nonces.insert(key, kept_until);
+        state.lti_nonces.insert(key, used.kept_until);
         Ok(true)
     }
 

@@ -169,12 +169,7 @@ fn render(
     page: &impl Template,
     form_to: Option<&str>,
 ) -> HttpResponse {
-    let origins = &state.config().embed_origins;
-    let frame_ancestors = if origins.is_empty() {
-        "*".to_owned()
-    } else {
-        origins.join(" ")
-    };
+    let frame_ancestors = state.frame_ancestors();
     let form_action = match form_to {
         Some(origin) => format!("'self' {origin}"),
         None => "'self'".to_owned(),
@@ -194,7 +189,7 @@ fn render(
         Ok(body) => builder.content_type("text/html; charset=utf-8").body(body),
         Err(e) => {
             tracing::error!(error = %e, "cannot render an LTI page");
-            HttpResponse::InternalServerError().finish()
+            crate::browser::error_page(&ApiError::Internal)
         }
     }
 }

@@ -108,12 +108,7 @@ enum Framing {
 /// (`X-Frame-Options` cannot name a list); the landing page's sign-out form posts here, the
 /// embed page has no form.
 fn page_headers(builder: &mut HttpResponseBuilder, framing: Framing, state: &AppState) {
-    let origins = &state.config().embed_origins;
-    let frame_ancestors = if origins.is_empty() {
-        "*".to_owned()
-    } else {
-        origins.join(" ")
-    };
+    let frame_ancestors = state.frame_ancestors();
     let form_action = match framing {
         Framing::Landing => "'self'",
         Framing::Embed => "'none'",

@@ -196,6 +196,17 @@ impl AppState {
     pub(crate) fn base_url(&self) -> &str {
         &self.config().base_url
     }
+
+    /// CSP `frame-ancestors` of the pages an LMS frames (the player's landing page, the LTI
+    /// pages): `embed_origins`, or any site when it is empty.
+    pub(crate) fn frame_ancestors(&self) -> String {
+        let origins = &self.config().embed_origins;
+        if origins.is_empty() {
+            "*".to_owned()
+        } else {
+            origins.join(" ")
+        }
+    }
 }
 
 impl fmt::Debug for AppState {

@@ -50,6 +50,17 @@ impl CourseLibrary {
     }
 }
 
+/// A launch's nonce, to be remembered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UsedNonce<'a> {
+    /// The consumer that signed the launch.
+    pub consumer: &'a str,
+    /// Its `oauth_nonce`.
+    pub nonce: &'a str,
+    /// Until when it must be remembered.
+    pub kept_until: Timestamp,
+}
+
 /// Storage for LTI.
 pub trait LtiRepository: Send + Sync {
     /// Registers a consumer.
@@ -61,17 +72,11 @@ pub trait LtiRepository: Send + Sync {
     /// Removes the consumer with key `key` (its nonces go with it; its courses' libraries
     /// stay, as libraries); `false` when there was none.
     fn remove_lti_consumer(&self, key: &str) -> Result<bool, StoreError>;
-    /// Records that `consumer` used `nonce`, to be remembered until `kept_until`: `false`
+    /// Records that `used.consumer` used `used.nonce`, to be remembered until `used.kept_until`: `false`
     /// (and nothing written) when the pair is remembered already, which makes the launch a
     /// replay. Of two concurrent calls with one pair, exactly one gets `true`. Forgets the
     /// consumer's nonces whose time has passed `now` first.
-    fn use_lti_nonce(
-        &self,
-        consumer: &str,
-        nonce: &str,
-        kept_until: Timestamp,
-        now: Timestamp,
-    ) -> Result<bool, StoreError>;
+    fn use_lti_nonce(&self, used: UsedNonce<'_>, now: Timestamp) -> Result<bool, StoreError>;
     /// The live library of course `course`, if it has one.
     fn course_library(&self, course: &CourseKey) -> Result<Option<ObjectId>, StoreError>;
     /// The library of `course`: the one it has, or `library` stored now as a top-level

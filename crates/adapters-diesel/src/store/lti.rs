@@ -2,17 +2,18 @@
 
 use diesel::prelude::*;
 use medialib_domain::lti::CourseKey;
-use medialib_domain::{MediaObject, ObjectId, PermissionLevel, Secret, Timestamp, UserId};
+use medialib_domain::{MediaObject, ObjectId, Secret, Timestamp, UserId};
 use medialib_ports::{
     AddConsumerError, CourseLibrary, CreateObjectError, LtiConsumer, LtiRepository, StoreError,
+    UsedNonce,
 };
 
-use super::media::insert_object;
+use super::media::insert_library;
 use super::{DieselStore, Locks as _, is_unique_violation};
 use crate::error::DbError;
 use crate::macros::{with_conn, with_tx};
+use crate::schema::objects;
 use crate::schema::{lti_consumers as consumers, lti_courses as courses, lti_nonces as nonces};
-use crate::schema::{objects, permissions};
 
 /// A consumer row: key, name, secret, created_at.
 type ConsumerRow = (String, String, String, i64);
@@ -78,18 +79,12 @@ impl LtiRepository for DieselStore {
         Ok(n > 0)
     }
 
-    fn use_lti_nonce(
-        &self,
-        consumer: &str,
-        nonce: &str,
-        kept_until: Timestamp,
-        now: Timestamp,
-    ) -> Result<bool, StoreError> {
+    fn use_lti_nonce(&self, used: UsedNonce<'_>, now: Timestamp) -> Result<bool, StoreError> {
         let inserted = (|| -> Result<usize, DbError> {
             with_conn!(self.db, conn => {
                 diesel::delete(
                     nonces::table
-                        .filter(nonces::consumer_key.eq(consumer))
+                        .filter(nonces::consumer_key.eq(used.consumer))
                         .filter(nonces::kept_until.lt(now.epoch_seconds())),
                 )
                 .execute(conn)?;
@@ -97,9 +92,9 @@ impl LtiRepository for DieselStore {
                 // lets one row in.
                 Ok(diesel::insert_into(nonces::table)
                     .values((
-                        nonces::consumer_key.eq(consumer),
-                        nonces::nonce.eq(nonce),
-                        nonces::kept_until.eq(kept_until.epoch_seconds()),
+                        nonces::consumer_key.eq(used.consumer),
+                        nonces::nonce.eq(used.nonce),
+                        nonces::kept_until.eq(used.kept_until.epoch_seconds()),
                     ))
                     .on_conflict_do_nothing()
                     .execute(conn)?)
@@ -145,15 +140,7 @@ impl LtiRepository for DieselStore {
             if let Some((id, None)) = found {
                 return Ok(Some(id));
             }
-            insert_object!(conn, library);
-            diesel::insert_into(permissions::table)
-                .values((
-                    permissions::collection_id.eq(library.id().to_string()),
-                    permissions::user_id.eq(admin.to_string()),
-                    permissions::level.eq(PermissionLevel::Admin.as_str()),
-                    permissions::granted_at.eq(now),
-                ))
-                .execute(conn)?;
+            insert_library!(conn, library, admin);
             // A course whose library was deleted gets the new one.
             diesel::delete(courses::table.find(key)).execute(conn)?;
             diesel::insert_into(courses::table)

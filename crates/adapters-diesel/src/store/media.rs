@@ -165,7 +165,26 @@ macro_rules! create_member {
     }};
 }
 
-pub(crate) use {create_member, insert_object, live_type};
+/// Inside a transaction, stores `$library` as a new top-level library with `$admin` as its
+/// admin (database errors leave by `?`). The one body of `create_library` and of
+/// `LtiRepository::create_course_library`.
+macro_rules! insert_library {
+    ($conn:ident, $library:expr, $admin:expr) => {{
+        use medialib_domain::PermissionLevel;
+        use $crate::schema::permissions;
+        $crate::store::media::insert_object!($conn, $library);
+        diesel::insert_into(permissions::table)
+            .values((
+                permissions::collection_id.eq($library.id().to_string()),
+                permissions::user_id.eq($admin.to_string()),
+                permissions::level.eq(PermissionLevel::Admin.as_str()),
+                permissions::granted_at.eq($library.created().epoch_seconds()),
+            ))
+            .execute($conn)?;
+    }};
+}
+
+pub(crate) use {create_member, insert_library, insert_object, live_type};
 
 /// Copies an object's new `modified_at` onto its memberships' `member_modified_at` (the
 /// column catalog pages are ordered and walked by): every write that changes
@@ -202,17 +221,8 @@ impl MediaRepository for DieselStore {
         library: &MediaObject,
         admin: UserId,
     ) -> Result<(), CreateObjectError> {
-        let now = library.created().epoch_seconds();
         let r: Result<(), DbError> = with_tx!(self.db, conn => {
-            insert_object!(conn, library);
-            diesel::insert_into(permissions::table)
-                .values((
-                    permissions::collection_id.eq(library.id().to_string()),
-                    permissions::user_id.eq(admin.to_string()),
-                    permissions::level.eq(PermissionLevel::Admin.as_str()),
-                    permissions::granted_at.eq(now),
-                ))
-                .execute(conn)?;
+            insert_library!(conn, library, admin);
             Ok(())
         });
         r.map_err(|e| CreateObjectError::Store(e.into()))

@@ -13,7 +13,7 @@ use medialib_domain::{
 
 use super::{MediaServices, SessionServices, SignInError, StartedSession, World};
 use crate::error::StoreError;
-use crate::lti::{AddConsumerError, LtiConsumer, LtiRepository};
+use crate::lti::{AddConsumerError, LtiConsumer, LtiRepository, UsedNonce};
 use crate::repos::{CreateObjectError, PermissionChangeError};
 use crate::sso::SsoIdentity;
 use crate::world::RandomExt as _;
@@ -203,12 +203,12 @@ impl LtiServices {
         }
         // Last, so that a refused launch does not spend its nonce (a fixed platform may
         // send it again); the write is what makes it single use.
-        if !self.lti.use_lti_nonce(
-            &consumer.key,
-            verified.nonce(),
-            verified.nonce_kept_until(),
-            now,
-        )? {
+        let used = UsedNonce {
+            consumer: &consumer.key,
+            nonce: verified.nonce(),
+            kept_until: verified.nonce_kept_until(),
+        };
+        if !self.lti.use_lti_nonce(used, now)? {
             tracing::info!(consumer = %consumer.key, "LTI launch replayed");
             return Err(Lti11LaunchFailed::Replay);
         }
