@@ -406,6 +406,84 @@ fn clients_are_registered_rotated_and_removed() {
     assert!(stderr(&again).contains("no client"), "{}", stderr(&again));
 }
 
+#[test]
+fn lti_consumers_are_added_listed_and_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}/m.db", dir.path().display());
+    let env = [
+        ("MEDIALIB_DATABASE_URL", db.as_str()),
+        ("MEDIALIB_BASE_URL", "https://media.example.edu"),
+    ];
+    let added = medialib_in(
+        dir.path(),
+        &["lti", "consumer", "add", "--name", "Moodle"],
+        &env,
+    );
+    assert_success(&added);
+    let text = stdout(&added);
+    for line in [
+        "registered LTI consumer \"Moodle\"",
+        "https://media.example.edu/api/lti/",
+        "https://media.example.edu/api/ltix/",
+        "shown once",
+    ] {
+        assert!(text.contains(line), "{line:?} not in {text}");
+    }
+    let json = json_of(&medialib_in(
+        dir.path(),
+        &["lti", "consumer", "add", "--name", "Canvas", "--json"],
+        &env,
+    ));
+    let key = json["key"].as_str().unwrap().to_owned();
+    let secret = json["secret"].as_str().unwrap().to_owned();
+    assert_eq!(secret.len(), 64, "{json}");
+    assert_eq!(json["launch_url"], "https://media.example.edu/api/lti/");
+    let bad = medialib_in(dir.path(), &["lti", "consumer", "add", "--name", " "], &env);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    assert!(stderr(&bad).contains("--name"), "{}", stderr(&bad));
+
+    let list = json_of(&medialib_in(
+        dir.path(),
+        &["lti", "consumer", "list", "--json"],
+        &env,
+    ));
+    let mut names: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(names, ["Canvas", "Moodle"]);
+    // The secret is shown once, never listed.
+    let listed = stdout(&medialib_in(dir.path(), &["lti", "consumer", "list"], &env));
+    assert!(
+        listed.contains(&key) && !listed.contains(&secret),
+        "{listed}"
+    );
+
+    assert_success(&medialib_in(
+        dir.path(),
+        &["lti", "consumer", "remove", &key],
+        &env,
+    ));
+    let again = medialib_in(dir.path(), &["lti", "consumer", "remove", &key], &env);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(
+        stderr(&again).contains("no LTI consumer"),
+        "{}",
+        stderr(&again)
+    );
+    let help = stdout(&medialib_in(
+        dir.path(),
+        &["lti", "consumer", "--help"],
+        &[],
+    ));
+    for word in ["add", "list", "remove"] {
+        assert!(help.contains(word), "{help}");
+    }
+}
+
 /// One-shot commands on PostgreSQL exit cleanly every time. A pool that kept idle
 /// connections warm replenished them on a background thread, and a process exiting while
 /// that thread was inside libpq's connect crashed (about one run in eight).
