@@ -16,7 +16,8 @@
 Prints one JSON line per check and a final summary line; exits 1 on any failure.
 
 Arguments: --base URL --key KEY --secret SECRET --media UUID (a video in the course
-library of context ``course-7``, which a teacher's launch already made).
+library of context ``course-7``, which a teacher's launch already made) --permlink URL (its
+permLink, which the activity module's launch names as ``returnContext``).
 """
 
 from __future__ import annotations
@@ -174,6 +175,18 @@ def warpwire(args: argparse.Namespace) -> None:
               and src.startswith(f"[warpwire:{args.base}/w/") and src.endswith("?width=640&height=360]"),
               json.dumps(data))
 
+    # The activity module (mod/warpwire) sends everyone, students too, a selection request
+    # with the teacher's chosen asset as returnContext: the student lands on it.
+    student = dict(params, lis_person_sourcedid="ww-student", ext_user_username="ww-student",
+                   user_id="13", roles="Learner", returnContext=args.permlink,
+                   oauth_nonce=hashlib.md5(b"student").hexdigest())
+    student["oauth_signature"] = warpwire_signature(url, student, args.secret)
+    landed = post(url, student)
+    wanted = urlsplit(args.permlink).path
+    check("the activity module's returnContext leads a student to the asset",
+          landed.status_code == 303 and landed.headers.get("location") == wanted,
+          f"{landed.status_code} {landed.headers.get('location')} {landed.text[:200]}")
+
     params["oauth_nonce"] = hashlib.md5(b"another").hexdigest()
     forged = dict(params, oauth_signature=warpwire_signature(url, params, args.secret + "x"))
     refused = post(url, forged)
@@ -183,7 +196,7 @@ def warpwire(args: argparse.Namespace) -> None:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser()
-    for name in ("--base", "--key", "--secret", "--media"):
+    for name in ("--base", "--key", "--secret", "--media", "--permlink"):
         parser.add_argument(name, required=True)
     args = parser.parse_args(argv)
     args.base = args.base.rstrip("/")

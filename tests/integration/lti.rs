@@ -588,7 +588,7 @@ async fn independent_consumers_and_warpwires_plugin_launch_it(b: Backend) {
         .course_library(&key)
         .unwrap()
         .unwrap();
-    let (media, _) = lms
+    let (media, code) = lms
         .video(
             &format!("{}:first-teacher", lms.consumer.key),
             library,
@@ -609,10 +609,12 @@ async fn independent_consumers_and_warpwires_plugin_launch_it(b: Backend) {
             lms.consumer.secret.expose().to_owned(),
             "--media".into(),
             media.to_string(),
+            "--permlink".into(),
+            format!("{}/w/{code}", base.trim_end_matches('/')),
         ],
         Vec::new(),
     )
     .await;
     assert_eq!(summary["failures"], serde_json::json!([]), "{summary}");
-    assert!(summary["passed"].as_u64().unwrap() >= 10, "{summary}");
+    assert!(summary["passed"].as_u64().unwrap() >= 11, "{summary}");
 }

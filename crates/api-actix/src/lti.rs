@@ -201,26 +201,20 @@ async fn signed_in(
     endpoint: Endpoint,
 ) -> Result<HttpResponse, ApiError> {
     let cookie = session_cookie(state, &launch.session);
-    let base = state.base_url().to_owned();
-    let own_page = launch
-        .return_context
-        .as_deref()
-        .filter(|url| url.starts_with(&format!("{base}/")))
-        .map(str::to_owned);
-    let location = match (&launch.next, own_page) {
-        (LaunchNext::Pick(pick), _) => {
+    let location = match &launch.next {
+        LaunchNext::Pick(pick) => {
             let mut builder = HttpResponse::Ok();
             builder.append_header((header::SET_COOKIE, cookie));
             return picker(state, builder, &launch, pick.clone(), endpoint).await;
         }
-        (_, Some(url)) => url,
-        (LaunchNext::Player(media), None) => {
+        LaunchNext::Page(path) => path.clone(),
+        LaunchNext::Player(media) => {
             let media = *media;
             let object = run(state, move |s| s.store().object(media)).await?;
             let object = object.ok_or(ApiError::NotFound)?;
             format!("/m/{}", object.shortcode())
         }
-        (LaunchNext::Library, None) => match launch.course_library {
+        LaunchNext::Library => match launch.course_library {
             Some(library) => format!("/libraries/{library}"),
             None => "/".to_owned(),
         },

@@ -347,3 +347,43 @@ fn consumers_get_fresh_keys_and_secrets_and_a_valid_name() {
     assert!(!lti.remove_consumer(&a.key).unwrap());
     assert_eq!(lti.consumers().unwrap(), vec![b]);
 }
+
+#[test]
+fn a_return_context_of_ours_leads_there_for_everyone_and_another_sites_is_ignored() {
+    let (h, c) = with_consumer();
+    let mut p = params("ContentItemSelectionRequest", "student", "Learner");
+    p.push((
+        "returnContext".into(),
+        "https://media.example.edu/w/abc123".into(),
+    ));
+    let l = launch(&h, signed(&h, &c, p, "n1")).unwrap();
+    assert_eq!(l.next, LaunchNext::Page("/w/abc123".into()));
+    let mut p = params("ContentItemSelectionRequest", "teacher", "Instructor");
+    p.push((
+        "returnContext".into(),
+        "https://media.example.edu/m/xyz".into(),
+    ));
+    assert_eq!(
+        launch(&h, signed(&h, &c, p, "n2")).unwrap().next,
+        LaunchNext::Page("/m/xyz".into())
+    );
+    // Another site's address is no reason to let a learner in, nor a place to send anyone.
+    let mut p = params("ContentItemSelectionRequest", "student", "Learner");
+    p.push((
+        "returnContext".into(),
+        "https://evil.example/w/abc123".into(),
+    ));
+    assert_eq!(
+        launch(&h, signed(&h, &c, p, "n3")).unwrap_err(),
+        Lti11LaunchFailed::LearnerMayNotPick
+    );
+    let mut p = params("ContentItemSelectionRequest", "teacher", "Instructor");
+    p.push((
+        "returnContext".into(),
+        "https://evil.example/w/abc123".into(),
+    ));
+    assert!(matches!(
+        launch(&h, signed(&h, &c, p, "n4")).unwrap().next,
+        LaunchNext::Pick(_)
+    ));
+}

@@ -170,6 +170,19 @@ pub fn course_level_after_launch(
     }
 }
 
+/// The path of `url` when it is one of the service's own pages (under `base`, the service's
+/// public base URL): where a launch's `returnContext` may lead. `None` for another site's
+/// address, which a launch never redirects to.
+pub fn own_page(url: &str, base: &str) -> Option<String> {
+    let base = base.trim_end_matches('/');
+    let path = url.strip_prefix(base)?;
+    let fits = path.starts_with('/')
+        && !path.starts_with("//")
+        && !path.contains('\\')
+        && !path.chars().any(|c| c.is_control() || c.is_whitespace());
+    fits.then(|| path.to_owned())
+}
+
 /// A person's name from an optional platform value: `None` when absent or too long.
 fn name(value: Option<&str>) -> Option<PersonName> {
     value.and_then(|v| PersonName::parse(v.trim(), "name").ok())
@@ -221,6 +234,34 @@ mod tests {
         assert_eq!(course_level_after_launch(l, Some(Admin)), None);
         assert_eq!(course_level_after_launch(l, Some(View)), None);
         assert_eq!(course_level_after_launch(t, Some(Blocked)), None);
+    }
+
+    #[test]
+    fn only_the_services_own_pages_are_followed() {
+        let base = "https://media.example.edu/";
+        assert_eq!(
+            own_page("https://media.example.edu/w/abc", base).as_deref(),
+            Some("/w/abc")
+        );
+        assert_eq!(
+            own_page(
+                "https://media.example.edu/m/x?t=1",
+                "https://media.example.edu"
+            )
+            .as_deref(),
+            Some("/m/x?t=1")
+        );
+        for other in [
+            "https://media.example.edu.evil.example/w/abc",
+            "https://media.example.edu",
+            "https://media.example.edu//evil.example/",
+            "https://media.example.edu/\\evil.example",
+            "https://media.example.edu/a b",
+            "https://other.example.edu/w/abc",
+            "/w/abc",
+        ] {
+            assert_eq!(own_page(other, base), None, "{other}");
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use medialib_domain::lti::oauth1::{self, OAuth1Refusal, SignedRequest};
 use medialib_domain::lti::v1p1::{self, LaunchRefusal, Message, PickRequest};
-use medialib_domain::lti::{Course, CourseRole, course_level_after_launch};
+use medialib_domain::lti::{Course, CourseRole, course_level_after_launch, own_page};
 use medialib_domain::{
     Action, Description, MediaObject, NewObject, ObjectFields, ObjectId, ObjectType, Properties,
     Secret, ShortCode,
@@ -106,13 +106,13 @@ pub struct LtiLaunch {
     pub course_library: Option<ObjectId>,
     /// What they came for.
     pub next: LaunchNext,
-    /// `returnContext`, as sent (the HTTP layer follows it only to medialib's own pages).
-    pub return_context: Option<String>,
 }
 
 /// Where a launch leads.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LaunchNext {
+    /// A page of medialib's that the launch's `returnContext` names (its path and query).
+    Page(String),
     /// The player of this object (the page checks the person may view it).
     Player(ObjectId),
     /// The course library, or the person's home page without one.
@@ -198,7 +198,14 @@ impl LtiServices {
             .ok_or(Lti11LaunchFailed::UnknownConsumer)?;
         let verified = signed.verify(&consumer.secret, now)?;
         let launch = v1p1::read(&verified)?;
-        if matches!(launch.message, Message::Pick(_)) && !launch.role.may_pick() {
+        // `returnContext` names a page of ours to show (Warpwire's activity module sends it
+        // to everyone, with a selection request); another site's address is ignored.
+        let issuer = self.world.settings.issuer.as_str();
+        let page = launch
+            .return_context
+            .as_deref()
+            .and_then(|url| own_page(url, issuer));
+        if matches!(launch.message, Message::Pick(_)) && !launch.role.may_pick() && page.is_none() {
             return Err(Lti11LaunchFailed::LearnerMayNotPick);
         }
         // Last, so that a refused launch does not spend its nonce (a fixed platform may
@@ -236,12 +243,12 @@ impl LtiServices {
             session,
             role: launch.role,
             course_library,
-            next: match launch.message {
-                Message::Resource { media: Some(m), .. } => LaunchNext::Player(m),
-                Message::Resource { media: None, .. } => LaunchNext::Library,
-                Message::Pick(pick) => LaunchNext::Pick(pick),
+            next: match (page, launch.message) {
+                (Some(path), _) => LaunchNext::Page(path),
+                (None, Message::Resource { media: Some(m), .. }) => LaunchNext::Player(m),
+                (None, Message::Resource { media: None, .. }) => LaunchNext::Library,
+                (None, Message::Pick(pick)) => LaunchNext::Pick(pick),
             },
-            return_context: launch.return_context,
         })
     }
 
