@@ -21,6 +21,7 @@ medialib_adapters_diesel::backend_tests!(
     a_learners_resource_launch_opens_the_player_with_the_session,
     refused_launches_are_pages_that_say_why_and_are_counted,
     independent_consumers_and_warpwires_plugin_launch_it,
+    a_course_page_frames_the_launch_in_chromium,
 );
 
 /// What the course system sends back to in the tests.
@@ -417,15 +418,26 @@ async fn a_learners_resource_launch_opens_the_player_with_the_session(b: Backend
             .unwrap(),
         Some(medialib_domain::PermissionLevel::View)
     );
-    // A launch without `media` leads to the course library.
+    // A launch without `media` answers the course library's media, framable, each linked to
+    // its player (the library's own page refuses frames).
     let plain = Lms::launch("basic-lti-launch-request", "student", "Learner");
-    let to_library = lms
+    let course = lms
         .post("/api/lti/", &lms.signed("/api/lti/", &plain))
         .await;
-    assert_eq!(
-        to_library.header("location"),
-        format!("/libraries/{library}")
+    assert_eq!(course.status, StatusCode::OK, "{}", course.body);
+    assert!(
+        course
+            .header("content-security-policy")
+            .contains("frame-ancestors *")
     );
+    assert!(course.body.contains("Meiosis"), "{}", course.body);
+    assert!(
+        attributes(&course.body, "href").contains(&format!("/m/{code}")),
+        "{}",
+        course.body
+    );
+    assert!(attributes(&course.body, "href").contains(&format!("/libraries/{library}")));
+    assert!(!course.session().is_empty());
 }
 
 async fn refused_launches_are_pages_that_say_why_and_are_counted(b: Backend) {
@@ -448,7 +460,7 @@ async fn refused_launches_are_pages_that_say_why_and_are_counted(b: Backend) {
     let good = lms.signed("/api/lti/", &fields);
     assert_eq!(
         lms.post("/api/lti/", &good).await.status,
-        StatusCode::SEE_OTHER
+        StatusCode::OK
     );
     refused(
         &lms.post("/api/lti/", &good).await,
@@ -579,7 +591,7 @@ async fn independent_consumers_and_warpwires_plugin_launch_it(b: Backend) {
     let first = lms
         .post("/api/lti/", &lms.signed("/api/lti/", &teacher))
         .await;
-    assert_eq!(first.status, StatusCode::SEE_OTHER, "{}", first.body);
+    assert_eq!(first.status, StatusCode::OK, "{}", first.body);
     let key = CourseKey::new(&lms.consumer.key, "course-7").unwrap();
     let library = lms
         .app
@@ -617,4 +629,68 @@ async fn independent_consumers_and_warpwires_plugin_launch_it(b: Backend) {
     .await;
     assert_eq!(summary["failures"], serde_json::json!([]), "{summary}");
     assert!(summary["passed"].as_u64().unwrap() >= 11, "{summary}");
+}
+
+/// Chromium opens a course page that posts a launch into an iframe (`tests/e2e/lti_iframe.mjs`):
+/// on the same site as medialib the picker shows and the session survives a navigation in
+/// the frame to a private video's player; from another site the picker shows but the browser keeps no session (the
+/// `SameSite=Lax` cookie of a cross-site frame), which is what docs/lti.md tells operators.
+async fn a_course_page_frames_the_launch_in_chromium(b: Backend) {
+    use crate::uploads::clients::{chromium, client_with_env, node, skipped};
+    if skipped("a_course_page_frames_the_launch_in_chromium") {
+        return;
+    }
+    let (node, chromium) = (node(), chromium());
+    let lms = Lms::start(b).await;
+    let teach = Lms::launch("ContentItemSelectionRequest", "teacher", "Instructor");
+    let first = lms
+        .post("/api/lti/", &lms.signed("/api/lti/", &teach))
+        .await;
+    assert_eq!(first.status, StatusCode::OK);
+    let library = lms.course_library().unwrap();
+    let (_, code) = lms.video("teacher", library, "Photosynthesis").await;
+    let form = |fields: Vec<(String, String)>| {
+        serde_json::to_string(&fields.into_iter().map(|(n, v)| [n, v]).collect::<Vec<_>>()).unwrap()
+    };
+    let out = client_with_env(
+        node,
+        "lti_iframe.mjs",
+        vec![
+            "--action".into(),
+            lms.app.app.url("/api/lti/"),
+            "--same".into(),
+            form(lms.signed("/api/lti/", &teach)),
+            "--cross".into(),
+            form(lms.signed("/api/lti/", &teach)),
+            "--player".into(),
+            format!("/m/{code}"),
+        ],
+        vec![("CHROMIUM", chromium.display().to_string())],
+    )
+    .await;
+    assert!(out["error"].is_null(), "{out}");
+    let same = &out["sameSite"];
+    assert_eq!(same["picker"], true, "{out}");
+    assert_eq!(same["sessionCookie"], true, "{out}");
+    let title = |record: &Value| {
+        record["playerTitle"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(
+        title(same).contains("Photosynthesis"),
+        "the private video, with the launch's session: {out}"
+    );
+    let cross = &out["crossSite"];
+    assert_eq!(
+        cross["picker"], true,
+        "the launch itself works in any frame: {out}"
+    );
+    assert_eq!(cross["sessionCookie"], false, "{out}");
+    assert!(
+        !title(cross).contains("Photosynthesis"),
+        "no session, no private video: {out}"
+    );
+    assert_eq!(out["violations"], serde_json::json!([]), "{out}");
 }

@@ -214,10 +214,14 @@ async fn signed_in(
             let object = object.ok_or(ApiError::NotFound)?;
             format!("/m/{}", object.shortcode())
         }
-        LaunchNext::Library => match launch.course_library {
-            Some(library) => format!("/libraries/{library}"),
-            None => "/".to_owned(),
-        },
+        LaunchNext::Library => {
+            // The library's own page refuses frames (its forms could be clickjacked): the
+            // launch answers a framable list of the course's media, each leading to its
+            // player (framable).
+            let mut builder = HttpResponse::Ok();
+            builder.append_header((header::SET_COOKIE, cookie));
+            return course_page(state, builder, &launch).await;
+        }
     };
     Ok(HttpResponse::SeeOther()
         .append_header((header::SET_COOKIE, cookie))
@@ -260,6 +264,83 @@ struct PickerPage {
     course_library: Option<String>,
 }
 
+#[derive(Template)]
+#[template(path = "lti_course.html")]
+struct CoursePage {
+    /// The course library, when the course has one.
+    library: Option<CourseShelf>,
+}
+
+/// The course library as its framed page lists it.
+#[derive(Debug)]
+struct CourseShelf {
+    id: String,
+    title: String,
+    items: Vec<CourseItem>,
+}
+
+/// A member of the course library, leading to its player.
+#[derive(Debug)]
+struct CourseItem {
+    title: String,
+    kind: &'static str,
+    still: Option<String>,
+    href: String,
+}
+
+/// A resource launch without `media`: the course library's media, each linked to its player.
+async fn course_page(
+    state: &AppState,
+    builder: HttpResponseBuilder,
+    launch: &LtiLaunch,
+) -> Result<HttpResponse, ApiError> {
+    let Some(library) = launch.course_library else {
+        return Ok(render(state, builder, &CoursePage { library: None }, None));
+    };
+    let caller = launch.session.user.as_caller();
+    let view = run(state, move |s| s.uploads().library_view(&caller, library)).await?;
+    let base = state.base_url().to_owned();
+    let items = view
+        .page
+        .items
+        .iter()
+        .map(|i| &i.object)
+        .filter(|o| !o.object_type().is_collection())
+        .map(|o| CourseItem {
+            title: title_or_untitled(o),
+            kind: o.object_type().as_str(),
+            still: still_of(&view.images, o, &base),
+            href: format!("/m/{}", o.shortcode()),
+        })
+        .collect();
+    let page = CoursePage {
+        library: Some(CourseShelf {
+            id: library.to_string(),
+            title: title_or_untitled(&view.library),
+            items,
+        }),
+    };
+    Ok(render(state, builder, &page, None))
+}
+
+/// The still a list shows for `object`: its large image, else any.
+fn still_of(
+    images: &std::collections::HashMap<
+        medialib_domain::ObjectId,
+        medialib_ports::services::ImageLinks,
+    >,
+    object: &MediaObject,
+    base: &str,
+) -> Option<String> {
+    images.get(&object.id()).and_then(|links| {
+        links
+            .iter()
+            .find(|(size, _)| *size == ImageSize::Large)
+            .or_else(|| links.iter().next())
+            .map(|(_, path)| format!("{base}{path}"))
+    })
+}
+
 /// The picker: the media of every library the person may view, the course library first,
 /// each with the way its pick goes back.
 async fn picker(
@@ -291,13 +372,7 @@ async fn picker(
             if member.object_type().is_collection() {
                 continue;
             }
-            let still = view.images.get(&member.id()).and_then(|links| {
-                links
-                    .iter()
-                    .find(|(size, _)| *size == ImageSize::Large)
-                    .or_else(|| links.iter().next())
-                    .map(|(_, path)| format!("{base}{path}"))
-            });
+            let still = still_of(&view.images, member, &base);
             let pick = match endpoint {
                 Endpoint::Warpwire => {
                     Pick::Link(warpwire_return(&pick, &base, member, still.as_deref()))
