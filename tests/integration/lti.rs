@@ -458,10 +458,7 @@ async fn refused_launches_are_pages_that_say_why_and_are_counted(b: Backend) {
     };
 
     let good = lms.signed("/api/lti/", &fields);
-    assert_eq!(
-        lms.post("/api/lti/", &good).await.status,
-        StatusCode::OK
-    );
+    assert_eq!(lms.post("/api/lti/", &good).await.status, StatusCode::OK);
     refused(
         &lms.post("/api/lti/", &good).await,
         StatusCode::FORBIDDEN,

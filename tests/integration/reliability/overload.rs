@@ -244,6 +244,51 @@ async fn shed_exactly(http: &reqwest::Client, base: &str, n: usize) -> String {
     metrics
 }
 
+/// Another writer on an SQLite database, holding its write lock 10 ms out of every 20 (a
+/// backup, a batch job, a slow disk): the server's writes then take longer than the crowd's
+/// pace, so a queue stands. Without it a fast machine's SQLite writes outpace a client crowd
+/// that shares its two cores, the queue never stands, and there is nothing to shed (PostgreSQL's
+/// writes are slow enough by themselves). Stops when dropped.
+struct SlowDatabase {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl SlowDatabase {
+    fn start(db_url: &str) -> Self {
+        use diesel::{Connection as _, RunQueryDsl as _, SqliteConnection};
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = db_url.strip_prefix("sqlite://").map(|path| {
+            let mut conn = SqliteConnection::establish(path).unwrap();
+            // It waits its turn for the lock, as the server's writers do.
+            diesel::sql_query("PRAGMA busy_timeout = 10000")
+                .execute(&mut conn)
+                .unwrap();
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    diesel::sql_query("BEGIN IMMEDIATE")
+                        .execute(&mut conn)
+                        .unwrap();
+                    std::thread::sleep(Duration::from_millis(10));
+                    diesel::sql_query("COMMIT").execute(&mut conn).unwrap();
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+            })
+        });
+        Self { stop, thread }
+    }
+}
+
+impl Drop for SlowDatabase {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 /// With no count set (`max_in_flight` far above the crowd), the same crowd of writers is shed
 /// only by its queueing delay: with a 20 ms `shed_queue_delay` some are refused, each counted,
 /// and once the crowd is gone the queue is no longer shed; with the rule off (the positive
@@ -266,7 +311,9 @@ async fn a_standing_queue_is_shed_by_its_delay_and_only_then(b: Backend) {
         let base = server.address.clone();
         let http = crowd_client();
         let url = format!("{base}/api/describe/c/{library}/o/0");
+        let slow = SlowDatabase::start(&setup.app.db_url);
         let seen = create_as_fast_as_possible(&http, &url, &token, load_for).await;
+        drop(slow);
         let (mut created, shed) = created_and_shed(&seen);
         let metrics = shed_exactly(&http, &base, shed.len()).await;
         if delay_ms == "0" {
