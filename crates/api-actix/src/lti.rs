@@ -510,11 +510,18 @@ fn content_item_selection(
     params
 }
 
-/// `scheme://host[:port]` of an absolute URL.
+/// `scheme://host[:port]` of an absolute `http(s)` URL, for a CSP `form-action`; `None` when
+/// the URL's authority holds anything a host and port do not (a `;` or a space would add a
+/// directive to the header).
 fn origin_of(url: &str) -> Option<String> {
     let (scheme, rest) = url.split_once("://")?;
+    let scheme = scheme.to_ascii_lowercase();
     let authority = rest.split(['/', '?', '#']).next()?;
-    Some(format!("{scheme}://{authority}"))
+    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']');
+    let fits = matches!(scheme.as_str(), "http" | "https")
+        && !authority.is_empty()
+        && authority.chars().all(plain);
+    fits.then(|| format!("{scheme}://{authority}"))
 }
 
 /// `text` percent-encoded for a query value (`application/x-www-form-urlencoded`).
@@ -538,4 +545,38 @@ fn html_attribute(text: &str) -> String {
         .replace('"', "&quot;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_form_action_origin_is_a_plain_http_origin_or_none() {
+        assert_eq!(
+            origin_of("https://lms.example.edu:8443/mod/lti/return.php?course=2").as_deref(),
+            Some("https://lms.example.edu:8443")
+        );
+        assert_eq!(
+            origin_of("HTTP://[::1]:8000").as_deref(),
+            Some("http://[::1]:8000")
+        );
+        for bad in [
+            "https://a;script-src *@lms.example.edu/",
+            "https://lms example.edu/",
+            "javascript://x/",
+            "https:///path",
+            "lms.example.edu/path",
+        ] {
+            assert_eq!(origin_of(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn query_values_are_form_encoded() {
+        assert_eq!(
+            form_urlencoded("[{\"a\": \"b c&d\"}]"),
+            "%5B%7B%22a%22%3A+%22b+c%26d%22%7D%5D"
+        );
+    }
 }
