@@ -13,6 +13,7 @@ use reqwest::header::HeaderMap;
 use serde_json::Value;
 
 use crate::api::{ApiApp, Backend};
+use crate::oauth::pages::html_unescape;
 
 medialib_adapters_diesel::backend_tests!(
     async on [sqlite, postgres] with crate::api::run:
@@ -185,46 +186,13 @@ async fn page(res: reqwest::Response) -> Page {
     }
 }
 
-/// The HTML attribute text with its entities (named and numeric) decoded.
-fn unescape(text: &str) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(i) = rest.find('&') {
-        out.push_str(&rest[..i]);
-        let tail = &rest[i..];
-        let end = tail.find(';').expect("an entity ends with ;");
-        let entity = &tail[1..end];
-        let decoded = match entity {
-            "amp" => '&',
-            "quot" => '"',
-            "lt" => '<',
-            "gt" => '>',
-            "apos" => '\'',
-            _ => {
-                let code = match entity
-                    .strip_prefix("#x")
-                    .or_else(|| entity.strip_prefix("#X"))
-                {
-                    Some(hex) => u32::from_str_radix(hex, 16).unwrap(),
-                    None => entity.strip_prefix('#').unwrap().parse().unwrap(),
-                };
-                char::from_u32(code).unwrap()
-            }
-        };
-        out.push(decoded);
-        rest = &tail[end + 1..];
-    }
-    out.push_str(rest);
-    out
-}
-
 /// The values of every `attribute="…"` in `html`, in order, decoded.
 fn attributes(html: &str, attribute: &str) -> Vec<String> {
     let needle = format!("{attribute}=\"");
     html.match_indices(&needle)
         .map(|(i, _)| {
             let rest = &html[i + needle.len()..];
-            unescape(&rest[..rest.find('"').unwrap()])
+            html_unescape(&rest[..rest.find('"').unwrap()])
         })
         .collect()
 }

@@ -7,7 +7,7 @@ mod e2e;
 mod endpoints;
 mod header;
 mod oidc;
-mod pages;
+pub(crate) mod pages;
 mod security;
 
 use medialib::configuration::SettingsLoader;

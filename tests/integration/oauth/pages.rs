@@ -126,7 +126,7 @@ fn attribute(tag: &str, name: &str) -> Option<String> {
 }
 
 /// Decodes the character references askama writes (`&amp;`, `&#34;`, ...).
-fn html_unescape(s: &str) -> String {
+pub(crate) fn html_unescape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(i) = rest.find('&') {
