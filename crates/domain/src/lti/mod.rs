@@ -8,6 +8,7 @@
 
 pub mod oauth1;
 pub mod v1p1;
+pub mod v1p3;
 
 use crate::{PermissionLevel, PersonName, Title, UniqueId};
 

@@ -139,7 +139,7 @@ pub fn read(request: &VerifiedRequest) -> Result<Launch, LaunchRefusal> {
 }
 
 /// Whether `url` is an absolute `http` or `https` URL with a host.
-fn is_http_url(url: &str) -> bool {
+pub(super) fn is_http_url(url: &str) -> bool {
     let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
     let rest = if lower.starts_with("https://") {
         &url[8..]
