@@ -403,6 +403,8 @@ async fn two_servers_and_two_workers_on_garage_survive_a_worker_killed_mid_trans
     let taken = logs.about("processing started", &object);
     assert_eq!(taken.len(), 1, "{}", logs.text());
     assert_eq!(taken[0]["attempt"], 2);
+    // The worker logs the end after its write, which the API may show first.
+    logs.wait_for("processing ended", Duration::from_secs(10));
     let ended = logs.about("processing ended", &object);
     assert_eq!(ended.len(), 1, "{}", logs.text());
     assert_eq!(ended[0]["outcome"], "Ready", "{}", logs.text());
