@@ -484,6 +484,95 @@ fn lti_consumers_are_added_listed_and_removed() {
     }
 }
 
+#[test]
+fn lti_platforms_are_registered_listed_and_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}/m.db", dir.path().display());
+    let env = [("MEDIALIB_DATABASE_URL", db.as_str())];
+    let add = |issuer: &str, extra: &[&str]| {
+        let mut args = vec![
+            "lti",
+            "platform",
+            "add",
+            "--issuer",
+            issuer,
+            "--client-id",
+            "medialib-1",
+            "--auth-url",
+            "https://moodle.example.edu/mod/lti/auth.php",
+            "--token-url",
+            "https://moodle.example.edu/mod/lti/token.php",
+            "--jwks-url",
+            "https://moodle.example.edu/mod/lti/certs.php",
+        ];
+        args.extend_from_slice(extra);
+        medialib_in(dir.path(), &args, &env)
+    };
+    let added = add(
+        "https://moodle.example.edu",
+        &["--deployment-id", "2", "--deployment-id", "1", "--json"],
+    );
+    assert_success(&added);
+    let json = json_of(&added);
+    assert_eq!(json["deployment_ids"], serde_json::json!(["1", "2"]));
+    assert_eq!(json["unique_id_claim"], "sub");
+    let twice = add("https://moodle.example.edu", &["--deployment-id", "3"]);
+    assert_eq!(twice.status.code(), Some(1), "{}", stderr(&twice));
+    let bad = add("moodle", &["--deployment-id", "1"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("--issuer"), "{}", stderr(&bad));
+    let none = add("https://canvas.example.com", &[]);
+    assert_eq!(none.status.code(), Some(2), "a deployment id is required");
+    let email = add(
+        "https://canvas.example.com",
+        &["--deployment-id", "1", "--unique-id-claim", "email"],
+    );
+    assert_success(&email);
+
+    let list = stdout(&medialib_in(dir.path(), &["lti", "platform", "list"], &env));
+    assert!(
+        list.contains(
+            "https://canvas.example.com  client id medialib-1  deployments 1  uniqueId from email"
+        ),
+        "{list}"
+    );
+    assert!(list.contains("https://moodle.example.edu"), "{list}");
+    let removed = medialib_in(
+        dir.path(),
+        &[
+            "lti",
+            "platform",
+            "remove",
+            "--issuer",
+            "https://moodle.example.edu",
+            "--client-id",
+            "medialib-1",
+        ],
+        &env,
+    );
+    assert_success(&removed);
+    let again = medialib_in(
+        dir.path(),
+        &[
+            "lti",
+            "platform",
+            "remove",
+            "--issuer",
+            "https://moodle.example.edu",
+            "--client-id",
+            "medialib-1",
+        ],
+        &env,
+    );
+    assert_eq!(again.status.code(), Some(1));
+    let list = json_of(&medialib_in(
+        dir.path(),
+        &["lti", "platform", "list", "--json"],
+        &env,
+    ));
+    assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
+}
+
 /// One-shot commands on PostgreSQL exit cleanly every time. A pool that kept idle
 /// connections warm replenished them on a background thread, and a process exiting while
 /// that thread was inside libpq's connect crashed (about one run in eight).

@@ -5,8 +5,11 @@
 use std::sync::{Arc, Barrier};
 
 use medialib_domain::lti::CourseKey;
+use medialib_domain::lti::v1p3::{Platform, UniqueIdClaim};
 use medialib_domain::{ObjectType, PermissionLevel, Secret, Timestamp};
-use medialib_ports::{AddConsumerError, CourseLibrary, LtiConsumer, Store, StoreError, UsedNonce};
+use medialib_ports::{
+    AddConsumerError, AddPlatformError, CourseLibrary, LtiConsumer, Store, StoreError, UsedNonce,
+};
 
 use crate::uploads_contract::{Bench, T0, at};
 
@@ -143,6 +146,60 @@ mod cases {
         );
     }
 
+    pub fn platforms_are_registered_with_their_deployments_and_removed(b: &Bench) {
+        let s = b.store.as_ref();
+        let platform = |issuer: &str, client: &str, deployments: &[&str]| Platform {
+            issuer: issuer.to_owned(),
+            client_id: client.to_owned(),
+            deployments: deployments.iter().map(|d| (*d).to_owned()).collect(),
+            auth_url: format!("{issuer}/auth"),
+            token_url: format!("{issuer}/token"),
+            jwks_url: format!("{issuer}/jwks"),
+            unique_id_claim: UniqueIdClaim::parse("email").unwrap(),
+        };
+        let moodle = platform("https://moodle.example.edu", "c1", &["1", "2"]);
+        let moodle_two = platform("https://moodle.example.edu", "c2", &["9"]);
+        let canvas = platform("https://canvas.example.com", "c1", &["1"]);
+        for p in [&moodle, &moodle_two, &canvas] {
+            s.add_lti_platform(p, at(T0)).unwrap();
+        }
+        assert_eq!(
+            s.add_lti_platform(
+                &platform("https://moodle.example.edu", "c1", &["3"]),
+                at(T0)
+            ),
+            Err(AddPlatformError::Exists)
+        );
+        assert_eq!(
+            s.lti_platforms_of("https://moodle.example.edu").unwrap(),
+            [moodle.clone(), moodle_two.clone()]
+        );
+        assert_eq!(s.lti_platforms_of("https://other.example").unwrap(), []);
+        assert_eq!(
+            s.lti_platforms().unwrap(),
+            [canvas.clone(), moodle.clone(), moodle_two]
+        );
+        assert!(
+            s.remove_lti_platform("https://moodle.example.edu", "c2")
+                .unwrap()
+        );
+        assert!(
+            !s.remove_lti_platform("https://moodle.example.edu", "c2")
+                .unwrap()
+        );
+        assert_eq!(s.lti_platforms().unwrap(), [canvas, moodle.clone()]);
+        // Its deployments went with it: registered again, it has only the new ones.
+        s.add_lti_platform(
+            &platform("https://moodle.example.edu", "c2", &["7"]),
+            at(T0),
+        )
+        .unwrap();
+        assert_eq!(
+            s.lti_platforms_of("https://moodle.example.edu").unwrap()[1].deployments,
+            ["7"]
+        );
+    }
+
     pub fn concurrent_first_launches_make_one_course_library(b: &Bench) {
         let objects: Vec<_> = (0..4).map(|_| b.object(ObjectType::Catalog)).collect();
         let owner = b.owner;
@@ -168,4 +225,5 @@ medialib_adapters_diesel::backend_tests!(
     concurrent_uses_of_a_nonce_have_one_winner,
     a_course_library_is_made_once,
     concurrent_first_launches_make_one_course_library,
+    platforms_are_registered_with_their_deployments_and_removed,
 );

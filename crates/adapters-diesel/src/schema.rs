@@ -407,6 +407,38 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    /// LTI 1.3 platforms.
+    lti_platforms (issuer, client_id) {
+        /// The platform's `iss`.
+        issuer -> Text,
+        /// The client id it gave medialib.
+        client_id -> Text,
+        /// Its OIDC authorization endpoint.
+        auth_url -> Text,
+        /// Its OAuth 2.0 token endpoint.
+        token_url -> Text,
+        /// Where its keys are published.
+        jwks_url -> Text,
+        /// The claim that names the person (`sub`, `email`, …).
+        unique_id_claim -> Text,
+        /// When it was registered.
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    /// The deployments of medialib an LTI 1.3 platform may launch.
+    lti_deployments (issuer, client_id, deployment_id) {
+        /// The platform's `iss`.
+        issuer -> Text,
+        /// The platform's client id for medialib.
+        client_id -> Text,
+        /// The deployment id.
+        deployment_id -> Text,
+    }
+}
+
 diesel::joinable!(oauth_client_redirect_uris -> oauth_clients (client_id));
 diesel::joinable!(oauth_grants -> oauth_clients (client_id));
 diesel::joinable!(oauth_grants -> users (user_id));
@@ -445,4 +477,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     lti_consumers,
     lti_nonces,
     lti_courses,
+    lti_platforms,
+    lti_deployments,
 );

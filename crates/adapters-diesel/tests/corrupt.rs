@@ -232,8 +232,54 @@ fn store_media_for(object: ObjectId) -> medialib_ports::MediaRecord {
     }
 }
 
+/// LTI rows: a platform whose unique-id claim is blank, a course whose library id is no id.
+fn corrupt_lti_rows_are_corrupt_errors(f: &Fixture) {
+    use medialib_domain::lti::CourseKey;
+    use medialib_ports::LtiRepository;
+    f.db.migrate(&mut |_| {}).unwrap();
+    let mut raw = Raw::open(f);
+    raw.exec(
+        "INSERT INTO lti_platforms (issuer, client_id, auth_url, token_url, jwks_url, \
+         unique_id_claim, created_at) VALUES ('https://lms.example', 'c1', 'https://lms.example/a', \
+         'https://lms.example/t', 'https://lms.example/k', ' ', 0)",
+    )
+    .unwrap();
+    raw.exec(&format!(
+        "INSERT INTO users (id, unique_id, first_name, last_name, org_admin, created_at, \
+         modified_at) VALUES ('{USER}', 'ann', 'A', 'B', FALSE, 0, 0)"
+    ))
+    .unwrap();
+    raw.exec(&format!(
+        "INSERT INTO objects (id, object_type, title, description, public, duration, owner_id, \
+         shortcode, created_at, modified_at) \
+         VALUES ('not-an-id', 'catalog', 't', 'd', FALSE, NULL, '{USER}', 'abcdefgh', 0, 0)"
+    ))
+    .unwrap();
+    raw.exec(
+        "INSERT INTO lti_courses (platform, context_id, library_id, created_at) \
+         VALUES ('k', 'c', 'not-an-id', 0)",
+    )
+    .unwrap();
+    let store = DieselStore::new(f.db.clone());
+    let platforms = store.lti_platforms();
+    assert!(
+        matches!(platforms, Err(StoreError::Corrupt(_))),
+        "{platforms:?}"
+    );
+    let course = store.course_library(&CourseKey::new("k", "c").unwrap());
+    assert!(matches!(course, Err(StoreError::Corrupt(_))), "{course:?}");
+    // Positive control: another course of the same shape but a real id reads back.
+    assert_eq!(
+        store
+            .course_library(&CourseKey::new("k", "other").unwrap())
+            .unwrap(),
+        None
+    );
+}
+
 medialib_adapters_diesel::backend_tests!(
     on [sqlite, postgres] with common::run:
     corrupt_rows_are_corrupt_errors,
     corrupt_upload_and_media_rows_are_corrupt_errors,
+    corrupt_lti_rows_are_corrupt_errors,
 );

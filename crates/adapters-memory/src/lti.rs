@@ -1,10 +1,11 @@
 //! LTI: consumers, the nonces their launches used, and course libraries.
 
 use medialib_domain::lti::CourseKey;
+use medialib_domain::lti::v1p3::Platform;
 use medialib_domain::{MediaObject, ObjectId, Timestamp, UserId};
 use medialib_ports::{
-    AddConsumerError, CourseLibrary, CreateObjectError, LtiConsumer, LtiRepository, StoreError,
-    UsedNonce,
+    AddConsumerError, AddPlatformError, CourseLibrary, CreateObjectError, LtiConsumer,
+    LtiRepository, StoreError, UsedNonce,
 };
 
 use crate::MemoryStore;
@@ -52,6 +53,42 @@ impl LtiRepository for MemoryStore {
         }
         state.lti_nonces.insert(key, used.kept_until);
         Ok(true)
+    }
+
+    fn add_lti_platform(
+        &self,
+        platform: &Platform,
+        _now: Timestamp,
+    ) -> Result<(), AddPlatformError> {
+        let key = (platform.issuer.clone(), platform.client_id.clone());
+        let mut state = self.lock();
+        if state.lti_platforms.contains_key(&key) {
+            return Err(AddPlatformError::Exists);
+        }
+        let mut stored = platform.clone();
+        stored.deployments.sort();
+        stored.deployments.dedup();
+        state.lti_platforms.insert(key, stored);
+        Ok(())
+    }
+
+    fn lti_platforms_of(&self, issuer: &str) -> Result<Vec<Platform>, StoreError> {
+        Ok(self
+            .lock()
+            .lti_platforms
+            .values()
+            .filter(|p| p.issuer == issuer)
+            .cloned()
+            .collect())
+    }
+
+    fn lti_platforms(&self) -> Result<Vec<Platform>, StoreError> {
+        Ok(self.lock().lti_platforms.values().cloned().collect())
+    }
+
+    fn remove_lti_platform(&self, issuer: &str, client_id: &str) -> Result<bool, StoreError> {
+        let key = (issuer.to_owned(), client_id.to_owned());
+        Ok(self.lock().lti_platforms.remove(&key).is_some())
     }
 
     fn course_library(&self, course: &CourseKey) -> Result<Option<ObjectId>, StoreError> {

@@ -111,6 +111,8 @@ pub(crate) struct State {
     pub(crate) lti_consumers: BTreeMap<String, medialib_ports::LtiConsumer>,
     /// (consumer key, nonce) → until when it is remembered.
     pub(crate) lti_nonces: BTreeMap<(String, String), Timestamp>,
+    /// LTI 1.3 platforms by (issuer, client id).
+    pub(crate) lti_platforms: BTreeMap<(String, String), medialib_domain::lti::v1p3::Platform>,
     /// Each course's library.
     pub(crate) lti_courses: BTreeMap<medialib_domain::lti::CourseKey, ObjectId>,
     /// The organization's `media_signing_key`.

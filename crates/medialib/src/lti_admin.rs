@@ -2,9 +2,10 @@
 
 use std::io::Write as _;
 
+use medialib_domain::lti::v1p3::{Platform, UniqueIdClaim};
 use medialib_ports::LtiConsumer;
 use medialib_ports::Services;
-use medialib_ports::services::lti::AddConsumerFailed;
+use medialib_ports::services::lti::{AddConsumerFailed, AddPlatformFailed};
 use serde_json::json;
 
 use crate::admin::AdminError;
@@ -90,6 +91,135 @@ pub fn consumer_remove(services: &Services, key: &str, json: bool) -> Result<(),
         writeln!(
             out,
             "removed LTI consumer {key}: its launches are refused from now on (course libraries stay)"
+        )?;
+    }
+    Ok(())
+}
+
+/// What `medialib lti platform add` was given.
+#[derive(Debug, Clone)]
+pub struct PlatformOptions {
+    /// `--issuer`.
+    pub issuer: String,
+    /// `--client-id`.
+    pub client_id: String,
+    /// `--deployment-id`, one or more.
+    pub deployment_ids: Vec<String>,
+    /// `--auth-url`.
+    pub auth_url: String,
+    /// `--token-url`.
+    pub token_url: String,
+    /// `--jwks-url`.
+    pub jwks_url: String,
+    /// `--unique-id-claim`.
+    pub unique_id_claim: String,
+}
+
+fn platform_json(p: &Platform) -> serde_json::Value {
+    json!({
+        "issuer": p.issuer,
+        "client_id": p.client_id,
+        "deployment_ids": p.deployments,
+        "auth_url": p.auth_url,
+        "token_url": p.token_url,
+        "jwks_url": p.jwks_url,
+        "unique_id_claim": p.unique_id_claim.as_str(),
+    })
+}
+
+/// `medialib lti platform add`: registers an LTI 1.3 platform.
+pub fn platform_add(
+    services: &Services,
+    options: PlatformOptions,
+    json: bool,
+) -> Result<(), AdminError> {
+    let unique_id_claim = UniqueIdClaim::parse(&options.unique_id_claim).ok_or_else(|| {
+        AdminError::Invalid("--unique-id-claim: a claim name (sub, email, …)".into())
+    })?;
+    let platform = Platform {
+        issuer: options.issuer,
+        client_id: options.client_id,
+        deployments: options.deployment_ids,
+        auth_url: options.auth_url,
+        token_url: options.token_url,
+        jwks_url: options.jwks_url,
+        unique_id_claim,
+    };
+    let platform = services.lti().add_platform(platform).map_err(|e| match e {
+        AddPlatformFailed::Invalid(e) => AdminError::Invalid(e.to_string()),
+        AddPlatformFailed::Exists => AdminError::Failed(e.to_string()),
+        AddPlatformFailed::Store(s) => s.into(),
+    })?;
+    let mut out = std::io::stdout().lock();
+    if json {
+        writeln!(out, "{}", platform_json(&platform))?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "registered LTI 1.3 platform {} (client id {}, deployments {})",
+        platform.issuer,
+        platform.client_id,
+        platform.deployments.join(", ")
+    )?;
+    writeln!(
+        out,
+        "LTI 1.3 launches are not served yet (issue 23): the registration is kept for them"
+    )?;
+    Ok(())
+}
+
+/// `medialib lti platform list`.
+pub fn platform_list(services: &Services, json: bool) -> Result<(), AdminError> {
+    let platforms = services.lti().platforms()?;
+    let mut out = std::io::stdout().lock();
+    if json {
+        let list: Vec<_> = platforms.iter().map(platform_json).collect();
+        writeln!(out, "{}", serde_json::Value::Array(list))?;
+        return Ok(());
+    }
+    if platforms.is_empty() {
+        writeln!(
+            out,
+            "no LTI 1.3 platforms yet: register one with `medialib lti platform add`"
+        )?;
+    }
+    for p in &platforms {
+        writeln!(
+            out,
+            "{}  client id {}  deployments {}  uniqueId from {}",
+            p.issuer,
+            p.client_id,
+            p.deployments.join(","),
+            p.unique_id_claim.as_str()
+        )?;
+    }
+    Ok(())
+}
+
+/// `medialib lti platform remove --issuer ISS --client-id ID`.
+pub fn platform_remove(
+    services: &Services,
+    issuer: &str,
+    client_id: &str,
+    json: bool,
+) -> Result<(), AdminError> {
+    if !services.lti().remove_platform(issuer, client_id)? {
+        return Err(AdminError::Failed(format!(
+            "no LTI 1.3 platform with issuer {issuer} and client id {client_id}"
+        )));
+    }
+    let mut out = std::io::stdout().lock();
+    if json {
+        writeln!(
+            out,
+            "{}",
+            json!({ "removed": { "issuer": issuer, "client_id": client_id } })
+        )?;
+    } else {
+        writeln!(
+            out,
+            "removed LTI 1.3 platform {issuer} (client id {client_id})"
         )?;
     }
     Ok(())

@@ -18,7 +18,9 @@ pub mod world;
 
 pub use error::StoreError;
 pub use jobs::{ClaimRequest, ClaimedJob, JobCounts, JobEnd, JobEnded, JobRepository, JobTicket};
-pub use lti::{AddConsumerError, CourseLibrary, LtiConsumer, LtiRepository, UsedNonce};
+pub use lti::{
+    AddConsumerError, AddPlatformError, CourseLibrary, LtiConsumer, LtiRepository, UsedNonce,
+};
 pub use processing::{MediaProcessor, ProbeError, ProcessError, ProgressSink, ToolFailure};
 pub use repos::{
     AddMemberError, AddOutcome, Applied, BearerRecord, CatalogItem, ClientRepository, CodeContest,

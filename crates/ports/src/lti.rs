@@ -2,6 +2,7 @@
 //! nonces their launches used, and the library of each course.
 
 use medialib_domain::lti::CourseKey;
+use medialib_domain::lti::v1p3::Platform;
 use medialib_domain::{MediaObject, ObjectId, Secret, Timestamp, UserId};
 
 use crate::error::StoreError;
@@ -27,6 +28,17 @@ pub enum AddConsumerError {
     /// A consumer with this key exists.
     #[error("a consumer with this key exists")]
     KeyTaken,
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Why a platform could not be registered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AddPlatformError {
+    /// A platform with this issuer and client id exists.
+    #[error("a platform with this issuer and client id is registered")]
+    Exists,
     /// Storage failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -77,6 +89,16 @@ pub trait LtiRepository: Send + Sync {
     /// replay. Of two concurrent calls with one pair, exactly one gets `true`. Forgets the
     /// consumer's nonces whose time has passed `now` first.
     fn use_lti_nonce(&self, used: UsedNonce<'_>, now: Timestamp) -> Result<bool, StoreError>;
+    /// Registers an LTI 1.3 platform with its deployments, in one step.
+    fn add_lti_platform(&self, platform: &Platform, now: Timestamp)
+    -> Result<(), AddPlatformError>;
+    /// The platforms registered with `issuer`, one per client id, by client id.
+    fn lti_platforms_of(&self, issuer: &str) -> Result<Vec<Platform>, StoreError>;
+    /// Every platform, by issuer and client id.
+    fn lti_platforms(&self) -> Result<Vec<Platform>, StoreError>;
+    /// Removes a platform and its deployments (its courses' libraries stay); `false` when
+    /// there was none.
+    fn remove_lti_platform(&self, issuer: &str, client_id: &str) -> Result<bool, StoreError>;
     /// The live library of course `course`, if it has one.
     fn course_library(&self, course: &CourseKey) -> Result<Option<ObjectId>, StoreError>;
     /// The library of `course`: the one it has, or `library` stored now as a top-level

@@ -31,3 +31,24 @@ CREATE TABLE lti_courses (
     PRIMARY KEY (platform, context_id)
 );
 CREATE INDEX idx_lti_courses_library_id ON lti_courses (library_id);
+
+-- LTI 1.3 platforms (`medialib lti platform add`), each by its issuer and the client id it gave
+-- medialib, with the deployments of medialib it may launch.
+CREATE TABLE lti_platforms (
+    issuer          TEXT   NOT NULL,
+    client_id       TEXT   NOT NULL,
+    auth_url        TEXT   NOT NULL,
+    token_url       TEXT   NOT NULL,
+    jwks_url        TEXT   NOT NULL,
+    unique_id_claim TEXT   NOT NULL,
+    created_at      BIGINT NOT NULL,
+    PRIMARY KEY (issuer, client_id)
+);
+
+CREATE TABLE lti_deployments (
+    issuer        TEXT NOT NULL,
+    client_id     TEXT NOT NULL,
+    deployment_id TEXT NOT NULL,
+    PRIMARY KEY (issuer, client_id, deployment_id),
+    FOREIGN KEY (issuer, client_id) REFERENCES lti_platforms (issuer, client_id) ON DELETE CASCADE
+);

@@ -2,10 +2,11 @@
 
 use diesel::prelude::*;
 use medialib_domain::lti::CourseKey;
+use medialib_domain::lti::v1p3::{Platform, UniqueIdClaim};
 use medialib_domain::{MediaObject, ObjectId, Secret, Timestamp, UserId};
 use medialib_ports::{
-    AddConsumerError, CourseLibrary, CreateObjectError, LtiConsumer, LtiRepository, StoreError,
-    UsedNonce,
+    AddConsumerError, AddPlatformError, CourseLibrary, CreateObjectError, LtiConsumer,
+    LtiRepository, StoreError, UsedNonce,
 };
 
 use super::media::insert_library;
@@ -14,6 +15,7 @@ use crate::error::DbError;
 use crate::macros::{with_conn, with_tx};
 use crate::schema::objects;
 use crate::schema::{lti_consumers as consumers, lti_courses as courses, lti_nonces as nonces};
+use crate::schema::{lti_deployments as deployments, lti_platforms as platforms};
 
 /// A consumer row: key, name, secret, created_at.
 type ConsumerRow = (String, String, String, i64);
@@ -27,9 +29,74 @@ fn consumer_of((key, name, secret, created_at): ConsumerRow) -> LtiConsumer {
     }
 }
 
+/// A platform row: issuer, client_id, auth_url, token_url, jwks_url, unique_id_claim.
+type PlatformRow = (String, String, String, String, String, String);
+
+/// The platforms of `rows` with their deployments (`(issuer, client_id, deployment_id)`).
+fn platforms_of(
+    rows: Vec<PlatformRow>,
+    deployed: &[(String, String, String)],
+) -> Result<Vec<Platform>, StoreError> {
+    rows.into_iter()
+        .map(
+            |(issuer, client_id, auth_url, token_url, jwks_url, claim)| {
+                let unique_id_claim = UniqueIdClaim::parse(&claim).ok_or_else(|| {
+                    StoreError::Corrupt(format!("lti_platforms.unique_id_claim: {claim:?}"))
+                })?;
+                let deployments = deployed
+                    .iter()
+                    .filter(|(i, c, _)| *i == issuer && *c == client_id)
+                    .map(|(_, _, d)| d.clone())
+                    .collect();
+                Ok(Platform {
+                    issuer,
+                    client_id,
+                    deployments,
+                    auth_url,
+                    token_url,
+                    jwks_url,
+                    unique_id_claim,
+                })
+            },
+        )
+        .collect()
+}
+
 /// The stored id of a course's library, parsed.
 fn library_id(text: &str) -> Result<ObjectId, StoreError> {
     ObjectId::parse(text).map_err(|e| StoreError::Corrupt(format!("lti_courses.library_id: {e}")))
+}
+
+impl DieselStore {
+    /// The platforms (of `issuer`, or all), by issuer and client id, with their deployments.
+    fn read_platforms(&self, issuer: Option<&str>) -> Result<Vec<Platform>, StoreError> {
+        let (rows, deployed) = (|| -> Result<_, DbError> {
+            with_conn!(self.db, conn => {
+                let mut rows = platforms::table
+                    .order((platforms::issuer, platforms::client_id))
+                    .select((
+                        platforms::issuer,
+                        platforms::client_id,
+                        platforms::auth_url,
+                        platforms::token_url,
+                        platforms::jwks_url,
+                        platforms::unique_id_claim,
+                    ))
+                    .into_boxed();
+                let mut deployed = deployments::table
+                    .order(deployments::deployment_id)
+                    .into_boxed();
+                if let Some(issuer) = issuer {
+                    rows = rows.filter(platforms::issuer.eq(issuer));
+                    deployed = deployed.filter(deployments::issuer.eq(issuer));
+                }
+                let rows: Vec<PlatformRow> = rows.load(conn)?;
+                let deployed: Vec<(String, String, String)> = deployed.load(conn)?;
+                Ok((rows, deployed))
+            })
+        })()?;
+        platforms_of(rows, &deployed)
+    }
 }
 
 impl LtiRepository for DieselStore {
@@ -101,6 +168,60 @@ impl LtiRepository for DieselStore {
             })
         })()?;
         Ok(inserted == 1)
+    }
+
+    fn add_lti_platform(
+        &self,
+        platform: &Platform,
+        now: Timestamp,
+    ) -> Result<(), AddPlatformError> {
+        let key = (platform.issuer.as_str(), platform.client_id.as_str());
+        let r: Result<(), DbError> = with_tx!(self.db, conn => {
+            diesel::insert_into(platforms::table)
+                .values((
+                    platforms::issuer.eq(key.0),
+                    platforms::client_id.eq(key.1),
+                    platforms::auth_url.eq(&platform.auth_url),
+                    platforms::token_url.eq(&platform.token_url),
+                    platforms::jwks_url.eq(&platform.jwks_url),
+                    platforms::unique_id_claim.eq(platform.unique_id_claim.as_str()),
+                    platforms::created_at.eq(now.epoch_seconds()),
+                ))
+                .execute(conn)?;
+            for deployment in &platform.deployments {
+                diesel::insert_into(deployments::table)
+                    .values((
+                        deployments::issuer.eq(key.0),
+                        deployments::client_id.eq(key.1),
+                        deployments::deployment_id.eq(deployment),
+                    ))
+                    .on_conflict_do_nothing()
+                    .execute(conn)?;
+            }
+            Ok(())
+        });
+        match r {
+            Ok(()) => Ok(()),
+            Err(DbError::Query(e)) if is_unique_violation(&e) => Err(AddPlatformError::Exists),
+            Err(e) => Err(AddPlatformError::Store(e.into())),
+        }
+    }
+
+    fn lti_platforms_of(&self, issuer: &str) -> Result<Vec<Platform>, StoreError> {
+        self.read_platforms(Some(issuer))
+    }
+
+    fn lti_platforms(&self) -> Result<Vec<Platform>, StoreError> {
+        self.read_platforms(None)
+    }
+
+    fn remove_lti_platform(&self, issuer: &str, client_id: &str) -> Result<bool, StoreError> {
+        let n = (|| -> Result<usize, DbError> {
+            with_conn!(self.db, conn => {
+                Ok(diesel::delete(platforms::table.find((issuer, client_id))).execute(conn)?)
+            })
+        })()?;
+        Ok(n > 0)
     }
 
     fn course_library(&self, course: &CourseKey) -> Result<Option<ObjectId>, StoreError> {

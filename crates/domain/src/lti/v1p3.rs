@@ -71,7 +71,63 @@ pub struct Platform {
     pub unique_id_claim: UniqueIdClaim,
 }
 
+/// A platform registration that does not hold together.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {reason}")]
+pub struct InvalidPlatform {
+    /// The option at fault (`--issuer`, …).
+    pub field: &'static str,
+    /// What is wrong with it.
+    pub reason: &'static str,
+}
+
 impl Platform {
+    /// The longest issuer, client id or deployment id, in characters.
+    pub const MAX_CHARS: usize = 255;
+
+    /// The same registration, checked: the issuer and the three URLs are `http(s)` URLs, the
+    /// client id and each deployment id 1 to 255 characters without control characters, at
+    /// least one deployment; repeated deployments are kept once.
+    pub fn checked(mut self) -> Result<Self, InvalidPlatform> {
+        let invalid = |field, reason| Err(InvalidPlatform { field, reason });
+        let id = |s: &str| {
+            !s.is_empty()
+                && s.chars().count() <= Self::MAX_CHARS
+                && !s.chars().any(char::is_control)
+        };
+        for (field, url) in [
+            ("--issuer", &self.issuer),
+            ("--auth-url", &self.auth_url),
+            ("--token-url", &self.token_url),
+            ("--jwks-url", &self.jwks_url),
+        ] {
+            if !super::v1p1::is_http_url(url) || url.chars().count() > 2048 {
+                return invalid(field, "must be an http or https URL");
+            }
+        }
+        if self.issuer.chars().count() > Self::MAX_CHARS {
+            return invalid("--issuer", "must be at most 255 characters");
+        }
+        if !id(&self.client_id) {
+            return invalid(
+                "--client-id",
+                "must be 1 to 255 characters, without control characters",
+            );
+        }
+        if self.deployments.is_empty() {
+            return invalid("--deployment-id", "at least one is needed");
+        }
+        if !self.deployments.iter().all(|d| id(d)) {
+            return invalid(
+                "--deployment-id",
+                "must be 1 to 255 characters, without control characters",
+            );
+        }
+        self.deployments.sort();
+        self.deployments.dedup();
+        Ok(self)
+    }
+
     /// The platform part of its courses' keys: the issuer and the client id.
     pub fn course_platform(&self) -> String {
         format!("{}#{}", self.issuer, self.client_id)
@@ -804,6 +860,67 @@ mod tests {
         assert_eq!(
             check(&no_settings).unwrap_err(),
             Refusal::Missing("deep_linking_settings")
+        );
+    }
+
+    #[test]
+    fn a_registration_is_checked_option_by_option() {
+        let ok = platform().checked().unwrap();
+        assert_eq!(ok.deployments, ["1", "2"]);
+        let twice = Platform {
+            deployments: vec!["2".into(), "1".into(), "2".into()],
+            ..platform()
+        };
+        assert_eq!(twice.checked().unwrap().deployments, ["1", "2"]);
+        let field = |p: Platform| p.checked().unwrap_err().field;
+        assert_eq!(
+            field(Platform {
+                issuer: "moodle".into(),
+                ..platform()
+            }),
+            "--issuer"
+        );
+        assert_eq!(
+            field(Platform {
+                auth_url: "ftp://x/".into(),
+                ..platform()
+            }),
+            "--auth-url"
+        );
+        assert_eq!(
+            field(Platform {
+                token_url: String::new(),
+                ..platform()
+            }),
+            "--token-url"
+        );
+        assert_eq!(
+            field(Platform {
+                jwks_url: "https://".into(),
+                ..platform()
+            }),
+            "--jwks-url"
+        );
+        assert_eq!(
+            field(Platform {
+                client_id: String::new(),
+                ..platform()
+            }),
+            "--client-id"
+        );
+        assert_eq!(
+            field(Platform {
+                deployments: vec![],
+                ..platform()
+            }),
+            "--deployment-id"
+        );
+        assert_eq!(
+            field(Platform {
+                deployments: vec!["a\nb".into()],
+                ..platform()
+            }),
+            "--deployment-id"
         );
     }
 

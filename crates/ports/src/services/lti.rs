@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use medialib_domain::lti::oauth1::{self, OAuth1Refusal, SignedRequest};
 use medialib_domain::lti::v1p1::{self, LaunchRefusal, Message, PickRequest};
+use medialib_domain::lti::v1p3::{InvalidPlatform, Platform};
 use medialib_domain::lti::{Course, CourseRole, course_level_after_launch, own_page};
 use medialib_domain::{
     Action, Description, MediaObject, NewObject, ObjectFields, ObjectId, ObjectType, Properties,
@@ -44,6 +45,20 @@ pub enum AddConsumerFailed {
         "the name must be 1 to {MAX_CONSUMER_NAME_CHARS} characters, without control characters"
     )]
     BadName,
+    /// Storage failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Why an LTI 1.3 platform could not be registered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AddPlatformFailed {
+    /// An option does not hold.
+    #[error(transparent)]
+    Invalid(#[from] InvalidPlatform),
+    /// A platform with this issuer and client id is registered.
+    #[error("a platform with this issuer and client id is registered: remove it first")]
+    Exists,
     /// Storage failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -178,6 +193,26 @@ impl LtiServices {
     /// Removes a consumer; `false` when no consumer has this key.
     pub fn remove_consumer(&self, key: &str) -> Result<bool, StoreError> {
         self.lti.remove_lti_consumer(key)
+    }
+
+    /// Registers an LTI 1.3 platform, checked.
+    pub fn add_platform(&self, platform: Platform) -> Result<Platform, AddPlatformFailed> {
+        let platform = platform.checked()?;
+        match self.lti.add_lti_platform(&platform, self.world.clock.now()) {
+            Ok(()) => Ok(platform),
+            Err(crate::lti::AddPlatformError::Exists) => Err(AddPlatformFailed::Exists),
+            Err(crate::lti::AddPlatformError::Store(e)) => Err(e.into()),
+        }
+    }
+
+    /// Every LTI 1.3 platform, by issuer and client id.
+    pub fn platforms(&self) -> Result<Vec<Platform>, StoreError> {
+        self.lti.lti_platforms()
+    }
+
+    /// Removes an LTI 1.3 platform; `false` when none has this issuer and client id.
+    pub fn remove_platform(&self, issuer: &str, client_id: &str) -> Result<bool, StoreError> {
+        self.lti.remove_lti_platform(issuer, client_id)
     }
 
     /// An LTI 1.1 launch: `url` is where the consumer sent it (medialib's public base URL and
