@@ -207,30 +207,7 @@ enum LtiCommand {
 #[derive(Debug, Subcommand)]
 enum PlatformCommand {
     /// Register an LTI 1.3 platform with the values it shows for medialib
-    Add {
-        /// The platform's issuer (`iss`), an http(s) URL
-        #[arg(long)]
-        issuer: String,
-        /// The client id the platform gave medialib
-        #[arg(long = "client-id")]
-        client_id: String,
-        /// A deployment id of medialib on the platform; repeat for several
-        #[arg(long = "deployment-id", value_name = "ID", required = true)]
-        deployment_ids: Vec<String>,
-        /// The platform's OIDC authorization endpoint
-        #[arg(long = "auth-url")]
-        auth_url: String,
-        /// The platform's OAuth 2.0 token endpoint
-        #[arg(long = "token-url")]
-        token_url: String,
-        /// Where the platform publishes its keys (JWKS)
-        #[arg(long = "jwks-url")]
-        jwks_url: String,
-        /// The claim that names the person: `sub` (keyed by the client id), or one the SSO
-        /// also uses (`email`, `preferred_username`, `lis.person_sourcedid`)
-        #[arg(long = "unique-id-claim", default_value = "sub")]
-        unique_id_claim: String,
-    },
+    Add(lti_admin::PlatformOptions),
     /// List registered platforms
     List,
     /// Remove a platform (its course libraries stay)
@@ -433,26 +410,7 @@ where
             ConsumerCommand::Remove { key } => lti_admin::consumer_remove(s, &key, cli.json),
         }),
         Command::Lti(LtiCommand::Platform(cmd)) => admin_command(&settings, |s| match cmd {
-            PlatformCommand::Add {
-                issuer,
-                client_id,
-                deployment_ids,
-                auth_url,
-                token_url,
-                jwks_url,
-                unique_id_claim,
-            } => {
-                let options = lti_admin::PlatformOptions {
-                    issuer,
-                    client_id,
-                    deployment_ids,
-                    auth_url,
-                    token_url,
-                    jwks_url,
-                    unique_id_claim,
-                };
-                lti_admin::platform_add(s, options, cli.json)
-            }
+            PlatformCommand::Add(options) => lti_admin::platform_add(s, options, cli.json),
             PlatformCommand::List => lti_admin::platform_list(s, cli.json),
             PlatformCommand::Remove { issuer, client_id } => {
                 lti_admin::platform_remove(s, &issuer, &client_id, cli.json)

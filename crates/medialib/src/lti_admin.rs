@@ -96,22 +96,30 @@ pub fn consumer_remove(services: &Services, key: &str, json: bool) -> Result<(),
     Ok(())
 }
 
-/// What `medialib lti platform add` was given.
-#[derive(Debug, Clone)]
+/// What `medialib lti platform add` is given.
+#[derive(Debug, Clone, clap::Args)]
 pub struct PlatformOptions {
-    /// `--issuer`.
+    /// The platform's issuer (`iss`), an http(s) URL
+    #[arg(long)]
     pub issuer: String,
-    /// `--client-id`.
+    /// The client id the platform gave medialib
+    #[arg(long = "client-id")]
     pub client_id: String,
-    /// `--deployment-id`, one or more.
+    /// A deployment id of medialib on the platform; repeat for several
+    #[arg(long = "deployment-id", value_name = "ID", required = true)]
     pub deployment_ids: Vec<String>,
-    /// `--auth-url`.
+    /// The platform's OIDC authorization endpoint
+    #[arg(long = "auth-url")]
     pub auth_url: String,
-    /// `--token-url`.
+    /// The platform's OAuth 2.0 token endpoint
+    #[arg(long = "token-url")]
     pub token_url: String,
-    /// `--jwks-url`.
+    /// Where the platform publishes its keys (JWKS)
+    #[arg(long = "jwks-url")]
     pub jwks_url: String,
-    /// `--unique-id-claim`.
+    /// The claim that names the person: `sub` (keyed by the client id), or one the SSO also
+    /// uses (`email`, `preferred_username`, `lis.person_sourcedid`)
+    #[arg(long = "unique-id-claim", default_value = "sub")]
     pub unique_id_claim: String,
 }
 
