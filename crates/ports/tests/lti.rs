@@ -387,3 +387,46 @@ fn a_return_context_of_ours_leads_there_for_everyone_and_another_sites_is_ignore
         LaunchNext::Pick(_)
     ));
 }
+
+#[test]
+fn platforms_are_registered_checked_and_once() {
+    use medialib_domain::lti::v1p3::{Platform, UniqueIdClaim};
+    use medialib_ports::services::lti::AddPlatformFailed;
+    let h = Harness::new();
+    let lti = h.services.lti();
+    let platform = Platform {
+        issuer: "https://moodle.example.edu".into(),
+        client_id: "c1".into(),
+        deployments: vec!["2".into(), "1".into(), "2".into()],
+        auth_url: "https://moodle.example.edu/auth".into(),
+        token_url: "https://moodle.example.edu/token".into(),
+        jwks_url: "https://moodle.example.edu/jwks".into(),
+        unique_id_claim: UniqueIdClaim::Subject,
+    };
+    let added = lti.add_platform(platform.clone()).unwrap();
+    assert_eq!(added.deployments, ["1", "2"], "sorted, once each");
+    assert_eq!(lti.platforms().unwrap(), [added]);
+    assert_eq!(
+        lti.add_platform(platform.clone()).unwrap_err(),
+        AddPlatformFailed::Exists
+    );
+    let unchecked = Platform {
+        client_id: "c2".into(),
+        jwks_url: "not a url".into(),
+        ..platform
+    };
+    assert!(matches!(
+        lti.add_platform(unchecked).unwrap_err(),
+        AddPlatformFailed::Invalid(e) if e.field == "--jwks-url"
+    ));
+    assert_eq!(
+        lti.platforms().unwrap().len(),
+        1,
+        "nothing of a refused one is kept"
+    );
+    assert!(
+        lti.remove_platform("https://moodle.example.edu", "c1")
+            .unwrap()
+    );
+    assert!(lti.platforms().unwrap().is_empty());
+}
