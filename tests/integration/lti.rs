@@ -197,14 +197,23 @@ fn attributes(html: &str, attribute: &str) -> Vec<String> {
         .collect()
 }
 
-/// The hidden fields of the one form in `html`.
+/// The hidden fields of the first form in `html`.
 fn hidden_fields(html: &str) -> Vec<(String, String)> {
-    let start = html.find("<form").expect("a form");
-    let form = &html[start..start + html[start..].find("</form>").unwrap()];
-    let names = attributes(form, "name");
-    let values = attributes(form, "value");
-    assert_eq!(names.len(), values.len(), "{form}");
-    names.into_iter().zip(values).collect()
+    all_hidden_fields(html).remove(0)
+}
+
+/// The hidden fields of every form in `html`, in order.
+fn all_hidden_fields(html: &str) -> Vec<Vec<(String, String)>> {
+    html.split("<form")
+        .skip(1)
+        .map(|rest| {
+            let form = &rest[..rest.find("</form>").expect("a closed form")];
+            let names = attributes(form, "name");
+            let values = attributes(form, "value");
+            assert_eq!(names.len(), values.len(), "{form}");
+            names.into_iter().zip(values).collect()
+        })
+        .collect()
 }
 
 /// Decodes `application/x-www-form-urlencoded` text.
@@ -301,6 +310,7 @@ async fn a_content_item_pick_is_a_form_signed_for_the_platform(b: Backend) {
     lms.post("/api/ltix/", &lms.signed("/api/ltix/", &fields))
         .await;
     let library = lms.course_library().unwrap();
+    let (other, _) = lms.video("teacher", library, "Meiosis").await;
     let (media, _) = lms.video("teacher", library, "Mitosis").await;
 
     let picker = lms
@@ -312,7 +322,7 @@ async fn a_content_item_pick_is_a_form_signed_for_the_platform(b: Backend) {
         csp.contains("form-action 'self' https://lms.example.edu"),
         "{csp}"
     );
-    assert_eq!(attributes(&picker.body, "action"), [return_url]);
+    assert_eq!(attributes(&picker.body, "action"), [return_url, return_url]);
     // The platform reads the form and its return URL's query (`course=2`).
     let mut form = vec![("course".to_owned(), "2".to_owned())];
     form.extend(hidden_fields(&picker.body));
@@ -329,9 +339,38 @@ async fn a_content_item_pick_is_a_form_signed_for_the_platform(b: Backend) {
     let items: Value = serde_json::from_str(verified.get("content_items").unwrap()).unwrap();
     let item = &items["@graph"][0];
     assert_eq!(item["@type"], "LtiLinkItem");
-    assert_eq!(item["title"], "Mitosis");
-    assert_eq!(item["custom"]["media"], media.to_string());
+    // Two videos made in the same second: either may come first.
+    let expected = if item["title"] == "Mitosis" {
+        media
+    } else {
+        other
+    };
+    assert!(
+        item["title"] == "Mitosis" || item["title"] == "Meiosis",
+        "{item}"
+    );
+    assert_eq!(item["custom"]["media"], expected.to_string());
     assert_eq!(item["url"], lms.app.app.url("/api/ltix/"));
+    // Every item's form is signed, each with a nonce of its own.
+    let forms = all_hidden_fields(&picker.body);
+    assert_eq!(forms.len(), 2, "{}", picker.body);
+    let mut nonces = Vec::new();
+    for fields in forms {
+        let mut form = vec![("course".to_owned(), "2".to_owned())];
+        form.extend(fields);
+        let v = SignedRequest::parse("POST", return_url, form)
+            .unwrap()
+            .verify(&lms.consumer.secret, lms.now())
+            .unwrap();
+        nonces.push(v.nonce().to_owned());
+        let items: Value = serde_json::from_str(v.get("content_items").unwrap()).unwrap();
+        let id = items["@graph"][0]["custom"]["media"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(id == media.to_string() || id == other.to_string(), "{id}");
+    }
+    assert_ne!(nonces[0], nonces[1]);
     // Another secret does not verify it: the check above could fail.
     let mut form = vec![("course".to_owned(), "2".to_owned())];
     form.extend(hidden_fields(&picker.body));

@@ -377,21 +377,13 @@ async fn picker(
                 Endpoint::Warpwire => {
                     Pick::Link(warpwire_return(&pick, &base, member, still.as_deref()))
                 }
-                Endpoint::ContentItem => {
-                    let params = content_item_selection(&pick, &base, member, still.as_deref());
-                    let (consumer, url) = (launch.consumer.clone(), pick.return_url.clone());
-                    let signed = run(state, move |s| {
-                        s.lti()
-                            .sign_for(&consumer, &url, params)
-                            .map_err(|e| match e {
-                                Lti11LaunchFailed::Store(e) => ApiError::from(e),
-                                other => ApiError::BadRequest(other.to_string()),
-                            })
-                    })
-                    .await?
-                    .ok_or(ApiError::NotFound)?;
-                    Pick::Form(signed)
-                }
+                // Signed below, all in one call.
+                Endpoint::ContentItem => Pick::Form(content_item_selection(
+                    &pick,
+                    &base,
+                    member,
+                    still.as_deref(),
+                )),
             };
             items.push(Item {
                 title: title_or_untitled(member),
@@ -408,6 +400,9 @@ async fn picker(
             course: Some(id) == course,
         });
     }
+    if endpoint == Endpoint::ContentItem {
+        sign_forms(state, launch, &pick.return_url, &mut shelves).await?;
+    }
     shelves.sort_by_key(|s| !s.course);
     let page = PickerPage {
         shelves,
@@ -416,6 +411,39 @@ async fn picker(
     };
     let form_to = origin_of(&pick.return_url);
     Ok(render(state, builder, &page, form_to.as_deref()))
+}
+
+/// Signs the picker's Content-Item forms in place, in one call of the use case.
+async fn sign_forms(
+    state: &AppState,
+    launch: &LtiLaunch,
+    return_url: &str,
+    shelves: &mut [Shelf],
+) -> Result<(), ApiError> {
+    let mut forms: Vec<&mut Vec<(String, String)>> = shelves
+        .iter_mut()
+        .flat_map(|shelf| shelf.items.iter_mut())
+        .filter_map(|item| match &mut item.pick {
+            Pick::Form(fields) => Some(fields),
+            Pick::Link(_) => None,
+        })
+        .collect();
+    let unsigned: Vec<_> = forms.iter_mut().map(|f| std::mem::take(&mut **f)).collect();
+    let (consumer, url) = (launch.consumer.clone(), return_url.to_owned());
+    let signed = run(state, move |s| {
+        s.lti()
+            .sign_each(&consumer, &url, unsigned)
+            .map_err(|e| match e {
+                Lti11LaunchFailed::Store(e) => ApiError::from(e),
+                other => ApiError::BadRequest(other.to_string()),
+            })
+    })
+    .await?
+    .ok_or(ApiError::NotFound)?;
+    for (form, fields) in forms.into_iter().zip(signed) {
+        *form = fields;
+    }
+    Ok(())
 }
 
 fn title_or_untitled(object: &MediaObject) -> String {

@@ -19,6 +19,9 @@ use crate::repos::{CreateObjectError, PermissionChangeError};
 use crate::sso::SsoIdentity;
 use crate::world::RandomExt as _;
 
+/// A form's fields, in order.
+pub type Form = Vec<(String, String)>;
+
 /// LTI use cases.
 #[derive(Clone)]
 pub struct LtiServices {
@@ -287,27 +290,27 @@ impl LtiServices {
         })
     }
 
-    /// `params` signed by medialib as consumer `consumer`'s tool, for a POST to `url` (the
-    /// Content-Item selection it returns); `None` when the consumer is gone.
-    pub fn sign_for(
+    /// Each of `forms` signed by medialib as consumer `consumer`'s tool, for a POST to `url`
+    /// (the Content-Item selections a picker offers), with one read of the consumer and a
+    /// nonce of its own each; `None` when the consumer is gone.
+    pub fn sign_each(
         &self,
         consumer: &str,
         url: &str,
-        params: Vec<(String, String)>,
-    ) -> Result<Option<Vec<(String, String)>>, Lti11LaunchFailed> {
+        forms: Vec<Form>,
+    ) -> Result<Option<Vec<Form>>, Lti11LaunchFailed> {
         let Some(consumer) = self.lti.lti_consumer(consumer)? else {
             return Ok(None);
         };
-        let nonce = self.world.random.hex(16);
         let now = self.world.clock.now();
-        Ok(Some(oauth1::sign(
-            url,
-            params,
-            &consumer.key,
-            &consumer.secret,
-            &nonce,
-            now,
-        )?))
+        let signed = forms
+            .into_iter()
+            .map(|form| {
+                let nonce = self.world.random.hex(16);
+                oauth1::sign(url, form, &consumer.key, &consumer.secret, &nonce, now)
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Some(signed))
     }
 
     /// The course's library after this person's launch: a teacher's launch creates it when
