@@ -439,6 +439,34 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    /// medialib's RSA keys for signing LTI 1.3 messages.
+    lti_keys (kid) {
+        /// The key id published in the JWKS.
+        kid -> Text,
+        /// The private key, PKCS#8 PEM.
+        private_key -> Text,
+        /// When it was made (the newest signs).
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    /// LTI 1.3 logins begun and not yet launched.
+    lti_logins (state) {
+        /// The `state` sent to the platform.
+        state -> Text,
+        /// The `nonce` the id_token must carry.
+        nonce -> Text,
+        /// The platform's `iss`.
+        issuer -> Text,
+        /// The platform's client id for medialib.
+        client_id -> Text,
+        /// When the login lapses.
+        expires_at -> BigInt,
+    }
+}
+
 diesel::joinable!(oauth_client_redirect_uris -> oauth_clients (client_id));
 diesel::joinable!(oauth_grants -> oauth_clients (client_id));
 diesel::joinable!(oauth_grants -> users (user_id));
@@ -479,4 +507,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     lti_courses,
     lti_platforms,
     lti_deployments,
+    lti_keys,
+    lti_logins,
 );

@@ -5,7 +5,7 @@ use medialib_domain::lti::v1p3::Platform;
 use medialib_domain::{MediaObject, ObjectId, Timestamp, UserId};
 use medialib_ports::{
     AddConsumerError, AddPlatformError, CourseLibrary, CreateObjectError, LtiConsumer,
-    LtiRepository, StoreError, UsedNonce,
+    LtiRepository, PendingLogin, StoreError, ToolKey, UsedNonce,
 };
 
 use crate::MemoryStore;
@@ -89,6 +89,45 @@ impl LtiRepository for MemoryStore {
     fn remove_lti_platform(&self, issuer: &str, client_id: &str) -> Result<bool, StoreError> {
         let key = (issuer.to_owned(), client_id.to_owned());
         Ok(self.lock().lti_platforms.remove(&key).is_some())
+    }
+
+    fn add_lti_key(&self, key: &ToolKey, keep: usize) -> Result<(), StoreError> {
+        let mut state = self.lock();
+        if state.lti_keys.iter().any(|k| k.kid == key.kid) {
+            return Err(constraint("lti_keys.kid is unique"));
+        }
+        state.lti_keys.push(key.clone());
+        state
+            .lti_keys
+            .sort_by(|a, b| (b.created_at, &b.kid).cmp(&(a.created_at, &a.kid)));
+        state.lti_keys.truncate(keep);
+        Ok(())
+    }
+
+    fn lti_keys(&self) -> Result<Vec<ToolKey>, StoreError> {
+        Ok(self.lock().lti_keys.clone())
+    }
+
+    fn begin_lti_login(&self, login: &PendingLogin, now: Timestamp) -> Result<(), StoreError> {
+        let mut state = self.lock();
+        state.lti_logins.retain(|_, l| l.expires_at >= now);
+        if state.lti_logins.contains_key(&login.state) {
+            return Err(constraint("lti_logins.state is unique"));
+        }
+        state.lti_logins.insert(login.state.clone(), login.clone());
+        Ok(())
+    }
+
+    fn take_lti_login(
+        &self,
+        state: &str,
+        now: Timestamp,
+    ) -> Result<Option<PendingLogin>, StoreError> {
+        Ok(self
+            .lock()
+            .lti_logins
+            .remove(state)
+            .filter(|l| l.expires_at >= now))
     }
 
     fn course_library(&self, course: &CourseKey) -> Result<Option<ObjectId>, StoreError> {

@@ -115,6 +115,10 @@ pub(crate) struct State {
     pub(crate) lti_platforms: BTreeMap<(String, String), medialib_domain::lti::v1p3::Platform>,
     /// Each course's library.
     pub(crate) lti_courses: BTreeMap<medialib_domain::lti::CourseKey, ObjectId>,
+    /// medialib's LTI signing keys, in the order they were added.
+    pub(crate) lti_keys: Vec<medialib_ports::ToolKey>,
+    /// LTI 1.3 logins begun, by state.
+    pub(crate) lti_logins: BTreeMap<String, medialib_ports::PendingLogin>,
     /// The organization's `media_signing_key`.
     pub(crate) media_signing_key: Option<Vec<u8>>,
 }

@@ -52,3 +52,25 @@ CREATE TABLE lti_deployments (
     PRIMARY KEY (issuer, client_id, deployment_id),
     FOREIGN KEY (issuer, client_id) REFERENCES lti_platforms (issuer, client_id) ON DELETE CASCADE
 );
+
+-- medialib's own RSA keys for signing LTI 1.3 messages (Deep Linking responses), each a
+-- PKCS#8 PEM private key by its `kid`. The newest signs; the newest two are published at
+-- /api/lti/jwks, so that a platform's cached key set still holds the one before a rotation
+-- (`medialib lti key rotate` deletes the older ones).
+CREATE TABLE lti_keys (
+    kid         TEXT   NOT NULL PRIMARY KEY,
+    private_key TEXT   NOT NULL,
+    created_at  BIGINT NOT NULL
+);
+
+-- LTI 1.3 logins begun (OIDC third-party-initiated login) and not yet launched: the state
+-- sent to the platform, the nonce its id_token must carry, and the platform. A launch takes
+-- its row (single use); rows past expires_at (10 minutes) are deleted by the next login.
+CREATE TABLE lti_logins (
+    state      TEXT   NOT NULL PRIMARY KEY,
+    nonce      TEXT   NOT NULL,
+    issuer     TEXT   NOT NULL,
+    client_id  TEXT   NOT NULL,
+    expires_at BIGINT NOT NULL
+);
+CREATE INDEX idx_lti_logins_expires_at ON lti_logins (expires_at);

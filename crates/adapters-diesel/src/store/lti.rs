@@ -6,7 +6,7 @@ use medialib_domain::lti::v1p3::{Platform, UniqueIdClaim};
 use medialib_domain::{MediaObject, ObjectId, Secret, Timestamp, UserId};
 use medialib_ports::{
     AddConsumerError, AddPlatformError, CourseLibrary, CreateObjectError, LtiConsumer,
-    LtiRepository, StoreError, UsedNonce,
+    LtiRepository, PendingLogin, StoreError, ToolKey, UsedNonce,
 };
 
 use super::media::insert_library;
@@ -16,6 +16,10 @@ use crate::macros::{with_conn, with_tx};
 use crate::schema::objects;
 use crate::schema::{lti_consumers as consumers, lti_courses as courses, lti_nonces as nonces};
 use crate::schema::{lti_deployments as deployments, lti_platforms as platforms};
+use crate::schema::{lti_keys as keys, lti_logins as logins};
+
+/// A login row: state, nonce, issuer, client_id, expires_at.
+type LoginRow = (String, String, String, String, i64);
 
 /// A consumer row: key, name, secret, created_at.
 type ConsumerRow = (String, String, String, i64);
@@ -222,6 +226,96 @@ impl LtiRepository for DieselStore {
             })
         })()?;
         Ok(n > 0)
+    }
+
+    fn add_lti_key(&self, key: &ToolKey, keep: usize) -> Result<(), StoreError> {
+        let r: Result<(), DbError> = with_tx!(self.db, conn => {
+            diesel::insert_into(keys::table)
+                .values((
+                    keys::kid.eq(&key.kid),
+                    keys::private_key.eq(key.private_key.expose()),
+                    keys::created_at.eq(key.created_at.epoch_seconds()),
+                ))
+                .execute(conn)?;
+            let kept: Vec<String> = keys::table
+                .order((keys::created_at.desc(), keys::kid.desc()))
+                .select(keys::kid)
+                .limit(i64::try_from(keep).unwrap_or(i64::MAX))
+                .load(conn)?;
+            diesel::delete(keys::table.filter(keys::kid.ne_all(kept))).execute(conn)?;
+            Ok(())
+        });
+        Ok(r?)
+    }
+
+    fn lti_keys(&self) -> Result<Vec<ToolKey>, StoreError> {
+        let rows: Vec<(String, String, i64)> = (|| -> Result<_, DbError> {
+            with_conn!(self.db, conn => {
+                Ok(keys::table
+                    .order((keys::created_at.desc(), keys::kid.desc()))
+                    .load(conn)?)
+            })
+        })()?;
+        Ok(rows
+            .into_iter()
+            .map(|(kid, private_key, created_at)| ToolKey {
+                kid,
+                private_key: Secret::new(private_key),
+                created_at: Timestamp::from_epoch_seconds(created_at),
+            })
+            .collect())
+    }
+
+    fn begin_lti_login(&self, login: &PendingLogin, now: Timestamp) -> Result<(), StoreError> {
+        let r = (|| -> Result<usize, DbError> {
+            with_conn!(self.db, conn => {
+                diesel::delete(logins::table.filter(logins::expires_at.lt(now.epoch_seconds())))
+                    .execute(conn)?;
+                Ok(diesel::insert_into(logins::table)
+                    .values((
+                        logins::state.eq(&login.state),
+                        logins::nonce.eq(&login.nonce),
+                        logins::issuer.eq(&login.issuer),
+                        logins::client_id.eq(&login.client_id),
+                        logins::expires_at.eq(login.expires_at.epoch_seconds()),
+                    ))
+                    .execute(conn)?)
+            })
+        })();
+        r.map(|_| ()).map_err(Into::into)
+    }
+
+    fn take_lti_login(
+        &self,
+        state: &str,
+        now: Timestamp,
+    ) -> Result<Option<PendingLogin>, StoreError> {
+        let row: Option<LoginRow> = (|| -> Result<_, DbError> {
+            with_conn!(self.db, conn => {
+                // One statement takes the row: of two launches with one state, one gets it.
+                Ok(diesel::delete(logins::table.find(state))
+                    .returning((
+                        logins::state,
+                        logins::nonce,
+                        logins::issuer,
+                        logins::client_id,
+                        logins::expires_at,
+                    ))
+                    .get_result(conn)
+                    .optional()?)
+            })
+        })()?;
+        Ok(row
+            .filter(|(.., expires_at)| *expires_at >= now.epoch_seconds())
+            .map(
+                |(state, nonce, issuer, client_id, expires_at)| PendingLogin {
+                    state,
+                    nonce,
+                    issuer,
+                    client_id,
+                    expires_at: Timestamp::from_epoch_seconds(expires_at),
+                },
+            ))
     }
 
     fn course_library(&self, course: &CourseKey) -> Result<Option<ObjectId>, StoreError> {

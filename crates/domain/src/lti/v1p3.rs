@@ -20,6 +20,13 @@ pub const CLOCK_SKEW_SECS: i64 = 60;
 /// How long a Deep Linking response is valid for the platform (seconds).
 pub const RESPONSE_LIFETIME_SECS: i64 = 600;
 
+/// How long a login's state and nonce wait for the launch (seconds; DECISIONS.md §8).
+pub const LOGIN_LIFETIME_SECS: i64 = 600;
+
+/// How many of medialib's signing keys are kept and published, newest first: the one that
+/// signs, and the one before it, which a platform's cached key set may still hold.
+pub const KEYS_KEPT: usize = 2;
+
 /// Which claim of the `id_token` names the person.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum UniqueIdClaim {
