@@ -19,7 +19,8 @@ pub mod world;
 pub use error::StoreError;
 pub use jobs::{ClaimRequest, ClaimedJob, JobCounts, JobEnd, JobEnded, JobRepository, JobTicket};
 pub use lti::{
-    AddConsumerError, AddPlatformError, CourseLibrary, LtiConsumer, LtiRepository, UsedNonce,
+    AddConsumerError, AddPlatformError, CourseLibrary, IdTokenRefusal, KeyError, LtiConsumer,
+    LtiRepository, LtiTokens, NoLtiTokens, PendingLogin, PublicJwk, ToolKey, UsedNonce,
 };
 pub use processing::{MediaProcessor, ProbeError, ProcessError, ProgressSink, ToolFailure};
 pub use repos::{

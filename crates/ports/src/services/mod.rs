@@ -218,6 +218,7 @@ pub struct Services {
     oauth: OAuthServices,
     sessions: SessionServices,
     uploads: UploadServices,
+    lti_tokens: Arc<dyn crate::lti::LtiTokens>,
 }
 
 impl std::fmt::Debug for World {
@@ -288,6 +289,7 @@ impl Services {
             oauth,
             sessions,
             uploads,
+            lti_tokens: Arc::new(crate::lti::NoLtiTokens),
         }
     }
 
@@ -337,6 +339,13 @@ impl Services {
         self
     }
 
+    /// Signs and checks LTI 1.3 messages with `tokens` (the default refuses: no LTI 1.3).
+    #[must_use]
+    pub fn with_lti_tokens(mut self, tokens: Arc<dyn crate::lti::LtiTokens>) -> Self {
+        self.lti_tokens = tokens;
+        self
+    }
+
     /// Media use cases.
     pub fn media(&self) -> &MediaServices {
         &self.media
@@ -362,6 +371,7 @@ impl Services {
     pub fn lti(&self) -> lti::LtiServices {
         lti::LtiServices::new(
             self.store.clone(),
+            self.lti_tokens.clone(),
             self.media.clone(),
             self.sessions.clone(),
         )
