@@ -1,19 +1,28 @@
-//! LTI 1.1 (DECISIONS.md §8): `POST /api/lti/` (Warpwire's plugins: a pick returns as
+//! LTI (DECISIONS.md §8). LTI 1.1: `POST /api/lti/` (Warpwire's plugins: a pick returns as
 //! `jsonData` on the return URL) and `POST /api/ltix/` (a pick returns as a signed
-//! ContentItemSelection). A launch signs the person in with the same browser session as the
-//! sign-in pages and sends them on: to a player, the course library, or the picker, which is
-//! the launch's answer itself. Every refusal is a page that says why, counted on `/metrics`.
+//! ContentItemSelection). LTI 1.3: `GET /api/lti/jwks` (medialib's public keys),
+//! `GET|POST /api/lti/login` (the OIDC third-party-initiated login, which sends the browser
+//! to the platform) and `POST /api/lti/launch` (the platform's signed `id_token`; a pick
+//! returns as a signed Deep Linking response). A launch signs the person in with the same
+//! browser session as the sign-in pages and sends them on: to a player, the course library,
+//! or the picker, which is the launch's answer itself. Every refusal is a page that says
+//! why, counted on `/metrics`.
 //!
 //! The pages here may be framed by the LMS (`embed_origins`, any site by default), as the
 //! player's landing page may: an LMS shows a tool in an iframe.
 
 use actix_web::http::{Method, header};
-use actix_web::{HttpMessage as _, HttpRequest, HttpResponse, HttpResponseBuilder, web};
+use actix_web::{
+    HttpMessage as _, HttpRequest, HttpResponse, HttpResponseBuilder, ResponseError as _, web,
+};
 use askama::Template;
 use medialib_domain::lti::v1p1::PickRequest;
+use medialib_domain::lti::v1p3::ContentItem;
 use medialib_domain::media::records::ImageSize;
 use medialib_domain::{MediaObject, ObjectType};
-use medialib_ports::services::lti::{LaunchNext, Lti11LaunchFailed, LtiLaunch};
+use medialib_ports::services::lti::{
+    DeepLink, LaunchNext, Lti11LaunchFailed, Lti13Failed, LtiLaunch,
+};
 use serde_json::json;
 
 use crate::blocking::run;
@@ -28,7 +37,10 @@ use crate::state::AppState;
 /// signature is checked against the path as sent).
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(resource("/api/lti").to(warpwire))
-        .service(resource("/api/ltix").to(content_item));
+        .service(resource("/api/ltix").to(content_item))
+        .service(resource("/api/lti/jwks").to(jwks))
+        .service(resource("/api/lti/login").to(login))
+        .service(resource("/api/lti/launch").to(launch_v1p3));
 }
 
 /// How a pick goes back to the platform.
@@ -151,6 +163,177 @@ fn refused(failed: Lti11LaunchFailed) -> Refused {
     }
 }
 
+/// medialib's public keys, for the platforms that check its Deep Linking responses.
+async fn jwks(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+    if *req.method() != Method::GET && *req.method() != Method::HEAD {
+        return ApiError::MethodNotImplemented { allow: "GET, HEAD" }.error_response();
+    }
+    let keys = run(&state, |s| {
+        s.lti().jwks().map_err(|e| match e {
+            Lti13Failed::Store(e) => ApiError::from(e),
+            other => {
+                tracing::error!(error = %other, "cannot publish the LTI keys");
+                ApiError::Internal
+            }
+        })
+    })
+    .await;
+    match keys {
+        Ok(keys) => {
+            let keys: Vec<_> = keys
+                .into_iter()
+                .map(|k| {
+                    json!({ "kty": "RSA", "alg": "RS256", "use": "sig", "kid": k.kid, "n": k.n, "e": k.e })
+                })
+                .collect();
+            HttpResponse::Ok()
+                // Short: a rotation shows within five minutes.
+                .insert_header((header::CACHE_CONTROL, "public, max-age=300"))
+                .json(json!({ "keys": keys }))
+        }
+        Err(e) => e.error_response(),
+    }
+}
+
+/// The OIDC third-party-initiated login: the browser goes on to the platform's authorization
+/// endpoint with a fresh state and nonce.
+async fn login(
+    req: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<AppState>,
+) -> HttpResponse {
+    if *req.method() != Method::GET && *req.method() != Method::POST {
+        let error = ApiError::MethodNotImplemented { allow: "GET, POST" };
+        return refusal_page(&state, &error.into());
+    }
+    let answer = async {
+        let mut params = fields(req.query_string().as_bytes())?;
+        if *req.method() == Method::POST {
+            params.extend(read_form(&req, payload).await?);
+        }
+        run(&state, move |s| {
+            Ok::<_, ApiError>(s.lti().login_v1p3(&params))
+        })
+        .await
+    };
+    match answer.await {
+        Ok(Ok(request)) => {
+            let query: Vec<String> = request
+                .query
+                .iter()
+                .map(|(k, v)| format!("{k}={}", form_urlencoded(v)))
+                .collect();
+            let separator = if request.url.contains('?') { '&' } else { '?' };
+            HttpResponse::Found()
+                .insert_header((
+                    header::LOCATION,
+                    format!("{}{separator}{}", request.url, query.join("&")),
+                ))
+                .insert_header((header::CACHE_CONTROL, "no-store"))
+                .insert_header((header::REFERRER_POLICY, "no-referrer"))
+                .finish()
+        }
+        Ok(Err(failed)) => {
+            state.metrics.count_lti_launch("1.3", failed.outcome());
+            tracing::info!(reason = %failed, "LTI 1.3 login refused");
+            refusal_page(&state, &refused_v1p3(failed))
+        }
+        Err(e) => {
+            state.metrics.count_lti_launch("1.3", "error");
+            refusal_page(&state, &e.into())
+        }
+    }
+}
+
+/// An LTI 1.3 launch: the platform posts the `id_token` and the login's `state`.
+async fn launch_v1p3(
+    req: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<AppState>,
+) -> HttpResponse {
+    if *req.method() != Method::POST {
+        let error = ApiError::MethodNotImplemented { allow: "POST" };
+        return refusal_page(&state, &error.into());
+    }
+    let answer = async {
+        let form = read_form(&req, payload).await?;
+        let get = |name: &str| {
+            form.iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default()
+        };
+        let (login_state, id_token) = (get("state"), get("id_token"));
+        run(&state, move |s| {
+            Ok::<_, ApiError>(s.lti().launch_v1p3(&login_state, &id_token))
+        })
+        .await
+    };
+    match answer.await {
+        Ok(Ok(launch)) => {
+            state.metrics.count_lti_launch("1.3", "ok");
+            // The endpoint only matters to an LTI 1.1 pick.
+            match signed_in(&state, launch, Endpoint::ContentItem).await {
+                Ok(page) => page,
+                Err(e) => refusal_page(&state, &e.into()),
+            }
+        }
+        Ok(Err(failed)) => {
+            state.metrics.count_lti_launch("1.3", failed.outcome());
+            tracing::info!(reason = %failed, "LTI 1.3 launch refused");
+            refusal_page(&state, &refused_v1p3(failed))
+        }
+        Err(e) => {
+            state.metrics.count_lti_launch("1.3", "error");
+            refusal_page(&state, &e.into())
+        }
+    }
+}
+
+/// What a refused LTI 1.3 login or launch tells the person, and its status.
+fn refused_v1p3(failed: Lti13Failed) -> Refused {
+    let message = failed.to_string();
+    let (error, heading) = match failed {
+        Lti13Failed::Store(e) => return ApiError::from(e).into(),
+        Lti13Failed::SignIn(e) => return ApiError::from(e).into(),
+        Lti13Failed::Key(_) => return ApiError::Internal.into(),
+        Lti13Failed::Token(medialib_ports::IdTokenRefusal::KeysUnavailable(_)) => (
+            ApiError::IdentityProviderUnavailable,
+            "The course system's keys could not be fetched",
+        ),
+        Lti13Failed::LearnerMayNotPick => (
+            ApiError::Forbidden(message.clone()),
+            "Only teachers pick media",
+        ),
+        Lti13Failed::Refused(
+            medialib_domain::lti::v1p3::Refusal::MessageType(_)
+            | medialib_domain::lti::v1p3::Refusal::Missing(_)
+            | medialib_domain::lti::v1p3::Refusal::ForeignTarget
+            | medialib_domain::lti::v1p3::Refusal::BadMedia
+            | medialib_domain::lti::v1p3::Refusal::NoReturnUrl
+            | medialib_domain::lti::v1p3::Refusal::WrongVersion,
+        ) => (
+            ApiError::BadRequest(message.clone()),
+            "medialib cannot answer this launch",
+        ),
+        Lti13Failed::Refused(_)
+        | Lti13Failed::AmbiguousPlatform
+        | Lti13Failed::UnknownState
+        | Lti13Failed::Token(_) => (
+            ApiError::Forbidden(message.clone()),
+            "This launch could not be trusted",
+        ),
+    };
+    Refused {
+        error,
+        heading,
+        message: format!(
+            "{message}. Nothing was changed. If it keeps happening, show this page to the \
+             course system's administrator."
+        ),
+    }
+}
+
 /// The refusal page: the status and headers of its error, framable by the LMS.
 fn refusal_page(state: &AppState, refused: &Refused) -> HttpResponse {
     let page = ErrorPage {
@@ -205,7 +388,16 @@ async fn signed_in(
         LaunchNext::Pick(pick) => {
             let mut builder = HttpResponse::Ok();
             builder.append_header((header::SET_COOKIE, cookie));
-            return picker(state, builder, &launch, pick.clone(), endpoint).await;
+            let back = match endpoint {
+                Endpoint::Warpwire => Back::Warpwire(pick.clone()),
+                Endpoint::ContentItem => Back::ContentItem(pick.clone()),
+            };
+            return picker(state, builder, &launch, back).await;
+        }
+        LaunchNext::DeepLink(link) => {
+            let mut builder = HttpResponse::Ok();
+            builder.append_header((header::SET_COOKIE, cookie));
+            return picker(state, builder, &launch, Back::DeepLinking(link.clone())).await;
         }
         LaunchNext::Page(path) => path.clone(),
         LaunchNext::Player(media) => {
@@ -341,14 +533,33 @@ fn still_of(
     })
 }
 
+/// How the picker's pick goes back to the platform.
+#[derive(Debug, Clone)]
+enum Back {
+    /// Warpwire's `jsonData` on the return URL (LTI 1.1, `/api/lti/`).
+    Warpwire(PickRequest),
+    /// A signed ContentItemSelection form (LTI 1.1, `/api/ltix/`).
+    ContentItem(PickRequest),
+    /// A signed Deep Linking response (LTI 1.3).
+    DeepLinking(DeepLink),
+}
+
+impl Back {
+    fn return_url(&self) -> &str {
+        match self {
+            Self::Warpwire(pick) | Self::ContentItem(pick) => &pick.return_url,
+            Self::DeepLinking(link) => &link.request.return_url,
+        }
+    }
+}
+
 /// The picker: the media of every library the person may view, the course library first,
 /// each with the way its pick goes back.
 async fn picker(
     state: &AppState,
     builder: HttpResponseBuilder,
     launch: &LtiLaunch,
-    pick: PickRequest,
-    endpoint: Endpoint,
+    back: Back,
 ) -> Result<HttpResponse, ApiError> {
     let caller = launch.session.user.as_caller();
     let course = launch.course_library;
@@ -366,6 +577,8 @@ async fn picker(
     .await?;
     let base = state.base_url().to_owned();
     let mut shelves = Vec::new();
+    // LTI 1.3: each item's Deep Linking content, signed below, all in one call.
+    let mut deep_links = Vec::new();
     for view in views {
         let mut items = Vec::new();
         for member in view.page.items.iter().map(|i| &i.object) {
@@ -373,17 +586,21 @@ async fn picker(
                 continue;
             }
             let still = still_of(&view.images, member, &base);
-            let pick = match endpoint {
-                Endpoint::Warpwire => {
-                    Pick::Link(warpwire_return(&pick, &base, member, still.as_deref()))
+            let pick = match &back {
+                Back::Warpwire(pick) => {
+                    Pick::Link(warpwire_return(pick, &base, member, still.as_deref()))
                 }
                 // Signed below, all in one call.
-                Endpoint::ContentItem => Pick::Form(content_item_selection(
-                    &pick,
+                Back::ContentItem(pick) => Pick::Form(content_item_selection(
+                    pick,
                     &base,
                     member,
                     still.as_deref(),
                 )),
+                Back::DeepLinking(link) => {
+                    deep_links.push(deep_link_item(link, &base, member, still.clone()));
+                    Pick::Form(Vec::new())
+                }
             };
             items.push(Item {
                 title: title_or_untitled(member),
@@ -400,17 +617,82 @@ async fn picker(
             course: Some(id) == course,
         });
     }
-    if endpoint == Endpoint::ContentItem {
-        sign_forms(state, launch, &pick.return_url, &mut shelves).await?;
+    match &back {
+        Back::Warpwire(_) => {}
+        Back::ContentItem(pick) => {
+            sign_forms(state, launch, &pick.return_url, &mut shelves).await?
+        }
+        Back::DeepLinking(link) => sign_deep_links(state, link, deep_links, &mut shelves).await?,
     }
     shelves.sort_by_key(|s| !s.course);
     let page = PickerPage {
         shelves,
-        return_url: pick.return_url.clone(),
+        return_url: back.return_url().to_owned(),
         course_library: course.map(|c| c.to_string()),
     };
-    let form_to = origin_of(&pick.return_url);
+    let form_to = origin_of(back.return_url());
     Ok(render(state, builder, &page, form_to.as_deref()))
+}
+
+/// The picker's forms, in order.
+fn forms_of(shelves: &mut [Shelf]) -> Vec<&mut Vec<(String, String)>> {
+    shelves
+        .iter_mut()
+        .flat_map(|shelf| shelf.items.iter_mut())
+        .filter_map(|item| match &mut item.pick {
+            Pick::Form(fields) => Some(fields),
+            Pick::Link(_) => None,
+        })
+        .collect()
+}
+
+/// The Deep Linking content of a pick of `member`: an `ltiResourceLink` that launches its
+/// player, or, where the platform takes no links, an iframe of the player.
+fn deep_link_item(
+    link: &DeepLink,
+    base: &str,
+    member: &MediaObject,
+    still: Option<String>,
+) -> ContentItem {
+    let title = title_or_untitled(member);
+    if link.request.accepts_link {
+        ContentItem::ResourceLink {
+            title,
+            url: format!("{base}{}", medialib_ports::services::lti::LAUNCH_PATH),
+            media: member.id(),
+            thumbnail: still,
+        }
+    } else {
+        ContentItem::Html {
+            html: player_iframe(base, member, &title),
+            title,
+        }
+    }
+}
+
+/// Signs the LTI 1.3 picker's Deep Linking responses into its forms (one `JWT` field each),
+/// in one call of the use case.
+async fn sign_deep_links(
+    state: &AppState,
+    link: &DeepLink,
+    items: Vec<ContentItem>,
+    shelves: &mut [Shelf],
+) -> Result<(), ApiError> {
+    let link = link.clone();
+    let signed = run(state, move |s| {
+        s.lti().sign_deep_links(&link, items).map_err(|e| match e {
+            Lti13Failed::Store(e) => ApiError::from(e),
+            other => {
+                tracing::error!(error = %other, "cannot sign a Deep Linking response");
+                ApiError::Internal
+            }
+        })
+    })
+    .await?;
+    for (form, jwt) in forms_of(shelves).into_iter().zip(signed) {
+        *form = vec![("JWT".to_owned(), jwt)];
+    }
+    Ok(())
 }
 
 /// Signs the picker's Content-Item forms in place, in one call of the use case.
@@ -420,14 +702,7 @@ async fn sign_forms(
     return_url: &str,
     shelves: &mut [Shelf],
 ) -> Result<(), ApiError> {
-    let mut forms: Vec<&mut Vec<(String, String)>> = shelves
-        .iter_mut()
-        .flat_map(|shelf| shelf.items.iter_mut())
-        .filter_map(|item| match &mut item.pick {
-            Pick::Form(fields) => Some(fields),
-            Pick::Link(_) => None,
-        })
-        .collect();
+    let mut forms = forms_of(shelves);
     let unsigned: Vec<_> = forms.iter_mut().map(|f| std::mem::take(&mut **f)).collect();
     let (consumer, url) = (launch.consumer.clone(), return_url.to_owned());
     let signed = run(state, move |s| {
@@ -504,17 +779,11 @@ fn content_item_selection(
             "custom": { "media": member.id().to_string() },
         })
     } else {
-        let (width, height) = embed_size(member.object_type());
         json!({
             "@type": "ContentItem",
             "mediaType": "text/html",
             "title": title,
-            "text": format!(
-                "<iframe src=\"{base}/m/{}\" width=\"{width}\" height=\"{height}\" \
-                 allow=\"autoplay; fullscreen\" allowfullscreen title=\"{}\"></iframe>",
-                member.shortcode(),
-                html_attribute(&title)
-            ),
+            "text": player_iframe(base, member, &title),
         })
     };
     if let Some(still) = still {
@@ -536,6 +805,17 @@ fn content_item_selection(
         params.push(("data".to_owned(), data.clone()));
     }
     params
+}
+
+/// An iframe of `member`'s player, for a platform that embeds HTML.
+fn player_iframe(base: &str, member: &MediaObject, title: &str) -> String {
+    let (width, height) = embed_size(member.object_type());
+    format!(
+        "<iframe src=\"{base}/m/{}\" width=\"{width}\" height=\"{height}\" \
+         allow=\"autoplay; fullscreen\" allowfullscreen title=\"{}\"></iframe>",
+        member.shortcode(),
+        html_attribute(title)
+    )
 }
 
 /// `scheme://host[:port]` of an absolute `http(s)` URL, for a CSP `form-action`; `None` when

@@ -202,6 +202,19 @@ enum LtiCommand {
     /// Manage LTI 1.3 platforms (add, list, remove)
     #[command(subcommand)]
     Platform(PlatformCommand),
+    /// Manage medialib's LTI 1.3 signing key (rotate)
+    #[command(subcommand)]
+    Key(KeyCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum KeyCommand {
+    /// Make a new signing key
+    ///
+    /// The new key signs from now on. The key before it stays published at /api/lti/jwks (a
+    /// platform may have cached the key set); older keys are deleted. Prints the new key's
+    /// id; with --json {"kid": ..., "jwks_url": ...}.
+    Rotate,
 }
 
 #[derive(Debug, Subcommand)]
@@ -416,6 +429,9 @@ where
                 lti_admin::platform_remove(s, &issuer, &client_id, cli.json)
             }
         }),
+        Command::Lti(LtiCommand::Key(KeyCommand::Rotate)) => {
+            admin_command(&settings, |s| lti_admin::key_rotate(s, cli.json))
+        }
         Command::Client(cmd) => admin_command(&settings, |s| match cmd {
             ClientCommand::Add {
                 name,

@@ -5,7 +5,7 @@ use std::io::Write as _;
 use medialib_domain::lti::v1p3::{Platform, UniqueIdClaim};
 use medialib_ports::LtiConsumer;
 use medialib_ports::Services;
-use medialib_ports::services::lti::{AddConsumerFailed, AddPlatformFailed};
+use medialib_ports::services::lti::{AddConsumerFailed, AddPlatformFailed, Lti13Failed};
 use serde_json::json;
 
 use crate::admin::AdminError;
@@ -170,10 +170,35 @@ pub fn platform_add(
         platform.client_id,
         platform.deployments.join(", ")
     )?;
-    writeln!(
-        out,
-        "LTI 1.3 launches are not served yet (issue 23): the registration is kept for them"
-    )?;
+    let base = services.settings().issuer.as_str().trim_end_matches('/');
+    writeln!(out, "give the platform these values for medialib:")?;
+    writeln!(out, "  login URL (OIDC initiation):  {base}/api/lti/login")?;
+    writeln!(out, "  launch / redirect URL:        {base}/api/lti/launch")?;
+    writeln!(out, "  Deep Linking URL:             {base}/api/lti/launch")?;
+    writeln!(out, "  public key set (JWKS) URL:    {base}/api/lti/jwks")?;
+    Ok(())
+}
+
+/// `medialib lti key rotate`.
+pub fn key_rotate(services: &Services, json: bool) -> Result<(), AdminError> {
+    let key = services.lti().rotate_key().map_err(|e| match e {
+        Lti13Failed::Store(s) => s.into(),
+        other => AdminError::Failed(other.to_string()),
+    })?;
+    let jwks_url = format!(
+        "{}/api/lti/jwks",
+        services.settings().issuer.as_str().trim_end_matches('/')
+    );
+    let mut out = std::io::stdout().lock();
+    if json {
+        writeln!(out, "{}", json!({ "kid": key.kid, "jwks_url": jwks_url }))?;
+    } else {
+        writeln!(
+            out,
+            "new LTI signing key {}: it signs from now on; the one before stays published at {jwks_url}",
+            key.kid
+        )?;
+    }
     Ok(())
 }
 

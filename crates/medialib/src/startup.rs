@@ -371,7 +371,9 @@ pub fn services(
     };
     let storage = crate::media::open_storage(&settings.storage)
         .map_err(|e| StartupError::Storage(e.to_string()))?;
-    Ok(services.with_storage(storage, crate::media::upload_settings(settings)))
+    Ok(services
+        .with_storage(storage, crate::media::upload_settings(settings))
+        .with_lti_tokens(Arc::new(medialib_adapters_sso::LtiCrypto::new())))
 }
 
 /// The configured `trusted_proxies` as the web layer asks about them (nobody when empty).
