@@ -11,7 +11,9 @@
 //
 // Prints one JSON line: {"clip": {currentTime, videoHeight, mediaError}, "stillWidth",
 // "resume": {"offsetsBefore": [...], "offsetsAfter": [...], "postsAfter", "status"},
-// "consoleErrors": [...], "violations": [axe-core's findings at each screenshot]}; on a failure {"error": ..., "at": page URL} and exit 1.
+// "consoleErrors": [...], "violations": [axe-core's findings at each screenshot]}; on a failure
+// {"error", "at": page URL, "uploads": the upload list's text, "trail": each upload request's
+// method, offset, status or failure and timing} and exit 1.
 
 import { basename, join } from "node:path";
 import { audit, collectErrors, deadline, emit, launch, playASecond, requiredOptions } from "./chromium.mjs";
@@ -33,13 +35,40 @@ let page;
 let cutting = false;
 // Releases the held PATCH (set once it is held).
 let held = null;
+// Each upload request: method, offset, status (or the failure), and when it started and
+// ended (ms since the start), so that a failure shows where the upload stalled.
+const started = Date.now();
+const trail = [];
+const entries = new WeakMap();
+// The page's console errors.
+const errors = [];
 try {
   browser = await launch();
   page = await (await browser.newContext({ viewport: { width: 390, height: 844 } })).newPage();
   page.setDefaultTimeout(60_000);
-  const errors = [];
   // Not the held request that the reload cuts.
   collectErrors(page, errors, () => cutting);
+  page.on("request", (request) => {
+    if (!request.url().includes("/api/upload/")) return;
+    const entry = {
+      method: request.method(),
+      offset: request.headers()["upload-offset"],
+      at: Date.now() - started,
+    };
+    trail.push(entry);
+    entries.set(request, entry);
+    request
+      .response()
+      .then((r) => {
+        entry.status = r?.status();
+        entry.took = Date.now() - started - entry.at;
+      })
+      .catch(() => {});
+  });
+  page.on("requestfailed", (request) => {
+    const entry = entries.get(request);
+    if (entry) entry.failed = request.failure()?.errorText;
+  });
   // What axe-core finds (WCAG 2.1 A and AA) on the page at each screenshot.
   const violations = [];
   const shot = async (name) => {
@@ -115,7 +144,11 @@ try {
   await browser.close();
   process.exit(0);
 } catch (e) {
-  emit({ error: String(e?.stack ?? e), at: page?.url() });
+  const uploads = await page
+    ?.locator("ul.uploads")
+    .innerText({ timeout: 1000 })
+    .catch(() => null);
+  emit({ error: String(e?.stack ?? e), at: page?.url(), uploads, trail, consoleErrors: errors });
   await browser?.close().catch(() => {});
   process.exit(1);
 }
