@@ -34,14 +34,14 @@ struct Lms {
 }
 
 /// One answer of the app, with its body as text.
-struct Page {
-    status: StatusCode,
-    headers: HeaderMap,
-    body: String,
+pub(crate) struct Page {
+    pub(crate) status: StatusCode,
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: String,
 }
 
 impl Page {
-    fn header(&self, name: &str) -> &str {
+    pub(crate) fn header(&self, name: &str) -> &str {
         self.headers
             .get(name)
             .map_or("", |v| v.to_str().unwrap_or_default())
@@ -175,7 +175,7 @@ impl Lms {
     }
 }
 
-async fn page(res: reqwest::Response) -> Page {
+pub(crate) async fn page(res: reqwest::Response) -> Page {
     let status = res.status();
     let headers = res.headers().clone();
     let body = res.text().await.unwrap();
@@ -187,7 +187,7 @@ async fn page(res: reqwest::Response) -> Page {
 }
 
 /// The values of every `attribute="…"` in `html`, in order, decoded.
-fn attributes(html: &str, attribute: &str) -> Vec<String> {
+pub(crate) fn attributes(html: &str, attribute: &str) -> Vec<String> {
     let needle = format!("{attribute}=\"");
     html.match_indices(&needle)
         .map(|(i, _)| {
@@ -203,7 +203,7 @@ fn hidden_fields(html: &str) -> Vec<(String, String)> {
 }
 
 /// The hidden fields of every form in `html`, in order.
-fn all_hidden_fields(html: &str) -> Vec<Vec<(String, String)>> {
+pub(crate) fn all_hidden_fields(html: &str) -> Vec<Vec<(String, String)>> {
     html.split("<form")
         .skip(1)
         .map(|rest| {

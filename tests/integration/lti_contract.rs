@@ -1,6 +1,7 @@
 //! The `LtiRepository` contract, run unchanged on SQLite, PostgreSQL and the in-memory store
 //! with the uploads contract's `Bench`: consumers, single-use nonces (also under
-//! concurrency), and course libraries made once.
+//! concurrency), course libraries made once, medialib's signing keys (the newest kept), and
+//! LTI 1.3 logins taken once (also under concurrency).
 
 use std::sync::{Arc, Barrier};
 
@@ -8,7 +9,8 @@ use medialib_domain::lti::CourseKey;
 use medialib_domain::lti::v1p3::{Platform, UniqueIdClaim};
 use medialib_domain::{ObjectType, PermissionLevel, Secret, Timestamp};
 use medialib_ports::{
-    AddConsumerError, AddPlatformError, CourseLibrary, LtiConsumer, Store, StoreError, UsedNonce,
+    AddConsumerError, AddPlatformError, CourseLibrary, LtiConsumer, PendingLogin, Store,
+    StoreError, ToolKey, UsedNonce,
 };
 
 use crate::uploads_contract::{Bench, T0, at};
@@ -200,6 +202,78 @@ mod cases {
         );
     }
 
+    pub fn signing_keys_are_kept_newest_first_and_the_oldest_dropped(b: &Bench) {
+        let s = &b.store;
+        assert!(s.lti_keys().unwrap().is_empty());
+        let key = |kid: &str, secs: i64| ToolKey {
+            kid: kid.to_owned(),
+            private_key: Secret::new(format!("pem of {kid}")),
+            created_at: at(T0 + secs),
+        };
+        s.add_lti_key(&key("a", 0), 2).unwrap();
+        s.add_lti_key(&key("b", 10), 2).unwrap();
+        assert_eq!(s.lti_keys().unwrap(), [key("b", 10), key("a", 0)]);
+        s.add_lti_key(&key("c", 20), 2).unwrap();
+        assert_eq!(s.lti_keys().unwrap(), [key("c", 20), key("b", 10)]);
+        // A kid is a key: adding it twice fails and changes nothing.
+        assert!(s.add_lti_key(&key("c", 30), 2).is_err());
+        assert_eq!(s.lti_keys().unwrap(), [key("c", 20), key("b", 10)]);
+    }
+
+    fn login(state: &str, expires: i64) -> PendingLogin {
+        PendingLogin {
+            state: state.to_owned(),
+            nonce: format!("nonce of {state}"),
+            issuer: "https://moodle.example.edu".to_owned(),
+            client_id: "c1".to_owned(),
+            expires_at: at(expires),
+        }
+    }
+
+    pub fn a_login_is_taken_once_and_not_after_it_lapsed(b: &Bench) {
+        let s = &b.store;
+        s.begin_lti_login(&login("s1", T0 + 600), at(T0)).unwrap();
+        s.begin_lti_login(&login("s2", T0 + 600), at(T0)).unwrap();
+        assert_eq!(
+            s.take_lti_login("s1", at(T0 + 5)).unwrap(),
+            Some(login("s1", T0 + 600))
+        );
+        assert_eq!(
+            s.take_lti_login("s1", at(T0 + 5)).unwrap(),
+            None,
+            "taken once"
+        );
+        assert_eq!(s.take_lti_login("nope", at(T0 + 5)).unwrap(), None);
+        assert_eq!(
+            s.take_lti_login("s2", at(T0 + 601)).unwrap(),
+            None,
+            "lapsed"
+        );
+        // A new login forgets the lapsed ones (and they stay unusable either way).
+        s.begin_lti_login(&login("s3", T0 + 100), at(T0)).unwrap();
+        s.begin_lti_login(&login("s4", T0 + 2000), at(T0 + 1000))
+            .unwrap();
+        assert_eq!(
+            s.take_lti_login("s3", at(T0 + 50)).unwrap(),
+            None,
+            "deleted by s4's login"
+        );
+        assert_eq!(
+            s.take_lti_login("s4", at(T0 + 1000)).unwrap(),
+            Some(login("s4", T0 + 2000))
+        );
+    }
+
+    pub fn concurrent_launches_with_one_state_have_one_winner(b: &Bench) {
+        b.store
+            .begin_lti_login(&login("s1", T0 + 600), at(T0))
+            .unwrap();
+        let taken = at_once(8, &b.store, |s, _| {
+            s.take_lti_login("s1", at(T0 + 1)).unwrap()
+        });
+        assert_eq!(taken.iter().filter(|t| t.is_some()).count(), 1, "{taken:?}");
+    }
+
     pub fn concurrent_first_launches_make_one_course_library(b: &Bench) {
         let objects: Vec<_> = (0..4).map(|_| b.object(ObjectType::Catalog)).collect();
         let owner = b.owner;
@@ -226,4 +300,7 @@ medialib_adapters_diesel::backend_tests!(
     a_course_library_is_made_once,
     concurrent_first_launches_make_one_course_library,
     platforms_are_registered_with_their_deployments_and_removed,
+    signing_keys_are_kept_newest_first_and_the_oldest_dropped,
+    a_login_is_taken_once_and_not_after_it_lapsed,
+    concurrent_launches_with_one_state_have_one_winner,
 );

@@ -23,6 +23,7 @@ mod contract;
 mod hostile;
 mod jobs_contract;
 mod lti;
+mod lti13;
 mod lti_contract;
 mod oauth;
 mod processing;

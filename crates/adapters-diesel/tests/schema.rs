@@ -17,7 +17,7 @@ medialib_adapters_diesel::backend_tests!(
 const SCHEMA_RS: &str = include_str!("../src/schema.rs");
 
 /// Indexes the migrations create (not visible in schema.rs).
-const INDEXES: [&str; 22] = [
+const INDEXES: [&str; 23] = [
     "idx_browser_sessions_expires_at",
     "idx_browser_sessions_user_id",
     "idx_jobs_run_at",

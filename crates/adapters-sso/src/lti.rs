@@ -43,8 +43,9 @@ struct Fetched {
 }
 
 /// medialib's LTI 1.3 cryptography, with its cache of the platforms' key sets.
-#[derive(Default)]
 pub struct LtiCrypto {
+    /// The least time between two fetches of one key set for an unknown `kid`.
+    refetch_after: Duration,
     /// Built on first use, on a blocking thread (reqwest's blocking client must not be made
     /// on an async worker).
     http: OnceLock<Result<reqwest::blocking::Client, String>>,
@@ -58,10 +59,26 @@ impl std::fmt::Debug for LtiCrypto {
     }
 }
 
+impl Default for LtiCrypto {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl LtiCrypto {
     /// No key set fetched yet.
     pub fn new() -> Self {
-        Self::default()
+        Self::with_refetch_after(REFETCH_AFTER)
+    }
+
+    /// Fetches a key set again for an unknown `kid` at most every `refetch_after` (tests
+    /// shorten it).
+    pub fn with_refetch_after(refetch_after: Duration) -> Self {
+        Self {
+            refetch_after,
+            http: OnceLock::new(),
+            cache: Mutex::new(HashMap::new()),
+        }
     }
 
     /// The HTTP client for the platforms: no redirects followed (SSRF), bounded timeouts.
@@ -123,7 +140,7 @@ impl LtiCrypto {
                 if fresh && let Some(key) = decoding(&fetched.keys) {
                     return key;
                 }
-                if fresh && now.duration_since(fetched.at) < REFETCH_AFTER {
+                if fresh && now.duration_since(fetched.at) < self.refetch_after {
                     return Err(IdTokenRefusal::UnknownKey(kid.to_owned()));
                 }
             }

@@ -1,0 +1,528 @@
+//! LTI 1.3 over HTTP against the running app, on SQLite and PostgreSQL, with a stand-in
+//! platform: its key set served on 127.0.0.1 and its id_tokens signed with `jsonwebtoken`
+//! (the real platforms, PyPI `lti1p3platform` and `lti-provider-mock`, run in `lti13_e2e`).
+//! The login's redirect, a launch's session and pages, the Deep Linking pick signed with the
+//! key medialib publishes, and every attack refused with a page that says why.
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::net::TcpListener;
+
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use medialib_domain::lti::v1p3::{Platform, UniqueIdClaim, claim};
+use medialib_domain::{ObjectId, PermissionLevel, UniqueId};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::api::{ApiApp, Backend};
+use crate::lti::{Page, all_hidden_fields, attributes, page};
+
+medialib_adapters_diesel::backend_tests!(
+    async on [sqlite, postgres] with crate::api::run:
+    a_teacher_picks_through_deep_linking_and_a_learner_opens_the_pick,
+    attacks_on_the_login_and_the_launch_are_refused_with_a_page,
+    medialibs_keys_are_published_and_rotated,
+);
+
+const ISSUER: &str = "https://lms.example.edu";
+const CLIENT: &str = "medialib-at-lms";
+const TEACHER: &str = "http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor";
+const LEARNER: &str = "http://purl.imsglobal.org/vocab/lis/v2/membership#Learner";
+const RETURN: &str = "https://lms.example.edu/deep-link-return";
+
+/// A platform's RSA key, published at `jwks_url` by a thread on 127.0.0.1.
+struct PlatformKeys {
+    jwks_url: String,
+    encoding: EncodingKey,
+}
+
+impl PlatformKeys {
+    fn serve() -> Self {
+        use rsa::pkcs1::EncodeRsaPrivateKey as _;
+        use rsa::traits::PublicKeyParts as _;
+        let key = rsa::RsaPrivateKey::new(&mut rsa::rand_core::OsRng, 2048).unwrap();
+        let b64 = |bytes: Vec<u8>| {
+            use base64::Engine as _;
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+        };
+        let body = json!({ "keys": [{
+            "kty": "RSA", "alg": "RS256", "use": "sig", "kid": "platform-1",
+            "n": b64(key.n().to_bytes_be()), "e": b64(key.e().to_bytes_be()),
+        }]})
+        .to_string();
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let jwks_url = format!("http://{}/certs", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            for mut stream in listener.incoming().flatten() {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                    line.clear();
+                }
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        Self {
+            jwks_url,
+            encoding: EncodingKey::from_rsa_der(key.to_pkcs1_der().unwrap().as_bytes()),
+        }
+    }
+
+    fn sign(&self, kid: &str, claims: &Value) -> String {
+        let mut header = Header::new(Algorithm::RS256);
+        header.kid = Some(kid.to_owned());
+        jsonwebtoken::encode(&header, claims, &self.encoding).unwrap()
+    }
+}
+
+struct Lms {
+    app: ApiApp,
+    keys: PlatformKeys,
+}
+
+/// A login's answer: the state and nonce the platform is to send back.
+struct Login {
+    state: String,
+    nonce: String,
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        .try_into()
+        .unwrap()
+}
+
+impl Lms {
+    async fn start(b: Backend) -> Self {
+        let app = ApiApp::start(b).await;
+        let keys = PlatformKeys::serve();
+        app.services
+            .lti()
+            .add_platform(Platform {
+                issuer: ISSUER.into(),
+                client_id: CLIENT.into(),
+                deployments: vec!["dep-1".into()],
+                auth_url: format!("{ISSUER}/auth"),
+                token_url: format!("{ISSUER}/token"),
+                jwks_url: keys.jwks_url.clone(),
+                unique_id_claim: UniqueIdClaim::Subject,
+            })
+            .unwrap();
+        Self { app, keys }
+    }
+
+    fn launch_url(&self) -> String {
+        self.app.app.url("/api/lti/launch")
+    }
+
+    async fn get(&self, path: &str, cookie: &str) -> Page {
+        let res = self
+            .app
+            .app
+            .client
+            .get(self.app.app.url(path))
+            .header("cookie", cookie)
+            .send()
+            .await
+            .unwrap();
+        page(res).await
+    }
+
+    async fn post(&self, path: &str, form: &[(&str, &str)]) -> Page {
+        let res = self
+            .app
+            .app
+            .client
+            .post(self.app.app.url(path))
+            .form(form)
+            .send()
+            .await
+            .unwrap();
+        page(res).await
+    }
+
+    /// The platform's login initiation; the state and nonce medialib sends to its `auth_url`.
+    async fn login(&self) -> Login {
+        let target = self.launch_url();
+        let answer = self
+            .post(
+                "/api/lti/login",
+                &[
+                    ("iss", ISSUER),
+                    ("login_hint", "u-1"),
+                    ("target_link_uri", &target),
+                    ("lti_message_hint", "rl-1"),
+                ],
+            )
+            .await;
+        assert_eq!(answer.status, StatusCode::FOUND, "{}", answer.body);
+        let location = reqwest::Url::parse(answer.header("location")).unwrap();
+        assert_eq!(
+            location.as_str().split('?').next(),
+            Some(format!("{ISSUER}/auth").as_str())
+        );
+        let get = |name: &str| {
+            location
+                .query_pairs()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.into_owned())
+                .unwrap_or_else(|| panic!("no {name} in {location}"))
+        };
+        assert_eq!(get("client_id"), CLIENT);
+        assert_eq!(get("redirect_uri"), self.launch_url());
+        assert_eq!(get("response_mode"), "form_post");
+        assert_eq!(get("lti_message_hint"), "rl-1");
+        Login {
+            state: get("state"),
+            nonce: get("nonce"),
+        }
+    }
+
+    /// The claims of a launch by `sub` with `role` in course c-7, for `login`.
+    fn claims(login: &Login, sub: &str, role: &str, deep: bool) -> Value {
+        let now = now();
+        let mut claims = json!({
+            "iss": ISSUER, "aud": CLIENT, "sub": sub, "nonce": login.nonce,
+            "iat": now, "exp": now + 300,
+            "given_name": "Ada", "family_name": "Lovelace",
+            (claim::VERSION): "1.3.0",
+            (claim::DEPLOYMENT_ID): "dep-1",
+            (claim::ROLES): [role],
+            (claim::CONTEXT): { "id": "c-7", "title": "Biology 101" },
+            (claim::RESOURCE_LINK): { "id": "rl-1" },
+            (claim::MESSAGE_TYPE): if deep { "LtiDeepLinkingRequest" } else { "LtiResourceLinkRequest" },
+        });
+        if deep {
+            claims[claim::DEEP_LINKING_SETTINGS] = json!({
+                "deep_link_return_url": RETURN,
+                "accept_types": ["ltiResourceLink"],
+                "data": "dl-data",
+            });
+        }
+        claims
+    }
+
+    /// Posts a launch: `claims` signed with key `kid`, and the login's state.
+    async fn launch(&self, state: &str, kid: &str, claims: &Value) -> Page {
+        let token = self.keys.sign(kid, claims);
+        self.post("/api/lti/launch", &[("id_token", &token), ("state", state)])
+            .await
+    }
+
+    /// A whole login and launch.
+    async fn visit(
+        &self,
+        sub: &str,
+        role: &str,
+        deep: bool,
+        edit: impl FnOnce(&mut Value),
+    ) -> Page {
+        let login = self.login().await;
+        let mut claims = Self::claims(&login, sub, role, deep);
+        edit(&mut claims);
+        self.launch(&login.state, "platform-1", &claims).await
+    }
+
+    fn user(&self, sub: &str) -> medialib_domain::User {
+        self.app
+            .services
+            .store()
+            .user_by_unique_id(&UniqueId::parse(&format!("{CLIENT}:{sub}")).unwrap())
+            .unwrap()
+            .unwrap()
+    }
+
+    fn course_library(&self) -> Option<ObjectId> {
+        let key =
+            medialib_domain::lti::CourseKey::new(&format!("{ISSUER}#{CLIENT}"), "c-7").unwrap();
+        self.app.services.store().course_library(&key).unwrap()
+    }
+}
+
+async fn a_teacher_picks_through_deep_linking_and_a_learner_opens_the_pick(b: Backend) {
+    let lms = Lms::start(b).await;
+    let first = lms.visit("t-1", TEACHER, true, |_| {}).await;
+    assert_eq!(first.status, StatusCode::OK, "{}", first.body);
+    assert!(first.body.contains("Pick media"), "{}", first.body);
+    assert!(
+        first
+            .header("content-security-policy")
+            .contains("frame-ancestors *")
+    );
+    let library = lms.course_library().expect("the teacher's launch made it");
+    let teacher = lms.user("t-1");
+    let token = lms.app.token(&teacher, "read write");
+    let media = lms
+        .app
+        .object(&token, &library.to_string(), "video", "Cell division")
+        .await;
+
+    let picker = lms.visit("t-1", TEACHER, true, |_| {}).await;
+    assert_eq!(picker.status, StatusCode::OK, "{}", picker.body);
+    assert!(picker.body.contains("Cell division"), "{}", picker.body);
+    assert!(
+        picker
+            .header("content-security-policy")
+            .contains("form-action 'self' https://lms.example.edu"),
+        "{}",
+        picker.header("content-security-policy")
+    );
+    assert_eq!(attributes(&picker.body, "action"), [RETURN]);
+    let forms = all_hidden_fields(&picker.body);
+    assert_eq!(forms.len(), 1);
+    let (name, jwt) = &forms[0][0];
+    assert_eq!(name, "JWT");
+
+    // The platform checks the response with the key medialib publishes.
+    let jwks: Value = serde_json::from_str(&lms.get("/api/lti/jwks", "").await.body).unwrap();
+    let header = jsonwebtoken::decode_header(jwt).unwrap();
+    let key = jwks["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["kid"].as_str() == header.kid.as_deref())
+        .expect("the response's kid is published");
+    let mut validation = Validation::new(Algorithm::RS256);
+    validation.set_audience(&[ISSUER]);
+    validation.set_issuer(&[CLIENT]);
+    let claims = jsonwebtoken::decode::<Value>(
+        jwt,
+        &DecodingKey::from_rsa_components(key["n"].as_str().unwrap(), key["e"].as_str().unwrap())
+            .unwrap(),
+        &validation,
+    )
+    .unwrap()
+    .claims;
+    assert_eq!(claims[claim::MESSAGE_TYPE], "LtiDeepLinkingResponse");
+    assert_eq!(claims[claim::DEPLOYMENT_ID], "dep-1");
+    assert_eq!(claims[claim::DATA], "dl-data");
+    let item = &claims[claim::CONTENT_ITEMS][0];
+    assert_eq!(item["type"], "ltiResourceLink");
+    assert_eq!(item["title"], "Cell division");
+    assert_eq!(item["url"], lms.launch_url());
+    assert_eq!(item["custom"]["media"], media);
+
+    // A learner launches the link the platform made of it: the player, signed in.
+    let watch = lms
+        .visit("s-1", LEARNER, false, |c| {
+            c[claim::CUSTOM] = json!({ "media": media });
+        })
+        .await;
+    assert_eq!(watch.status, StatusCode::SEE_OTHER, "{}", watch.body);
+    let player = watch.header("location").to_owned();
+    assert!(player.starts_with("/m/"), "{player}");
+    let cookie = watch
+        .headers
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|c| c.starts_with("medialib_session="))
+        .and_then(|c| c.split(';').next())
+        .unwrap()
+        .to_owned();
+    let shown = lms.get(&player, &cookie).await;
+    assert_eq!(shown.status, StatusCode::OK, "{}", shown.body);
+    assert!(shown.body.contains("Cell division"), "{}", shown.body);
+    // The course library holds both at the right levels.
+    let level = |sub: &str| {
+        lms.app
+            .services
+            .store()
+            .explicit_level(library, lms.user(sub).id)
+            .unwrap()
+    };
+    assert_eq!(level("t-1"), Some(PermissionLevel::Admin));
+    assert_eq!(level("s-1"), Some(PermissionLevel::View));
+}
+
+/// A refusal: its status, a page that says `says`, and no session.
+fn refused(page: &Page, status: StatusCode, says: &str) {
+    assert_eq!(page.status, status, "{}", page.body);
+    assert!(
+        page.header("content-type").starts_with("text/html"),
+        "{:?}",
+        page.headers
+    );
+    assert!(page.body.contains(says), "{says:?} not in {}", page.body);
+    assert!(
+        !page
+            .headers
+            .get_all("set-cookie")
+            .iter()
+            .any(|c| c.to_str().unwrap_or("").starts_with("medialib_session=")),
+        "a refused launch signs nobody in"
+    );
+}
+
+async fn attacks_on_the_login_and_the_launch_are_refused_with_a_page(b: Backend) {
+    let lms = Lms::start(b).await;
+    // Positive control: the untouched launch is let in.
+    let ok = lms.visit("s-1", LEARNER, false, |_| {}).await;
+    assert_eq!(ok.status, StatusCode::OK, "{}", ok.body);
+
+    // A tampered id_token: a claim changed after signing.
+    let login = lms.login().await;
+    let token = lms
+        .keys
+        .sign("platform-1", &Lms::claims(&login, "s-1", LEARNER, false));
+    let parts: Vec<&str> = token.split('.').collect();
+    let forged = {
+        use base64::Engine as _;
+        let claims = Lms::claims(&login, "s-1", TEACHER, true);
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(claims.to_string())
+    };
+    let tampered = format!("{}.{forged}.{}", parts[0], parts[2]);
+    let page = lms
+        .post(
+            "/api/lti/launch",
+            &[("id_token", &tampered), ("state", &login.state)],
+        )
+        .await;
+    refused(&page, StatusCode::FORBIDDEN, "signature does not hold");
+
+    let expired = lms
+        .visit("s-1", LEARNER, false, |c| {
+            c["exp"] = json!(now() - 3600);
+            c["iat"] = json!(now() - 4000);
+        })
+        .await;
+    refused(&expired, StatusCode::FORBIDDEN, "expired");
+    let wrong_aud = lms
+        .visit("s-1", LEARNER, false, |c| c["aud"] = json!("another-tool"))
+        .await;
+    refused(&wrong_aud, StatusCode::FORBIDDEN, "not for this tool");
+    let deployment = lms
+        .visit("s-1", LEARNER, false, |c| {
+            c[claim::DEPLOYMENT_ID] = json!("dep-9")
+        })
+        .await;
+    refused(&deployment, StatusCode::FORBIDDEN, "deployment");
+    let learner_pick = lms.visit("s-1", LEARNER, true, |_| {}).await;
+    refused(&learner_pick, StatusCode::FORBIDDEN, "teachers");
+
+    // A key the platform's set does not have.
+    let login = lms.login().await;
+    let unknown = lms
+        .launch(
+            &login.state,
+            "platform-9",
+            &Lms::claims(&login, "s-1", LEARNER, false),
+        )
+        .await;
+    refused(&unknown, StatusCode::FORBIDDEN, "no key");
+
+    // A reused state, and a reused nonce with a fresh state.
+    let login = lms.login().await;
+    let claims = Lms::claims(&login, "s-1", LEARNER, false);
+    let first = lms.launch(&login.state, "platform-1", &claims).await;
+    assert_eq!(first.status, StatusCode::OK, "{}", first.body);
+    let again = lms.launch(&login.state, "platform-1", &claims).await;
+    refused(&again, StatusCode::FORBIDDEN, "used already");
+    let fresh = lms.login().await;
+    let replayed_nonce = lms.launch(&fresh.state, "platform-1", &claims).await;
+    refused(&replayed_nonce, StatusCode::FORBIDDEN, "nonce");
+
+    // Logins that name nobody registered, or another site.
+    let target = lms.launch_url();
+    let stranger = lms
+        .post(
+            "/api/lti/login",
+            &[
+                ("iss", "https://evil.example"),
+                ("login_hint", "u"),
+                ("target_link_uri", &target),
+            ],
+        )
+        .await;
+    refused(&stranger, StatusCode::FORBIDDEN, "no LTI 1.3 platform");
+    let elsewhere = lms
+        .post(
+            "/api/lti/login",
+            &[
+                ("iss", ISSUER),
+                ("login_hint", "u"),
+                ("target_link_uri", "https://evil.example/"),
+            ],
+        )
+        .await;
+    refused(
+        &elsewhere,
+        StatusCode::BAD_REQUEST,
+        "not an address of this medialib",
+    );
+    let empty = lms.post("/api/lti/launch", &[]).await;
+    refused(&empty, StatusCode::FORBIDDEN, "start it again");
+    let get = lms.get("/api/lti/launch", "").await;
+    assert_eq!(get.status, StatusCode::NOT_IMPLEMENTED);
+    assert_eq!(get.header("allow"), "POST");
+
+    let metrics = lms.get("/metrics", "").await.body;
+    for (outcome, n) in [
+        ("ok", 2),
+        ("bad_signature", 2),
+        ("stale", 1),
+        ("wrong_audience", 1),
+        ("unknown_deployment", 1),
+        ("learner_pick", 1),
+        ("replay", 3),
+        ("unknown_platform", 1),
+        ("unsupported", 1),
+    ] {
+        let line =
+            format!("medialib_lti_launches_total{{version=\"1.3\",outcome=\"{outcome}\"}} {n}");
+        assert!(metrics.contains(&line), "{line} not in\n{metrics}");
+    }
+}
+
+async fn medialibs_keys_are_published_and_rotated(b: Backend) {
+    let lms = Lms::start(b).await;
+    let jwks = |page: &Page| -> Vec<String> {
+        let set: Value = serde_json::from_str(&page.body).unwrap();
+        set["keys"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| {
+                assert_eq!(
+                    (&k["kty"], &k["alg"], &k["use"], &k["e"]),
+                    (
+                        &json!("RSA"),
+                        &json!("RS256"),
+                        &json!("sig"),
+                        &json!("AQAB")
+                    )
+                );
+                // 2048-bit modulus: 256 bytes, 342 base64url characters.
+                assert_eq!(k["n"].as_str().unwrap().len(), 342);
+                k["kid"].as_str().unwrap().to_owned()
+            })
+            .collect()
+    };
+    let first = lms.get("/api/lti/jwks", "").await;
+    assert_eq!(first.status, StatusCode::OK);
+    assert!(first.header("content-type").starts_with("application/json"));
+    assert_eq!(first.header("cache-control"), "public, max-age=300");
+    let kids = jwks(&first);
+    assert_eq!(kids.len(), 1);
+    assert_eq!(
+        jwks(&lms.get("/api/lti/jwks", "").await),
+        kids,
+        "the same key"
+    );
+    let rotated = lms.app.services.lti().rotate_key().unwrap();
+    assert_eq!(
+        jwks(&lms.get("/api/lti/jwks", "").await),
+        [rotated.kid.clone(), kids[0].clone()]
+    );
+    let newest = lms.app.services.lti().rotate_key().unwrap();
+    assert_eq!(
+        jwks(&lms.get("/api/lti/jwks", "").await),
+        [newest.kid, rotated.kid]
+    );
+}
