@@ -3,6 +3,13 @@
 //! holds against the platform's JWKS, which is fetched once, cached by `kid`, and fetched
 //! again once for a `kid` it lacks.
 
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "tests (helpers included) fail by panicking"
+)]
+
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -666,8 +666,8 @@ impl LtiServices {
                 .set_permission(library, user.id, level, now)
             {
                 Ok(()) => {}
-                Err(PermissionChangeError::Store(e)) => return Err(e.into()),
-                Err(other) => return Err(StoreError::Unexpected(other.to_string()).into()),
+                Err(PermissionChangeError::Store(e)) => return Err(e),
+                Err(other) => return Err(StoreError::Unexpected(other.to_string())),
             }
         }
         Ok(Some(library))
