@@ -528,6 +528,12 @@ fn lti_platforms_are_registered_listed_and_removed() {
         &["--deployment-id", "1", "--unique-id-claim", "email"],
     );
     assert_success(&email);
+    // The text answer names the URLs the platform asks for.
+    let told = stdout(&add("https://d2l.example.com", &["--deployment-id", "1"]));
+    for url in ["/api/lti/login", "/api/lti/launch", "/api/lti/jwks"] {
+        assert!(told.contains(url), "{url} not in {told}");
+    }
+    assert!(!told.contains("not served yet"), "{told}");
 
     let list = stdout(&medialib_in(dir.path(), &["lti", "platform", "list"], &env));
     assert!(
@@ -570,7 +576,51 @@ fn lti_platforms_are_registered_listed_and_removed() {
         &["lti", "platform", "list", "--json"],
         &env,
     ));
-    assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
+    assert_eq!(list.as_array().unwrap().len(), 2, "{list}");
+}
+
+/// `medialib lti key rotate` makes a new signing key each time; the two newest are kept.
+#[test]
+fn lti_keys_are_rotated() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}/m.db", dir.path().display());
+    let env = [("MEDIALIB_DATABASE_URL", db.as_str())];
+    let rotate = || {
+        json_of(&medialib_in(
+            dir.path(),
+            &["lti", "key", "rotate", "--json"],
+            &env,
+        ))
+    };
+    let (first, second, third) = (rotate(), rotate(), rotate());
+    let kid = |j: &serde_json::Value| j["kid"].as_str().unwrap().to_owned();
+    assert_eq!(kid(&first).len(), 32, "{first}");
+    assert_ne!(kid(&first), kid(&second));
+    assert_ne!(kid(&second), kid(&third));
+    assert!(
+        first["jwks_url"]
+            .as_str()
+            .unwrap()
+            .ends_with("/api/lti/jwks"),
+        "{first}"
+    );
+    let keys: Vec<String> =
+        medialib_ports::LtiRepository::lti_keys(&medialib_adapters_diesel::DieselStore::new(
+            medialib_adapters_diesel::Database::connect(&db, &Default::default()).unwrap(),
+        ))
+        .unwrap()
+        .into_iter()
+        .map(|k| k.kid)
+        .collect();
+    assert_eq!(keys, [kid(&third), kid(&second)]);
+    let text = stdout(&medialib_in(dir.path(), &["lti", "key", "rotate"], &env));
+    assert!(text.contains("signs from now on"), "{text}");
+    let help = stdout(&medialib_in(
+        dir.path(),
+        &["lti", "key", "rotate", "--help"],
+        &env,
+    ));
+    assert!(help.contains("The key before it stays published"), "{help}");
 }
 
 /// One-shot commands on PostgreSQL exit cleanly every time. A pool that kept idle

@@ -1,8 +1,10 @@
 //! LTI 1.3 over HTTP against the running app, on SQLite and PostgreSQL, with a stand-in
 //! platform: its key set served on 127.0.0.1 and its id_tokens signed with `jsonwebtoken`
-//! (the real platforms, PyPI `lti1p3platform` and `lti-provider-mock`, run in `lti13_e2e`).
 //! The login's redirect, a launch's session and pages, the Deep Linking pick signed with the
-//! key medialib publishes, and every attack refused with a page that says why.
+//! key medialib publishes, and every attack refused with a page that says why. Then two real
+//! platforms: PyPI `lti1p3platform` served by `tests/e2e/lti13_platform.py`, with Chromium
+//! in its course page's iframe for a Deep Linking round trip and a learner's playback, and
+//! PyPI `lti-provider-mock` for a resource-link launch.
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::net::TcpListener;
@@ -10,6 +12,7 @@ use std::net::TcpListener;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use medialib_domain::lti::v1p3::{Platform, UniqueIdClaim, claim};
 use medialib_domain::{ObjectId, PermissionLevel, UniqueId};
+
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -21,6 +24,8 @@ medialib_adapters_diesel::backend_tests!(
     a_teacher_picks_through_deep_linking_and_a_learner_opens_the_pick,
     attacks_on_the_login_and_the_launch_are_refused_with_a_page,
     medialibs_keys_are_published_and_rotated,
+    lti1p3platform_deep_links_a_video_that_a_learner_plays_in_the_frame,
+    lti_provider_mock_launches_it,
 );
 
 const ISSUER: &str = "https://lms.example.edu";
@@ -525,4 +530,292 @@ async fn medialibs_keys_are_published_and_rotated(b: Backend) {
         jwks(&lms.get("/api/lti/jwks", "").await),
         [newest.kid, rotated.kid]
     );
+}
+
+/// A Python web server of the tests (in `tests/e2e`) on a free port of 127.0.0.1, stopped
+/// when dropped.
+struct PyServer {
+    child: std::process::Child,
+    url: String,
+}
+
+impl PyServer {
+    /// Runs `python args…` (`{port}` in an argument or a variable becomes the port) with `env`, and waits
+    /// until the port takes connections.
+    fn start(python: &std::ffi::OsStr, args: &[&str], env: &[(&str, String)]) -> Self {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let url = format!("http://127.0.0.1:{port}");
+        let args: Vec<String> = args
+            .iter()
+            .map(|a| a.replace("{port}", &port.to_string()))
+            .collect();
+        let mut child = std::process::Command::new(python)
+            .args(&args)
+            .envs(
+                env.iter()
+                    .map(|(k, v)| (*k, v.replace("{port}", &port.to_string()))),
+            )
+            .current_dir(crate::uploads::clients::e2e_dir())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {args:?}: {e}"));
+        let started = std::time::Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if let Some(status) = child.try_wait().unwrap() {
+                let mut stderr = String::new();
+                std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+                panic!("{args:?} ended ({status}) before it listened:\n{stderr}");
+            }
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(60),
+                "{args:?} did not listen within a minute"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        Self { child, url }
+    }
+}
+
+impl Drop for PyServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// PyPI `lti1p3platform` on 127.0.0.1: a teacher's Deep Linking launch over HTTP makes the
+/// course library; a clip goes into it; in Chromium, inside the course page's iframe, the
+/// teacher picks it (the platform verifies the response with medialib's JWKS) and a learner
+/// launches the link and plays it. The teacher is alice by `preferred_username`: the same
+/// medialib user as her sign-in.
+async fn lti1p3platform_deep_links_a_video_that_a_learner_plays_in_the_frame(b: Backend) {
+    use crate::uploads::clients::{chromium, client_with_env, node, python, skipped};
+    if skipped("lti1p3platform_deep_links_a_video_that_a_learner_plays_in_the_frame")
+        || crate::processing::skip()
+    {
+        return;
+    }
+    let (node, chromium, python) = (node(), chromium(), python());
+    let mut app = crate::processing::processing_app(b).await;
+    let tool = app.api.app.address.clone();
+    let server = PyServer::start(
+        &python,
+        &[
+            "lti13_platform.py",
+            "--port",
+            "{port}",
+            "--tool",
+            &tool,
+            "--client-id",
+            "medialib-client",
+            "--deployment-id",
+            "dep-1",
+        ],
+        &[],
+    );
+    let platform = app
+        .api
+        .services
+        .lti()
+        .add_platform(Platform {
+            issuer: server.url.clone(),
+            client_id: "medialib-client".into(),
+            deployments: vec!["dep-1".into()],
+            auth_url: format!("{}/authorize", server.url),
+            token_url: format!("{}/token", server.url),
+            jwks_url: format!("{}/jwks", server.url),
+            unique_id_claim: UniqueIdClaim::parse("preferred_username").unwrap(),
+        })
+        .unwrap();
+
+    // alice's first launch, over HTTP: the platform's login, its authorization, its form.
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let location = |r: &reqwest::Response| r.headers()["location"].to_str().unwrap().to_owned();
+    let start = http
+        .get(format!("{}/start?user=alice&kind=deep", server.url))
+        .send()
+        .await
+        .unwrap();
+    let login = http.get(location(&start)).send().await.unwrap();
+    assert_eq!(login.status(), StatusCode::FOUND, "medialib's login answer");
+    let authorize = http.get(location(&login)).send().await.unwrap();
+    let form_page = authorize.text().await.unwrap();
+    let form = all_hidden_fields(&form_page).remove(0);
+    let action = attributes(&form_page, "action").remove(0);
+    assert_eq!(action, format!("{tool}/api/lti/launch"));
+    let launched = page(http.post(&action).form(&form).send().await.unwrap()).await;
+    assert_eq!(launched.status, StatusCode::OK, "{}", launched.body);
+    assert!(launched.body.contains("Pick media"), "{}", launched.body);
+    let course =
+        medialib_domain::lti::CourseKey::new(&platform.course_platform(), "bio-101").unwrap();
+    let library = app
+        .api
+        .services
+        .store()
+        .course_library(&course)
+        .unwrap()
+        .expect("alice's launch made the course library");
+    assert_eq!(
+        app.api
+            .services
+            .store()
+            .explicit_level(library, app.user.id)
+            .unwrap(),
+        Some(PermissionLevel::Admin),
+        "the LTI teacher is alice, as her sign-in"
+    );
+
+    // A clip in the course library, processed.
+    app.lib = library.to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let clip = crate::processing::clip(dir.path(), "mitosis.mp4", "640x360", 3);
+    let object = crate::processing::upload(&app, &clip, "mitosis.mp4").await;
+    let media = crate::processing::settled(&app, &object).await;
+    assert_eq!(media["state"], "ready", "{media}");
+
+    let out = client_with_env(
+        node,
+        "lti13_iframe.mjs",
+        vec![
+            "--platform".into(),
+            server.url.clone(),
+            "--title".into(),
+            "mitosis.mp4".into(),
+        ],
+        vec![("CHROMIUM", chromium.display().to_string())],
+    )
+    .await;
+    assert_eq!(out["picker"], "Pick media for the course", "{out}");
+    assert_eq!(out["linked"], "Linked: mitosis.mp4", "{out}");
+    let player = &out["player"];
+    assert!(player["currentTime"].as_f64().unwrap() >= 1.0, "{out}");
+    assert!(player["videoHeight"].as_u64().unwrap() > 0, "{out}");
+    assert_eq!(player["mediaError"], Value::Null, "{out}");
+    assert_eq!(out["consoleErrors"], json!([]), "{out}");
+
+    // What the platform kept: a resource link to medialib with the object as `media`.
+    let links: Value = reqwest::get(format!("{}/links", server.url))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(links[0]["type"], "ltiResourceLink", "{links}");
+    assert_eq!(links[0]["custom"]["media"], object.as_str(), "{links}");
+    // bob, the learner, holds `view` on the course library.
+    let bob = app
+        .api
+        .services
+        .store()
+        .user_by_unique_id(&UniqueId::parse("bob").unwrap())
+        .unwrap()
+        .expect("bob's launch signed him in");
+    assert_eq!(
+        app.api
+            .services
+            .store()
+            .explicit_level(library, bob.id)
+            .unwrap(),
+        Some(PermissionLevel::View)
+    );
+}
+
+/// PyPI `lti-provider-mock`, a second platform: a learner's resource-link launch signs them
+/// in and shows the course's page; the same form posted again is refused.
+async fn lti_provider_mock_launches_it(b: Backend) {
+    use crate::uploads::clients::{client_with_env, python, skipped};
+    if skipped("lti_provider_mock_launches_it") {
+        return;
+    }
+    let python = python();
+    let app = ApiApp::start(b).await;
+    let tool = app.app.address.clone();
+    let mock = PyServer::start(
+        &python,
+        &[
+            "-m",
+            "uvicorn",
+            "lti_provider_mock.server:app",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "{port}",
+            "--log-level",
+            "warning",
+        ],
+        &[
+            ("LTI_PROVIDER_MOCK__LTI__LOGIN_URL", format!("{tool}/api/lti/login")),
+            ("LTI_PROVIDER_MOCK__LTI__LAUNCH_URL", format!("{tool}/api/lti/launch")),
+            (
+                "LTI_PROVIDER_MOCK__USERS",
+                r#"[{"id":"grace","given_name":"Grace","family_name":"Hopper","email":"grace@example.edu"}]"#.into(),
+            ),
+            ("LTI_PROVIDER_MOCK__COURSES", r#"[{"id":"phys-1","name":"Physics"}]"#.into()),
+            // Its issuer is its own address.
+            ("LTI_PROVIDER_MOCK__LTI__ISS", "http://127.0.0.1:{port}".into()),
+        ],
+    );
+    // As the mock is built: client id `lti-provider-mock`, deployment `1`.
+    app.services
+        .lti()
+        .add_platform(Platform {
+            issuer: mock.url.clone(),
+            client_id: "lti-provider-mock".into(),
+            deployments: vec!["1".into()],
+            auth_url: format!("{}/authorize", mock.url),
+            token_url: format!("{}/token", mock.url),
+            jwks_url: format!("{}/jwks", mock.url),
+            unique_id_claim: UniqueIdClaim::Subject,
+        })
+        .unwrap();
+    let out = client_with_env(
+        python,
+        "lti13_provider_mock.py",
+        vec![
+            "--mock".into(),
+            mock.url.clone(),
+            "--user".into(),
+            "grace".into(),
+            "--course".into(),
+            "phys-1".into(),
+        ],
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(out["login"], 302, "{out}");
+    assert_eq!(out["authorize"], 200, "{out}");
+    assert_eq!(out["launch"], 200, "{out}");
+    assert_eq!(out["session"], true, "{out}");
+    assert!(
+        out["page"]
+            .as_str()
+            .unwrap()
+            .contains("No course media yet"),
+        "a learner's launch before any teacher's: {out}"
+    );
+    assert_eq!(out["replay"]["status"], 403, "{out}");
+    assert!(
+        out["replay"]["page"]
+            .as_str()
+            .unwrap()
+            .contains("used already"),
+        "{out}"
+    );
+    let grace = app
+        .services
+        .store()
+        .user_by_unique_id(&UniqueId::parse("lti-provider-mock:grace").unwrap())
+        .unwrap()
+        .expect("the launch signed grace in");
+    assert_eq!(grace.first_name.as_str(), "Grace");
+    let _ = tool;
 }

@@ -75,7 +75,7 @@ pub(crate) fn skipped(test: &str) -> bool {
 }
 
 /// `tests/e2e`.
-fn e2e_dir() -> PathBuf {
+pub(crate) fn e2e_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("e2e")
 }
 
