@@ -98,29 +98,11 @@ impl Lms {
     }
 
     async fn post(&self, path: &str, form: &[(String, String)]) -> Page {
-        let res = self
-            .app
-            .app
-            .client
-            .post(self.app.app.url(path))
-            .form(form)
-            .send()
-            .await
-            .unwrap();
-        page(res).await
+        post_page(&self.app, path, form).await
     }
 
     async fn get(&self, path: &str, cookie: &str) -> Page {
-        let res = self
-            .app
-            .app
-            .client
-            .get(self.app.app.url(path))
-            .header("cookie", cookie)
-            .send()
-            .await
-            .unwrap();
-        page(res).await
+        get_page(&self.app, path, cookie).await
     }
 
     /// A launch's parameters: `message` by `user` with `roles` in course `c-1` ("BIO101").
@@ -173,6 +155,32 @@ impl Lms {
             .to_string();
         (id, code)
     }
+}
+
+/// `path` of `app` posted with `form`.
+pub(crate) async fn post_page(app: &ApiApp, path: &str, form: &[(String, String)]) -> Page {
+    let res = app
+        .app
+        .client
+        .post(app.app.url(path))
+        .form(form)
+        .send()
+        .await
+        .unwrap();
+    page(res).await
+}
+
+/// `path` of `app` with `cookie`.
+pub(crate) async fn get_page(app: &ApiApp, path: &str, cookie: &str) -> Page {
+    let res = app
+        .app
+        .client
+        .get(app.app.url(path))
+        .header("cookie", cookie)
+        .send()
+        .await
+        .unwrap();
+    page(res).await
 }
 
 pub(crate) async fn page(res: reqwest::Response) -> Page {
@@ -568,10 +576,15 @@ async fn refused_launches_are_pages_that_say_why_and_are_counted(b: Backend) {
         ("unsupported", 1),
         ("unknown_consumer", 1),
     ] {
-        let line =
-            format!("medialib_lti_launches_total{{version=\"1.1\",outcome=\"{outcome}\"}} {n}");
-        assert!(metrics.contains(&line), "{line} not in\n{metrics}");
+        assert_launches(&metrics, "1.1", outcome, n);
     }
+}
+
+/// `/metrics` text counts `n` launches of LTI `version` with `outcome`.
+pub(crate) fn assert_launches(metrics: &str, version: &str, outcome: &str, n: u32) {
+    let line =
+        format!("medialib_lti_launches_total{{version=\"{version}\",outcome=\"{outcome}\"}} {n}");
+    assert!(metrics.contains(&line), "{line} not in\n{metrics}");
 }
 
 /// PyPI `lti`'s ToolConsumer, oauthlib, and a replay of Warpwire's Moodle plugin

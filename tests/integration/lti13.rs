@@ -17,7 +17,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::api::{ApiApp, Backend};
-use crate::lti::{Page, all_hidden_fields, attributes, page};
+use crate::lti::{Page, all_hidden_fields, attributes, get_page, page, post_page};
 
 medialib_adapters_diesel::backend_tests!(
     async on [sqlite, postgres] with crate::api::run:
@@ -127,29 +127,15 @@ impl Lms {
     }
 
     async fn get(&self, path: &str, cookie: &str) -> Page {
-        let res = self
-            .app
-            .app
-            .client
-            .get(self.app.app.url(path))
-            .header("cookie", cookie)
-            .send()
-            .await
-            .unwrap();
-        page(res).await
+        get_page(&self.app, path, cookie).await
     }
 
     async fn post(&self, path: &str, form: &[(&str, &str)]) -> Page {
-        let res = self
-            .app
-            .app
-            .client
-            .post(self.app.app.url(path))
-            .form(form)
-            .send()
-            .await
-            .unwrap();
-        page(res).await
+        let form: Vec<(String, String)> = form
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        post_page(&self.app, path, &form).await
     }
 
     /// The platform's login initiation; the state and nonce medialib sends to its `auth_url`.
@@ -479,9 +465,7 @@ async fn attacks_on_the_login_and_the_launch_are_refused_with_a_page(b: Backend)
         ("unknown_platform", 1),
         ("unsupported", 1),
     ] {
-        let line =
-            format!("medialib_lti_launches_total{{version=\"1.3\",outcome=\"{outcome}\"}} {n}");
-        assert!(metrics.contains(&line), "{line} not in\n{metrics}");
+        crate::lti::assert_launches(&metrics, "1.3", outcome, n);
     }
 }
 

@@ -4,6 +4,7 @@
 //! ([`LtiCrypto`], DECISIONS.md §8).
 
 pub mod header;
+mod http;
 pub mod local;
 pub mod lti;
 pub mod oidc;

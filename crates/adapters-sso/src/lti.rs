@@ -33,8 +33,6 @@ pub const REFETCH_AFTER: Duration = Duration::from_secs(10);
 const KEY_BITS: usize = 2048;
 /// The longest key set read, in bytes.
 const MAX_JWKS_BYTES: u64 = 1 << 20;
-const HTTP_TIMEOUT: Duration = Duration::from_secs(10);
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A platform's key set as last fetched.
 struct Fetched {
@@ -84,15 +82,7 @@ impl LtiCrypto {
     /// The HTTP client for the platforms: no redirects followed (SSRF), bounded timeouts.
     fn http(&self) -> Result<&reqwest::blocking::Client, IdTokenRefusal> {
         self.http
-            .get_or_init(|| {
-                reqwest::blocking::Client::builder()
-                    .redirect(reqwest::redirect::Policy::none())
-                    .connect_timeout(CONNECT_TIMEOUT)
-                    .timeout(HTTP_TIMEOUT)
-                    .user_agent(concat!("medialib/", env!("CARGO_PKG_VERSION")))
-                    .build()
-                    .map_err(|e| e.to_string())
-            })
+            .get_or_init(crate::http::client)
             .as_ref()
             .map_err(|e| IdTokenRefusal::KeysUnavailable(format!("no HTTP client: {e}")))
     }

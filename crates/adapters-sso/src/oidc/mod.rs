@@ -27,7 +27,6 @@ mod claims;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Mutex, OnceLock};
-use std::time::Duration;
 
 use claims::{Found, id_token_claim, identity};
 
@@ -63,10 +62,6 @@ pub const METADATA_TTL_SECONDS: i64 = 600;
 /// The default allowed clock skew between medialib and the identity provider (seconds).
 pub const DEFAULT_CLOCK_SKEW_SECONDS: u32 = 60;
 
-/// The longest a request to the identity provider may take.
-const HTTP_TIMEOUT: Duration = Duration::from_secs(10);
-/// The longest connecting to the identity provider may take.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// The most characters of a provider's `error_description` that are logged.
 const LOGGED_DESCRIPTION_CHARS: usize = 200;
 /// The most characters of a provider's `error` that are logged (it comes from the browser).
@@ -215,15 +210,7 @@ impl OidcProvider {
     /// The HTTP client for the provider: no redirects followed (SSRF), bounded timeouts.
     fn http(&self) -> Result<&reqwest::blocking::Client, SsoError> {
         self.http
-            .get_or_init(|| {
-                reqwest::blocking::Client::builder()
-                    .redirect(reqwest::redirect::Policy::none())
-                    .connect_timeout(CONNECT_TIMEOUT)
-                    .timeout(HTTP_TIMEOUT)
-                    .user_agent(concat!("medialib/", env!("CARGO_PKG_VERSION")))
-                    .build()
-                    .map_err(|e| e.to_string())
-            })
+            .get_or_init(crate::http::client)
             .as_ref()
             .map_err(|e| {
                 tracing::error!(error = %e, "cannot build the HTTP client for OpenID Connect");
