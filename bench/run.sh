@@ -37,7 +37,7 @@
 # BENCH_CATALOG_RSS_CONNECTIONS (512), BENCH_SHED_CONNECTIONS (512),
 # BENCH_THREADS (wrk threads, 2), BENCH_SMALL (1000), BENCH_LARGE (10000), BENCH_PAGE (1000),
 # BENCH_SCENARIOS (default all: every scenario and ceiling; else a list, spaces or commas, of
-# describe_public describe_bearer rss catalog_small catalog_large catalog_large_paged
+# describe_public describe_bearer introspect rss catalog_small catalog_large catalog_large_paged
 # catalog_rss shed flood login token_refresh token_code ceilings; a partial run never writes docs/ or bench/results.json,
 # it prints its table), BENCH_BINARY,
 # BENCH_PG_URL (admin URL, default postgres://postgres@127.0.0.1:5432/postgres),
@@ -487,6 +487,10 @@ for backend in $backend_list; do
     if want describe_bearer; then
         wrk_scenario "describe_bearer_$b" "$conns" get.lua "$base/api/describe/c/$pub_lib/o/$pub_video" \
             BENCH_BEARER="$token"
+    fi
+    if want introspect; then
+        wrk_scenario "introspect_$b" "$conns" introspect.lua "$base/api/oauth/introspect" \
+            BENCH_BASIC="$basic" BENCH_TOKEN="$token"
     fi
     if want rss; then
         wrk_scenario "rss_${rss_conns}_$b" "$rss_conns" get.lua "$base/api/describe/c/$pub_lib/o/$pub_video" \

@@ -612,10 +612,18 @@ fn revocation_and_introspection_answer_only_the_holder() {
         h.services.oauth().revoke(&other, access).unwrap(),
         RevokeOutcome::OtherClient
     );
-    assert!(matches!(
-        h.services.oauth().introspect(&creds, refresh).unwrap(),
-        Introspection::Active { .. }
-    ));
+    // The holder sees each token active, acting for alice.
+    for (token, expected) in [
+        (access, medialib_domain::TokenKind::Access),
+        (refresh, medialib_domain::TokenKind::Refresh),
+    ] {
+        match h.services.oauth().introspect(&creds, token).unwrap() {
+            Introspection::Active { kind, user, .. } => {
+                assert_eq!((kind, user.id), (expected, alice.id));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
     assert_eq!(
         h.services
             .oauth()

@@ -227,6 +227,14 @@ failures! {
 
 /// Decides on a token looked up by digest (`None`: no such token): the caller behind it at
 /// `now`, or why it does not authenticate.
+/// The user a token acts for, in introspection: read with the token, or still to read.
+enum Subject {
+    /// Read with the token; `None` when that user no longer exists.
+    Read(Option<User>),
+    /// To read once the token is known to be the asking client's.
+    ToRead(UserId),
+}
+
 pub(super) fn bearer_caller(
     record: Option<BearerRecord>,
     now: Timestamp,
@@ -447,13 +455,15 @@ impl OAuthServices {
         let client = self.authenticate_client(creds)?;
         client.may_introspect()?;
         let now = self.world.clock.now();
+        // An access token is read with its user in one step (`bearer`, as a bearer call is);
+        // a refresh token's user is read once the token is known to be the client's.
         let found = if let Some(d) = TokenKind::Access.digest_presented(token) {
-            self.grants.access_token(&d)?.and_then(|r| {
-                let expires_at = r.expires_at;
-                let active = r.check(now).ok()?;
+            self.grants.bearer(&d)?.and_then(|r| {
+                let expires_at = r.token.expires_at;
+                let active = r.token.check(now).ok()?;
                 Some((
                     TokenKind::Access,
-                    active.user(),
+                    Subject::Read(r.user),
                     active.client().clone(),
                     active.scope(),
                     expires_at,
@@ -463,7 +473,7 @@ impl OAuthServices {
             self.grants.refresh_token(&d)?.and_then(|r| {
                 r.is_active(now).then_some((
                     TokenKind::Refresh,
-                    r.user,
+                    Subject::ToRead(r.user),
                     r.client,
                     r.scope,
                     r.expires_at,
@@ -472,13 +482,17 @@ impl OAuthServices {
         } else {
             None
         };
-        let Some((kind, user, holder, scope, expires_at)) = found else {
+        let Some((kind, subject, holder, scope, expires_at)) = found else {
             return Ok(Introspection::Inactive);
         };
         if &holder != client.id() {
             return Ok(Introspection::Inactive);
         }
-        match self.users.user(user)? {
+        let user = match subject {
+            Subject::Read(user) => user,
+            Subject::ToRead(id) => self.users.user(id)?,
+        };
+        match user {
             Some(user) => Ok(Introspection::Active {
                 kind,
                 user,
