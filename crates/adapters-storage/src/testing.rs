@@ -50,11 +50,22 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn free_port() -> Result<u16, String> {
-    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .map_err(|e| format!("no free port: {e}"))
+/// Where Garage's ports are drawn from: below Linux's ephemeral range (32768–60999), from
+/// which the kernel hands out every port nobody chose (another test's listener on port 0, an
+/// outgoing connection's local port). A test that stops Garage and starts it again on the
+/// same ports must not find one of them taken in between: with ports from the ephemeral
+/// range, it once did (the restarted server never answered S3 again).
+const PORTS: std::ops::Range<u16> = 20_000..32_000;
+
+/// A port of [`PORTS`] that is free now on 127.0.0.1 and is not `other`.
+fn free_port(other: Option<u16>) -> Result<u16, String> {
+    for _ in 0..500 {
+        let port = rand::random_range(PORTS);
+        if Some(port) != other && TcpListener::bind((Ipv4Addr::LOCALHOST, port)).is_ok() {
+            return Ok(port);
+        }
+    }
+    Err(format!("no free port in {PORTS:?} after 500 draws"))
 }
 
 /// The `garage` binary: `$MEDIALIB_GARAGE`, `garage` on the `PATH`, `~/.cargo/bin/garage`.
@@ -94,8 +105,8 @@ impl Garage {
             .prefix("medialib-garage-")
             .tempdir()
             .map_err(|e| format!("a temporary directory: {e}"))?;
-        let api_port = free_port()?;
-        let rpc_port = free_port()?;
+        let api_port = free_port(None)?;
+        let rpc_port = free_port(Some(api_port))?;
         let config = format!(
             "metadata_dir = \"{meta}\"\n\
              data_dir = \"{data}\"\n\
@@ -206,11 +217,31 @@ impl Garage {
         self.dir.path().join("garage.log")
     }
 
-    /// The end of the server's log, for failure messages.
+    /// The end of the server's log, for failure messages, with runs of one message (after
+    /// its timestamp) told once with their count, so that a flood does not hide what came
+    /// before it.
     pub fn log_tail(&self) -> String {
         let log = fs::read_to_string(self.log_path()).unwrap_or_default();
-        let start = log.len().saturating_sub(4000);
-        log.get(start..).unwrap_or_default().to_owned()
+        let message = |line: &str| line.split_once(' ').map_or(line, |(_, m)| m).to_owned();
+        let mut out: Vec<(String, String, usize)> = Vec::new();
+        for line in log.lines() {
+            match out.last_mut() {
+                Some((_, last, n)) if *last == message(line) => *n += 1,
+                _ => out.push((line.to_owned(), message(line), 1)),
+            }
+        }
+        let text: String = out
+            .iter()
+            .map(|(line, _, n)| match n {
+                1 => format!("{line}\n"),
+                n => format!("{line}\n  ({} more like it)\n", n - 1),
+            })
+            .collect();
+        let start = text.len().saturating_sub(4000);
+        let start = (start..text.len())
+            .find(|&i| text.is_char_boundary(i))
+            .unwrap_or(text.len());
+        text[start..].to_owned()
     }
 
     fn wait_ready(&mut self) -> Result<(), String> {
