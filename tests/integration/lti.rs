@@ -48,7 +48,7 @@ impl Page {
     }
 
     /// The session cookie it sets (`name=value`).
-    fn session(&self) -> String {
+    pub(crate) fn session(&self) -> String {
         self.headers
             .get_all("set-cookie")
             .iter()
@@ -155,6 +155,21 @@ impl Lms {
             .to_string();
         (id, code)
     }
+}
+
+/// A refused launch: its status, an HTML page that says `says`, and no cookie set.
+pub(crate) fn assert_refused(page: &Page, status: StatusCode, says: &str) {
+    assert_eq!(page.status, status, "{}", page.body);
+    assert!(
+        page.header("content-type").starts_with("text/html"),
+        "{:?}",
+        page.headers
+    );
+    assert!(page.body.contains(says), "{says:?} not in {}", page.body);
+    assert!(
+        page.headers.get("set-cookie").is_none(),
+        "a refused launch signs nobody in (and sets no cookie)"
+    );
 }
 
 /// `path` of `app` posted with `form`.
@@ -458,19 +473,7 @@ async fn a_learners_resource_launch_opens_the_player_with_the_session(b: Backend
 async fn refused_launches_are_pages_that_say_why_and_are_counted(b: Backend) {
     let lms = Lms::start(b).await;
     let fields = Lms::launch("basic-lti-launch-request", "student", "Learner");
-    let refused = |page: &Page, status: StatusCode, says: &str| {
-        assert_eq!(page.status, status, "{}", page.body);
-        assert!(
-            page.header("content-type").starts_with("text/html"),
-            "{:?}",
-            page.headers
-        );
-        assert!(page.body.contains(says), "{says:?} not in {}", page.body);
-        assert!(
-            page.headers.get("set-cookie").is_none(),
-            "a refused launch signs nobody in"
-        );
-    };
+    let refused = assert_refused;
 
     let good = lms.signed("/api/lti/", &fields);
     assert_eq!(lms.post("/api/lti/", &good).await.status, StatusCode::OK);

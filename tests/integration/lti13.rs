@@ -17,7 +17,9 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::api::{ApiApp, Backend};
-use crate::lti::{Page, all_hidden_fields, attributes, get_page, page, post_page};
+use crate::lti::{
+    Page, all_hidden_fields, assert_refused as refused, attributes, get_page, page, post_page,
+};
 
 medialib_adapters_diesel::backend_tests!(
     async on [sqlite, postgres] with crate::api::run:
@@ -308,15 +310,7 @@ async fn a_teacher_picks_through_deep_linking_and_a_learner_opens_the_pick(b: Ba
     assert_eq!(watch.status, StatusCode::SEE_OTHER, "{}", watch.body);
     let player = watch.header("location").to_owned();
     assert!(player.starts_with("/m/"), "{player}");
-    let cookie = watch
-        .headers
-        .get_all("set-cookie")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .find(|c| c.starts_with("medialib_session="))
-        .and_then(|c| c.split(';').next())
-        .unwrap()
-        .to_owned();
+    let cookie = watch.session();
     let shown = lms.get(&player, &cookie).await;
     assert_eq!(shown.status, StatusCode::OK, "{}", shown.body);
     assert!(shown.body.contains("Cell division"), "{}", shown.body);
@@ -330,25 +324,6 @@ async fn a_teacher_picks_through_deep_linking_and_a_learner_opens_the_pick(b: Ba
     };
     assert_eq!(level("t-1"), Some(PermissionLevel::Admin));
     assert_eq!(level("s-1"), Some(PermissionLevel::View));
-}
-
-/// A refusal: its status, a page that says `says`, and no session.
-fn refused(page: &Page, status: StatusCode, says: &str) {
-    assert_eq!(page.status, status, "{}", page.body);
-    assert!(
-        page.header("content-type").starts_with("text/html"),
-        "{:?}",
-        page.headers
-    );
-    assert!(page.body.contains(says), "{says:?} not in {}", page.body);
-    assert!(
-        !page
-            .headers
-            .get_all("set-cookie")
-            .iter()
-            .any(|c| c.to_str().unwrap_or("").starts_with("medialib_session=")),
-        "a refused launch signs nobody in"
-    );
 }
 
 async fn attacks_on_the_login_and_the_launch_are_refused_with_a_page(b: Backend) {
