@@ -13,6 +13,13 @@ use medialib_ports::StoreError;
 #[error("no database connection available: {0}")]
 pub(crate) struct PoolError(String);
 
+impl PoolError {
+    /// A connection (or the SQLite write gate) that could not be had, for this reason.
+    pub(crate) fn new(reason: String) -> Self {
+        PoolError(reason)
+    }
+}
+
 impl From<diesel::r2d2::PoolError> for PoolError {
     fn from(e: diesel::r2d2::PoolError) -> Self {
         PoolError(e.to_string())

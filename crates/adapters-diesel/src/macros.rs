@@ -56,11 +56,33 @@ macro_rules! with_conn {
     };
 }
 
+/// Like [`with_conn!`], for a single statement that writes outside a transaction: on SQLite the
+/// process's [`WriteGate`](crate::db::WriteGate) is taken first (before the connection), so the
+/// write never waits on SQLite's lock behind another write of this process.
+macro_rules! with_write {
+    ($db:expr, $conn:ident => $body:block) => {
+        match $crate::db::Database::pools(&$db) {
+            $crate::db::Pools::Sqlite(pool) => {
+                let _gate = $crate::db::Database::write_gate(&$db).enter()?;
+                let mut pooled = pool.get().map_err($crate::error::PoolError::from)?;
+                let $conn: &mut ::diesel::SqliteConnection = &mut pooled;
+                $body
+            }
+            $crate::db::Pools::Postgres(pool) => {
+                let mut pooled = pool.get().map_err($crate::error::PoolError::from)?;
+                let $conn: &mut ::diesel::PgConnection = &mut pooled;
+                $body
+            }
+        }
+    };
+}
+
 /// Runs `$body` in a transaction, with `$conn` bound to the transaction's connection.
 ///
-/// SQLite uses `BEGIN IMMEDIATE`, so the write lock is taken up front and concurrent writers queue
-/// on `busy_timeout` instead of failing when a read transaction tries to upgrade. PostgreSQL uses a
-/// plain `BEGIN` (READ COMMITTED).
+/// SQLite takes the process's [`WriteGate`](crate::db::WriteGate) first, then the connection,
+/// then uses `BEGIN IMMEDIATE`, so the write lock is taken up front: writers of this process
+/// queue on the gate, other processes' writers on `busy_timeout`, and none fails when a read
+/// transaction tries to upgrade. PostgreSQL uses a plain `BEGIN` (READ COMMITTED).
 ///
 /// `$body` is the body of a closure returning `Result<T, E>` with `E: From<diesel::result::Error>`
 /// (`?` inside it returns from that closure, not from the enclosing function); `Ok` commits and
@@ -69,15 +91,19 @@ macro_rules! with_conn {
 macro_rules! with_tx {
     ($db:expr, $conn:ident => $body:block) => {
         match $crate::db::Database::pools(&$db) {
-            $crate::db::Pools::Sqlite(pool) => match pool.get() {
-                Ok(mut pooled) => {
-                    let conn: &mut ::diesel::SqliteConnection = &mut pooled;
-                    conn.immediate_transaction(|$conn| $body)
+            $crate::db::Pools::Sqlite(pool) => {
+                match $crate::db::Database::write_gate(&$db)
+                    .enter()
+                    .and_then(|gate| {
+                        Ok((gate, pool.get().map_err($crate::error::PoolError::from)?))
+                    }) {
+                    Ok((_gate, mut pooled)) => {
+                        let conn: &mut ::diesel::SqliteConnection = &mut pooled;
+                        conn.immediate_transaction(|$conn| $body)
+                    }
+                    Err(e) => Err(::core::convert::From::from(e)),
                 }
-                Err(e) => Err(::core::convert::From::from($crate::error::PoolError::from(
-                    e,
-                ))),
-            },
+            }
             $crate::db::Pools::Postgres(pool) => match pool.get() {
                 Ok(mut pooled) => {
                     let conn: &mut ::diesel::PgConnection = &mut pooled;
@@ -91,4 +117,4 @@ macro_rules! with_tx {
     };
 }
 
-pub(crate) use {with_conn, with_tx};
+pub(crate) use {with_conn, with_tx, with_write};

@@ -146,6 +146,41 @@ fn a_cached_statement_with_a_bound_limit_is_not_prepared_again() {
     assert_eq!(stmts[0].reprep, 1, "a schema change is seen: {stmts:?}");
 }
 
+#[derive(QueryableByName)]
+struct CompileOption {
+    #[diesel(sql_type = Text)]
+    compile_options: String,
+}
+
+/// SQLite is built in multi-thread mode without memory statistics (`.cargo/config.toml`), so it
+/// locks no mutex around each call on a connection or each allocation; diesel never lets two
+/// threads use one connection at once, which is what that mode asks. The control: a flag the
+/// build always sets is listed the same way.
+#[test]
+fn sqlite_is_built_for_one_thread_per_connection() {
+    let db = Database::connect("sqlite::memory:", &PoolOptions::default()).unwrap();
+    let Pools::Sqlite(pool) = db.pools() else {
+        unreachable!()
+    };
+    let options: Vec<String> = diesel::sql_query("PRAGMA compile_options")
+        .load::<CompileOption>(&mut *pool.get().unwrap())
+        .unwrap()
+        .into_iter()
+        .map(|o| o.compile_options)
+        .collect();
+    for wanted in [
+        "ENABLE_QPSG",
+        "THREADSAFE=2",
+        "DEFAULT_MEMSTATUS=0",
+        "DEFAULT_FOREIGN_KEYS",
+    ] {
+        assert!(
+            options.iter().any(|o| o == wanted),
+            "{wanted} missing from {options:?}"
+        );
+    }
+}
+
 #[test]
 fn sqlite_memory_keeps_one_database() {
     let opts = PoolOptions {
@@ -190,6 +225,85 @@ fn with_tx_rolls_back_on_error() {
     });
     assert!(result.is_err());
     assert_eq!(read_namespace(&db).unwrap(), None);
+}
+
+/// A migrated SQLite file database whose connections and write gate wait at most `wait`.
+fn sqlite_file(dir: &std::path::Path, wait: Duration) -> Database {
+    let url = format!("sqlite://{}", dir.join("gate.db").display());
+    let opts = PoolOptions {
+        connection_timeout: wait,
+        ..PoolOptions::default()
+    };
+    let db = Database::connect(&url, &opts).unwrap();
+    db.migrate(&mut |_| {}).unwrap();
+    db.ensure_namespace([7; 16]).unwrap();
+    db
+}
+
+/// A transaction on the organization row, through `with_tx!`.
+fn touch_in_tx(db: &Database, at: i64) -> Result<usize, DbError> {
+    with_tx!(db, conn => {
+        Ok(diesel::update(organization::table)
+            .set(organization::created_at.eq(at))
+            .execute(conn)?)
+    })
+}
+
+/// A single statement on the organization row, through `with_write!`.
+fn touch(db: &Database, at: i64) -> Result<usize, DbError> {
+    crate::macros::with_write!(db, conn => {
+        Ok(diesel::update(organization::table)
+            .set(organization::created_at.eq(at))
+            .execute(conn)?)
+    })
+}
+
+#[test]
+fn sqlite_writes_queue_on_the_write_gate_and_reads_do_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = sqlite_file(dir.path(), Duration::from_secs(20));
+    let held = db.write_gate().enter().unwrap();
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::scope(|s| {
+        let (db, d) = (&db, done.clone());
+        s.spawn(move || d.send(("transaction", touch_in_tx(db, 1).is_ok())).unwrap());
+        s.spawn(move || done.send(("statement", touch(db, 2).is_ok())).unwrap());
+        // The control: a read does not pass the gate, so it answers while the gate is held.
+        assert!(read_namespace(db).unwrap().is_some());
+        assert!(
+            finished.recv_timeout(Duration::from_millis(400)).is_err(),
+            "a write ran while another write of this process held the gate"
+        );
+        drop(held);
+        let mut ended: Vec<_> = (0..2)
+            .map(|_| finished.recv_timeout(Duration::from_secs(20)).unwrap())
+            .collect();
+        ended.sort();
+        assert_eq!(ended, [("statement", true), ("transaction", true)]);
+    });
+}
+
+#[test]
+fn a_write_kept_waiting_past_the_timeout_is_unavailable() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = sqlite_file(dir.path(), Duration::from_millis(150));
+    let held = db.write_gate().enter().unwrap();
+    let (tx, statement) = std::thread::scope(|s| {
+        let tx = s.spawn(|| touch_in_tx(&db, 1));
+        let statement = s.spawn(|| touch(&db, 2));
+        (tx.join().unwrap(), statement.join().unwrap())
+    });
+    drop(held);
+    for r in [tx, statement] {
+        let e = StoreError::from(r.unwrap_err());
+        assert!(
+            matches!(&e, StoreError::Unavailable(m) if m.contains("write lock")),
+            "{e:?}"
+        );
+    }
+    // The gate free again, the same writes go through.
+    assert_eq!(touch_in_tx(&db, 3).unwrap(), 1);
+    assert_eq!(touch(&db, 4).unwrap(), 1);
 }
 
 #[test]

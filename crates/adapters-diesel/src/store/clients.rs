@@ -8,7 +8,7 @@ use medialib_ports::{ClientRepository, CreateClientError, StoreError};
 use super::rows::{client_id, digest};
 use super::{DieselStore, flatten, is_unique_violation};
 use crate::error::DbError;
-use crate::macros::{with_conn, with_tx};
+use crate::macros::{with_conn, with_tx, with_write};
 use crate::schema::{oauth_client_redirect_uris as uris, oauth_clients as clients};
 
 type ClientRow = (String, String, Option<String>);
@@ -124,7 +124,7 @@ impl ClientRepository for DieselStore {
     fn remove_client(&self, id: &ClientId) -> Result<bool, StoreError> {
         let key = id.as_str();
         let n = (|| -> Result<usize, DbError> {
-            with_conn!(self.db, conn => { Ok(diesel::delete(clients::table.find(key)).execute(conn)?) })
+            with_write!(self.db, conn => { Ok(diesel::delete(clients::table.find(key)).execute(conn)?) })
         })()?;
         Ok(n == 1)
     }
@@ -133,7 +133,7 @@ impl ClientRepository for DieselStore {
         let key = id.as_str();
         let hex = digest.to_hex();
         let n = (|| -> Result<usize, DbError> {
-            with_conn!(self.db, conn => {
+            with_write!(self.db, conn => {
                 Ok(diesel::update(clients::table.find(key))
                     .filter(clients::secret_digest.is_not_null())
                     .set(clients::secret_digest.eq(Some(&hex)))

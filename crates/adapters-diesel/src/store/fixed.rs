@@ -54,16 +54,19 @@ where
     str: ToSql<Text, DB>,
 {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        // diesel walks a statement several times per execution (cache key, binds), so the
+        // placeholders are found with memchr's vectorised search rather than `str::split`,
+        // which cost about 5 000 instructions per describe (docs/performance.md).
         let mut params = self.params.iter();
-        let mut pieces = S::SQL.split('?');
-        if let Some(first) = pieces.next() {
-            out.push_sql(first);
-        }
-        for piece in pieces {
+        let sql = S::SQL;
+        let mut start = 0;
+        for at in memchr::memchr_iter(b'?', sql.as_bytes()) {
+            out.push_sql(&sql[start..at]);
             let param: &'b str = params.next().ok_or_else(|| mismatch::<S>())?;
             out.push_bind_param::<Text, str>(param)?;
-            out.push_sql(piece);
+            start = at + 1;
         }
+        out.push_sql(&sql[start..]);
         if params.next().is_some() {
             return Err(mismatch::<S>());
         }
@@ -81,4 +84,38 @@ fn mismatch<S>() -> diesel::result::Error {
         )
         .into(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use diesel::prelude::*;
+    use diesel::sql_types::Text;
+
+    use super::{Fixed, FixedSql};
+
+    struct Three;
+    impl FixedSql for Three {
+        const SQL: &'static str = "SELECT ? || '-', ?, ?";
+        type Row = (Text, Text, Text);
+    }
+
+    #[test]
+    fn parameters_bind_to_the_placeholders_in_order_and_must_match_them() {
+        let conn = &mut SqliteConnection::establish(":memory:").unwrap();
+        let row: (String, String, String) = Fixed::<Three>::new(&["a", "b", "c"])
+            .get_result(conn)
+            .unwrap();
+        assert_eq!(row, ("a-".into(), "b".into(), "c".into()));
+        for wrong in [&["a", "b"][..], &["a", "b", "c", "d"][..]] {
+            let e = Fixed::<Three>::new(wrong)
+                .get_result::<(String, String, String)>(conn)
+                .unwrap_err();
+            assert!(e.to_string().contains("placeholders"), "{e}");
+        }
+        // The statement still runs with the right parameters after a refusal.
+        let again: (String, String, String) = Fixed::<Three>::new(&["x", "y", "z"])
+            .get_result(conn)
+            .unwrap();
+        assert_eq!(again.0, "x-");
+    }
 }

@@ -21,7 +21,7 @@ use super::facts;
 use super::grant_units::{GrantReads, RefreshRow, Unit, refresh_record};
 use super::rows::{client_id, grant_id, scope, ts, user_id};
 use crate::error::DbError;
-use crate::macros::{with_conn, with_tx};
+use crate::macros::{with_conn, with_tx, with_write};
 use crate::schema::{oauth_access_tokens as access, oauth_codes as codes, oauth_grants as grants};
 
 impl DieselStore {
@@ -42,7 +42,7 @@ impl DieselStore {
 impl GrantRepository for DieselStore {
     fn store_code(&self, code: &IssuedCode, now: Timestamp) -> Result<(), StoreError> {
         (|| -> Result<(), DbError> {
-            with_conn!(self.db, conn => {
+            with_write!(self.db, conn => {
                 diesel::insert_into(codes::table)
                     .values((
                         codes::digest.eq(code.digest.to_hex()),
@@ -139,7 +139,7 @@ impl GrantRepository for DieselStore {
         let u = user.to_string();
         let now = now.epoch_seconds();
         let n = (|| -> Result<usize, DbError> {
-            with_conn!(self.db, conn => {
+            with_write!(self.db, conn => {
                 Ok(diesel::update(access::table)
                     .filter(access::user_id.eq(&u))
                     .filter(access::revoked_at.is_null())

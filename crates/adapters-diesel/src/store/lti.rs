@@ -12,7 +12,7 @@ use medialib_ports::{
 use super::media::insert_library;
 use super::{DieselStore, Locks as _, is_unique_violation};
 use crate::error::DbError;
-use crate::macros::{with_conn, with_tx};
+use crate::macros::{with_conn, with_tx, with_write};
 use crate::schema::objects;
 use crate::schema::{lti_consumers as consumers, lti_courses as courses, lti_nonces as nonces};
 use crate::schema::{lti_deployments as deployments, lti_platforms as platforms};
@@ -112,7 +112,7 @@ impl LtiRepository for DieselStore {
             consumers::created_at.eq(consumer.created_at.epoch_seconds()),
         );
         let r = (|| -> Result<usize, DbError> {
-            with_conn!(self.db, conn => {
+            with_write!(self.db, conn => {
                 Ok(diesel::insert_into(consumers::table).values(&row).execute(conn)?)
             })
         })();
@@ -143,7 +143,7 @@ impl LtiRepository for DieselStore {
 
     fn remove_lti_consumer(&self, key: &str) -> Result<bool, StoreError> {
         let n = (|| -> Result<usize, DbError> {
-            with_conn!(self.db, conn => {
+            with_write!(self.db, conn => {
                 Ok(diesel::delete(consumers::table.find(key)).execute(conn)?)
             })
         })()?;
@@ -152,7 +152,7 @@ impl LtiRepository for DieselStore {
 
     fn use_lti_nonce(&self, used: UsedNonce<'_>, now: Timestamp) -> Result<bool, StoreError> {
         let inserted = (|| -> Result<usize, DbError> {
-            with_conn!(self.db, conn => {
+            with_write!(self.db, conn => {
                 diesel::delete(
                     nonces::table
                         .filter(nonces::consumer_key.eq(used.consumer))
@@ -221,7 +221,7 @@ impl LtiRepository for DieselStore {
 
     fn remove_lti_platform(&self, issuer: &str, client_id: &str) -> Result<bool, StoreError> {
         let n = (|| -> Result<usize, DbError> {
-            with_conn!(self.db, conn => {
+            with_write!(self.db, conn => {
                 Ok(diesel::delete(platforms::table.find((issuer, client_id))).execute(conn)?)
             })
         })()?;
@@ -268,7 +268,7 @@ impl LtiRepository for DieselStore {
 
     fn begin_lti_login(&self, login: &PendingLogin, now: Timestamp) -> Result<(), StoreError> {
         let r = (|| -> Result<usize, DbError> {
-            with_conn!(self.db, conn => {
+            with_write!(self.db, conn => {
                 diesel::delete(logins::table.filter(logins::expires_at.lt(now.epoch_seconds())))
                     .execute(conn)?;
                 Ok(diesel::insert_into(logins::table)
@@ -291,7 +291,7 @@ impl LtiRepository for DieselStore {
         now: Timestamp,
     ) -> Result<Option<PendingLogin>, StoreError> {
         let row: Option<LoginRow> = (|| -> Result<_, DbError> {
-            with_conn!(self.db, conn => {
+            with_write!(self.db, conn => {
                 // One statement takes the row: of two launches with one state, one gets it.
                 Ok(diesel::delete(logins::table.find(state))
                     .returning((

@@ -7,7 +7,7 @@ use medialib_ports::{PendingSignInRepository, StoreError, StoredPendingSignIn};
 
 use super::DieselStore;
 use crate::error::DbError;
-use crate::macros::with_conn;
+use crate::macros::with_write;
 use crate::schema::pending_sign_ins as pending;
 
 impl PendingSignInRepository for DieselStore {
@@ -25,7 +25,7 @@ impl PendingSignInRepository for DieselStore {
             pending::expires_at.eq(expires_at.epoch_seconds()),
         );
         let r = (|| -> Result<usize, DbError> {
-            with_conn!(self.db, conn => {
+            with_write!(self.db, conn => {
                 Ok(diesel::insert_into(pending::table).values(&row).execute(conn)?)
             })
         })();
@@ -41,7 +41,7 @@ impl PendingSignInRepository for DieselStore {
         // One statement that deletes and returns the row: of two concurrent callbacks with
         // the same state, only one sees it (on SQLite and PostgreSQL alike).
         let row: Option<(String, String, String, i64)> = (|| -> Result<_, DbError> {
-            with_conn!(self.db, conn => {
+            with_write!(self.db, conn => {
                 Ok(diesel::delete(pending::table.find(&d))
                     .returning((
                         pending::nonce,

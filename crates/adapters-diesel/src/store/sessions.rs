@@ -13,7 +13,7 @@ use medialib_ports::{
 use super::DieselStore;
 use super::rows::{UserRow, ts, user_id};
 use crate::error::DbError;
-use crate::macros::{with_conn, with_tx};
+use crate::macros::{with_conn, with_tx, with_write};
 use crate::schema::{
     browser_sessions as sessions, local_credentials as creds, oauth_access_tokens as access,
     oauth_codes as codes, oauth_grants as grants, oauth_refresh_tokens as refresh,
@@ -37,7 +37,7 @@ impl SessionRepository for DieselStore {
             sessions::expires_at.eq(session.expires_at.epoch_seconds()),
         );
         let r = (|| -> Result<usize, DbError> {
-            with_conn!(self.db, conn => {
+            with_write!(self.db, conn => {
                 Ok(diesel::insert_into(sessions::table).values(&row).execute(conn)?)
             })
         })();
@@ -68,7 +68,7 @@ impl SessionRepository for DieselStore {
     fn end_session(&self, digest: &TokenDigest) -> Result<bool, StoreError> {
         let d = digest.to_hex();
         let n = (|| -> Result<usize, DbError> {
-            with_conn!(self.db, conn => {
+            with_write!(self.db, conn => {
                 Ok(diesel::delete(sessions::table.find(&d)).execute(conn)?)
             })
         })()?;
@@ -78,7 +78,7 @@ impl SessionRepository for DieselStore {
     fn end_user_sessions(&self, user: UserId) -> Result<u64, StoreError> {
         let u = user.to_string();
         let n = (|| -> Result<usize, DbError> {
-            with_conn!(self.db, conn => {
+            with_write!(self.db, conn => {
                 Ok(diesel::delete(sessions::table.filter(sessions::user_id.eq(&u))).execute(conn)?)
             })
         })()?;

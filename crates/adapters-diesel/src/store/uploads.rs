@@ -21,7 +21,7 @@ use super::media::create_member;
 use super::rows::{corrupt, object_id, ts, user_id};
 use super::{DieselStore, flatten};
 use crate::error::DbError;
-use crate::macros::{with_conn, with_tx};
+use crate::macros::{with_conn, with_tx, with_write};
 use crate::schema::{jobs, media, memberships, objects, organization, uploads};
 
 /// An `uploads` row.
@@ -307,7 +307,7 @@ impl UploadRepository for DieselStore {
         let LockRequest { holder, until, now } = lock;
         let o = object.to_string();
         let (locked, exists): (Option<UploadRow>, bool) = (|| -> Result<_, DbError> {
-            with_conn!(self.db, conn => {
+            with_write!(self.db, conn => {
                 // One statement: the condition is evaluated on the row as it stands when the
                 // update takes it (after a concurrent winner's commit), so one caller wins.
                 let free = uploads::lock_holder
@@ -346,7 +346,7 @@ impl UploadRepository for DieselStore {
         let offset = signed("offset", progress.offset)?;
         let hash = progress.hash.to_text();
         let n = (|| -> Result<usize, DbError> {
-            with_conn!(self.db, conn => {
+            with_write!(self.db, conn => {
                 Ok(diesel::update(
                     uploads::table.find(&o).filter(uploads::lock_holder.eq(holder)),
                 )
@@ -365,7 +365,7 @@ impl UploadRepository for DieselStore {
     fn unlock_upload(&self, object: ObjectId, holder: &str) -> Result<(), StoreError> {
         let o = object.to_string();
         let r = (|| -> Result<usize, DbError> {
-            with_conn!(self.db, conn => {
+            with_write!(self.db, conn => {
                 Ok(diesel::update(
                     uploads::table.find(&o).filter(uploads::lock_holder.eq(holder)),
                 )
@@ -458,7 +458,7 @@ impl UploadRepository for DieselStore {
         let chars = i32::try_from(prefix.chars().count())
             .map_err(|_| StoreError::Unexpected("lock holder prefix too long".into()))?;
         let r = (|| -> Result<usize, DbError> {
-            with_conn!(self.db, conn => {
+            with_write!(self.db, conn => {
                 let held_by_prefix = diesel::dsl::sql::<Bool>("substr(lock_holder, 1, ")
                     .bind::<Integer, _>(chars)
                     .sql(") = ")
@@ -490,7 +490,7 @@ impl UploadRepository for DieselStore {
     fn media_signing_key(&self, candidate: &[u8; 32]) -> Result<Vec<u8>, StoreError> {
         let hex = to_hex(candidate);
         let stored: Option<Option<String>> = (|| -> Result<_, DbError> {
-            with_conn!(self.db, conn => {
+            with_write!(self.db, conn => {
                 // Conditional: of concurrent first starts, the first writer's key stays.
                 diesel::update(organization::table.find(1))
                     .filter(organization::media_signing_key.is_null())

@@ -7,14 +7,14 @@ use medialib_ports::{CreateUserError, StoreError, UserRepository};
 use super::rows::UserRow;
 use super::{DieselStore, is_unique_violation};
 use crate::error::DbError;
-use crate::macros::with_conn;
+use crate::macros::{with_conn, with_write};
 use crate::schema::users;
 
 impl UserRepository for DieselStore {
     fn create_user(&self, user: &User, now: Timestamp) -> Result<(), CreateUserError> {
         let row = UserRow::from_domain(user, now);
         let r = (|| -> Result<usize, DbError> {
-            with_conn!(self.db, conn => {
+            with_write!(self.db, conn => {
                 Ok(diesel::insert_into(users::table).values(&row).execute(conn)?)
             })
         })();
@@ -55,7 +55,7 @@ impl UserRepository for DieselStore {
         now: Timestamp,
     ) -> Result<bool, StoreError> {
         let id = id.to_string();
-        let n: usize = with_conn!(self.db, conn => {
+        let n: usize = with_write!(self.db, conn => {
             diesel::update(users::table.find(&id))
                 .set((
                     users::first_name.eq(first.as_str()),
