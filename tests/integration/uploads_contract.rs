@@ -19,7 +19,7 @@ use medialib_domain::{
 };
 use medialib_ports::{
     ClaimRequest, CreateObjectError, Finish, JobEnd, JobEnded, LockRequest, MediaRecord, NewMedia,
-    Progress, SourceFile, Staging, Store, UploadLock, UploadRecord,
+    Progress, Reader, SourceFile, Staging, Store, UploadLock, UploadRecord,
 };
 
 /// When every case starts.
@@ -674,6 +674,32 @@ mod cases {
         assert_eq!(b.store.derived_of(&[a]).unwrap(), vec![(a, one)]);
     }
 
+    /// The facts a describe is decided on carry the object's derived files (its stills come
+    /// from them, with no second read), as `media` reads them, for every reader.
+    pub fn read_facts_carry_the_derived_files(b: &Bench) {
+        let one = derived("0a", &[(128, 128), (512, 512)]);
+        let a = b.processed(&one);
+        let Underived {
+            waiting,
+            uploading,
+            catalog,
+            unknown,
+        } = underived(b);
+        let (lib, user) = (b.library, b.owner);
+        for reader in [Reader::Anonymous, Reader::User(user)] {
+            let facts = |o| b.store.read_facts(reader, lib, o).unwrap().derived;
+            assert_eq!(facts(a), Some(one.clone()), "{reader:?}");
+            for o in [waiting, uploading, catalog, unknown] {
+                let stored = b.store.media(o).unwrap().and_then(|m| m.derived);
+                assert_eq!(facts(o), stored, "{reader:?} {o}");
+                assert_eq!(facts(o), None, "{reader:?} {o}");
+            }
+            // Through the object itself as the collection, as a catalog is described.
+            let own = b.store.read_facts(reader, a, a).unwrap().derived;
+            assert_eq!(own, Some(one.clone()), "{reader:?}");
+        }
+    }
+
     /// `media_of` reads what `media` reads, for many objects at once.
     pub fn media_records_are_read_for_many_objects_in_one_call(b: &Bench) {
         let a = b.processed(&derived("0a", &[(128, 128)]));
@@ -736,4 +762,5 @@ medialib_adapters_diesel::backend_tests!(
     concurrent_first_starts_share_one_signing_key,
     removing_media_returns_the_record_and_the_upload,
     derived_files_are_read_for_many_objects_in_one_call,
+    read_facts_carry_the_derived_files,
 );

@@ -200,6 +200,7 @@ impl MediaRepository for MemoryStore {
             member: state.is_member(collection, object),
             object: state.objects.get(&object).map(|r| r.object.clone()),
             access: AccessView::default(),
+            derived: state.media.get(&object).and_then(|m| m.derived.clone()),
         };
         let holder = match reader {
             Reader::Anonymous => return Ok(facts),

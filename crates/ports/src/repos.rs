@@ -1,6 +1,7 @@
 //! Repository ports. Each operation is coarse and atomic: the adapter runs it as
 //! one transaction or conditional update, so concurrent callers never both win.
 
+use medialib_domain::media::derived::DerivedSet;
 use medialib_domain::oauth::{
     AccessTokenRecord, Client, ClientId, CodeDecision, CodeFacts, IssuedCode, RefreshDecision,
     RefreshFacts, RefreshTokenRecord, RevocationFacts, RevokeDecision,
@@ -214,6 +215,9 @@ pub struct ReadFacts {
     /// The reader's explicit entries on the collection and its ancestors, with the edges
     /// between them (empty for [`Reader::Anonymous`] and for an unknown token).
     pub access: AccessView,
+    /// The files processing derived from the object's media (its record's stills come from
+    /// them); `None` for an object without media or whose media has none yet.
+    pub derived: Option<DerivedSet>,
 }
 
 /// Objects, the membership graph and permissions.

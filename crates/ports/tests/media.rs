@@ -405,7 +405,7 @@ fn describe_with_a_token_decides_for_its_holder() {
     let with = |token: Option<&str>, object| {
         media
             .describe_with_token(token, w.lib, object)
-            .map(|(o, v)| (o.id(), v))
+            .map(|d| (d.object.id(), d.view))
     };
     let bob_token = Some(bob.access_token.expose());
     let carol_token = Some(carol.access_token.expose());

@@ -20,6 +20,7 @@
 //! | `l` | an explicit entry of the reader there | collection, level | | |
 //! | `t` | the access token | grant, user, client, scope | expires, revoked, grant revoked | |
 //! | `u` | the token's user | id, uniqueId, first name, last name | | org admin |
+//! | `d` | the files derived from the object's media (`DerivedSet` as text) | text | | |
 //!
 //! The first branch of each statement casts its NULLs, so PostgreSQL types every column from
 //! it (it resolves a `UNION` pairwise, and two untyped NULLs would become text).
@@ -29,6 +30,7 @@
 
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Bool, Nullable, Text};
+use medialib_domain::media::derived::DerivedSet;
 use medialib_domain::oauth::{AccessTokenRecord, Revocation};
 use medialib_domain::{AccessView, PermissionLevel, TokenDigest};
 use medialib_ports::{BearerRecord, ReadFacts, Reader, StoreError};
@@ -68,7 +70,8 @@ pub(crate) type FactRow = (
     Option<bool>,
 );
 
-/// Branches `c`, `m`, `o`, `p`; parameters: collection, collection, object, object, object.
+/// Branches `c`, `m`, `o`, `p`, `d`; parameters: collection, collection, object, object, object,
+/// object.
 macro_rules! object_branches {
     () => {
         "SELECT 'c', CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), \
@@ -82,7 +85,9 @@ macro_rules! object_branches {
                 duration, created_at, modified_at, deleted_at, public \
             FROM objects WHERE id = ? \
         UNION ALL SELECT 'p', key, value, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL \
-            FROM object_properties WHERE object_id = ? "
+            FROM object_properties WHERE object_id = ? \
+        UNION ALL SELECT 'd', derived, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL \
+            FROM media WHERE object_id = ? AND derived IS NOT NULL "
     };
 }
 
@@ -115,14 +120,14 @@ macro_rules! token_branches {
     };
 }
 
-/// Anonymous reads: parameters collection, collection, object, object, object.
+/// Anonymous reads: parameters collection, collection, then object four times.
 pub(crate) struct AnonymousFacts;
 impl FixedSql for AnonymousFacts {
     const SQL: &'static str = object_branches!();
     type Row = FactColumns;
 }
 
-/// A known user's reads: the five of [`AnonymousFacts`], collection (parents), user and
+/// A known user's reads: the six of [`AnonymousFacts`], collection (parents), user and
 /// collection (the user's entry on it).
 pub(crate) struct UserFacts;
 impl FixedSql for UserFacts {
@@ -136,7 +141,7 @@ impl FixedSql for UserFacts {
     type Row = FactColumns;
 }
 
-/// A token holder's reads: the five of [`AnonymousFacts`], collection (parents), digest and
+/// A token holder's reads: the six of [`AnonymousFacts`], collection (parents), digest and
 /// collection (the holder's entry on it), then the digest twice (token, user).
 pub(crate) struct BearerFacts;
 impl FixedSql for BearerFacts {
@@ -201,16 +206,18 @@ where
 {
     let (c, o) = (collection, object);
     let (mut rows, user) = match reader {
-        Reader::Anonymous => return Fixed::<AnonymousFacts>::new(&[c, c, o, o, o]).load(conn),
+        Reader::Anonymous => {
+            return Fixed::<AnonymousFacts>::new(&[c, c, o, o, o, o]).load(conn);
+        }
         Reader::User(u) => {
             let u = u.to_string();
-            let rows = Fixed::<UserFacts>::new(&[c, c, o, o, o, c, &u, c]).load(conn)?;
+            let rows = Fixed::<UserFacts>::new(&[c, c, o, o, o, o, c, &u, c]).load(conn)?;
             (rows, Some(u))
         }
         Reader::Bearer(d) => {
             let d = d.to_hex();
             let rows: Vec<FactRow> =
-                Fixed::<BearerFacts>::new(&[c, c, o, o, o, c, &d, c, &d, &d]).load(conn)?;
+                Fixed::<BearerFacts>::new(&[c, c, o, o, o, o, c, &d, c, &d, &d]).load(conn)?;
             // The token's user, whose entries count (none when the token is unknown).
             let user = rows.iter().find(|r| r.0 == "t").and_then(|r| r.2.clone());
             (rows, user)
@@ -301,6 +308,12 @@ pub(crate) fn into_facts(rows: Vec<FactRow>) -> Result<ReadFacts, StoreError> {
                     modified_at: 0,
                 };
                 user = Some(row.into_domain()?);
+            }
+            "d" => {
+                let text = need(s1, "d")?;
+                let set = DerivedSet::from_text(&text)
+                    .map_err(|e| StoreError::Corrupt(format!("media derived: {e}")))?;
+                facts.derived = Some(set);
             }
             other => {
                 return Err(StoreError::Corrupt(format!(

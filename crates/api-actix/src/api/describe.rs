@@ -102,9 +102,10 @@ pub(crate) async fn read(call: &Call<'_>, path: DescribePath) -> Answer {
     let token = presented_token(call.req)?;
     let authenticated = token.is_some();
     let (object, view, links) = run(call.state, move |s| -> Result<_, ApiError> {
-        let (object, view) = s.media().describe_with_token(token.as_deref(), c, o)?;
-        let links = s.uploads().images(&object)?;
-        Ok((object, view, links))
+        let d = s.media().describe_with_token(token.as_deref(), c, o)?;
+        // The stills come from the derived files the same read returned.
+        let links = s.uploads().images_from(d.object.id(), d.derived.as_ref())?;
+        Ok((d.object, d.view, links))
     })
     .await?;
     let base = call.state.base_url();

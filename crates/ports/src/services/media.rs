@@ -1,6 +1,7 @@
 //! Media use cases: objects, memberships, permissions, catalog listing.
 
 use medialib_domain::authz;
+use medialib_domain::media::derived::DerivedSet;
 use medialib_domain::{
     AccessView, Action, AfterRemoval, Caller, DescribeRefused, DescribeView, Lifecycle,
     MediaObject, MembershipError, NewObject, ObjectId, ObjectPatch, ObjectType, PageCursor,
@@ -276,9 +277,13 @@ impl MediaServices {
         token: Option<&str>,
         collection: ObjectId,
         object: ObjectId,
-    ) -> Result<(MediaObject, DescribeView), DescribeWithTokenFailed> {
+    ) -> Result<Described, DescribeWithTokenFailed> {
         let Some(token) = token else {
-            return Ok(self.describe(None, collection, object)?);
+            let facts = self
+                .media
+                .read_facts(Reader::Anonymous, collection, object)
+                .map_err(DescribeFailed::Store)?;
+            return Ok(Described::decide(facts, None, collection, object)?);
         };
         let digest = TokenKind::Access
             .digest_presented(token)
@@ -289,7 +294,7 @@ impl MediaServices {
             .map_err(DescribeFailed::Store)?;
         let caller =
             super::oauth::bearer_caller(facts.bearer.take(), self.world.clock.now())?.caller();
-        Ok(decide_describe(facts, Some(&caller), collection, object)?)
+        Ok(Described::decide(facts, Some(&caller), collection, object)?)
     }
 
     /// Changes an object (describe POST, info POST).
@@ -444,6 +449,35 @@ impl MediaServices {
     ) -> Result<RestoredObject, RestoreObjectError> {
         self.media
             .restore_object(object, into, self.world.clock.now())
+    }
+}
+
+/// A describe GET decided: the object, the record its reader sees, and the files derived from
+/// its media (the record's stills come from them), all from the one read.
+#[derive(Debug, Clone)]
+pub struct Described {
+    /// The object.
+    pub object: MediaObject,
+    /// The complete or the limited record.
+    pub view: DescribeView,
+    /// The files processing derived from its media; `None` when it has none.
+    pub derived: Option<DerivedSet>,
+}
+
+impl Described {
+    fn decide(
+        mut facts: ReadFacts,
+        caller: Option<&Caller>,
+        collection: ObjectId,
+        object: ObjectId,
+    ) -> Result<Self, DescribeFailed> {
+        let derived = facts.derived.take();
+        let (object, view) = decide_describe(facts, caller, collection, object)?;
+        Ok(Self {
+            object,
+            view,
+            derived,
+        })
     }
 }
 

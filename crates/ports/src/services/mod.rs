@@ -30,7 +30,7 @@ use processing::{ProcessingServices, ProcessingSettings};
 
 pub use media::{
     AddMemberFailed, CatalogPage, CatalogSink, CreateObjectFailed, DescribeFailed,
-    DescribeWithTokenFailed, MembershipChangeFailed, Placement, UpdateObjectFailed,
+    DescribeWithTokenFailed, Described, MembershipChangeFailed, Placement, UpdateObjectFailed,
 };
 pub use medialib_domain::oauth::AuthenticatedCaller;
 pub use oauth::{

@@ -106,8 +106,19 @@ impl UploadServices {
     /// The `images` of `object`'s record (describe), for a caller who may read it. Only
     /// processed media has stills: a catalog or a file costs no read.
     pub fn images(&self, object: &MediaObject) -> Result<ImageLinks, StoreError> {
-        match self.derived(object)? {
-            Some(set) => self.image_links(object.id(), &set),
+        self.images_from(object.id(), self.derived(object)?.as_ref())
+    }
+
+    /// The `images` of `object`'s record from its derived files as already read (describe
+    /// GET's [`Described::derived`](super::media::Described::derived)): no read, only the signed
+    /// URLs.
+    pub fn images_from(
+        &self,
+        object: ObjectId,
+        derived: Option<&DerivedSet>,
+    ) -> Result<ImageLinks, StoreError> {
+        match derived {
+            Some(set) => self.image_links(object, set),
             None => Ok(ImageLinks::default()),
         }
     }
