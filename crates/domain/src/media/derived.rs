@@ -96,14 +96,23 @@ fn invalid(what: impl Into<String>) -> InvalidDerived {
 impl DerivedPath {
     /// Checks a path.
     pub fn parse(text: &str) -> Result<Self, InvalidDerived> {
-        let segment_ok = |s: &str| {
-            !s.is_empty()
-                && s != "."
-                && s != ".."
-                && s.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
-        };
-        if text.is_empty() || text.len() > 128 || !text.split('/').all(segment_ok) {
+        // One pass over the bytes (every describe of processed media parses a dozen).
+        let segment_ok = |s: &[u8]| !s.is_empty() && s != b"." && s != b"..";
+        let bytes = text.as_bytes();
+        let mut start = 0;
+        let mut ok = !bytes.is_empty() && bytes.len() <= 128;
+        for (i, &b) in bytes.iter().enumerate() {
+            if !ok {
+                break;
+            }
+            if b == b'/' {
+                ok = segment_ok(&bytes[start..i]);
+                start = i + 1;
+            } else {
+                ok = b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.');
+            }
+        }
+        if !ok || !segment_ok(&bytes[start..]) {
             return Err(invalid(format!("bad path {text:?}")));
         }
         if text == "source" || text.starts_with("source.") {
@@ -293,9 +302,25 @@ impl DerivedSet {
     }
 }
 
+/// The `N` tab-separated fields of `line`; `None` when it has another number of them.
+fn tab_fields<const N: usize>(line: &str) -> Option<[&str; N]> {
+    let mut fields = [""; N];
+    let mut rest = line;
+    for (i, field) in fields.iter_mut().enumerate() {
+        match rest.bytes().position(|b| b == b'\t') {
+            Some(at) if i + 1 < N => {
+                *field = &rest[..at];
+                rest = &rest[at + 1..];
+            }
+            None if i + 1 == N => *field = rest,
+            _ => return None,
+        }
+    }
+    Some(fields)
+}
+
 fn parse_file(line: &str) -> Result<DerivedFile, InvalidDerived> {
-    let fields: Vec<&str> = line.split('\t').collect();
-    let [role, path, size, dimensions, bitrate] = fields[..] else {
+    let Some([role, path, size, dimensions, bitrate]) = tab_fields(line) else {
         return Err(invalid("a file line needs five fields"));
     };
     fn optional(s: &str) -> Option<&str> {
@@ -522,6 +547,9 @@ mod tests {
             "v1 0a 1\nstill\ta.jpg\t-1\t-\t-",
             "v1 0a 1\nstill\ta.jpg\t1\t0x5\t-",
             "v1 0a 1\nstill\ta.jpg\t1\t-",
+            "v1 0a 1\nstill\ta.jpg\t1\t-\t-\t-",
+            "v1 0a 1\nstill\ta.jpg\t1\t-\t-\t",
+            "v1 0a 1\nstill",
             "v1 0a 1\nstill\ta.jpg\t1\t-\t-\nstill\ta.jpg\t1\t-\t-",
             "v1 0a 1 x\nstill\ta.jpg\t1\t-\t-",
         ] {
@@ -531,7 +559,15 @@ mod tests {
 
     #[test]
     fn derived_paths_stay_inside_their_directory_and_never_shadow_the_source() {
-        for good in ["a.jpg", "hls/720p.m3u8", "thumbs/sprite_1.jpg"] {
+        assert!(DerivedPath::parse(&"a".repeat(129)).is_err());
+        assert!(DerivedPath::parse(&"a".repeat(128)).is_ok());
+        for good in [
+            "a.jpg",
+            "hls/720p.m3u8",
+            "thumbs/sprite_1.jpg",
+            "..a",
+            "a/.b",
+        ] {
             assert_eq!(DerivedPath::parse(good).unwrap().as_str(), good);
         }
         for bad in [
@@ -542,6 +578,10 @@ mod tests {
             "../a",
             "a/./b",
             "a b",
+            "a/..",
+            ".",
+            "a/b/",
+            "é.jpg",
             "source",
             "source.mp4",
         ] {

@@ -18,9 +18,11 @@ use crate::time::Timestamp;
 /// Bytes of the HMAC kept in a URL (128 bits).
 const SIGNATURE_BYTES: usize = 16;
 
-/// The key media URLs are signed with (at least 32 bytes).
+/// The key media URLs are signed with (at least 32 bytes), kept as HMAC's keyed state: the two
+/// padded key blocks are hashed once, not on every signature (every describe of processed
+/// media signs one URL).
 #[derive(Clone)]
-pub struct MediaSigningKey(Vec<u8>);
+pub struct MediaSigningKey(Hmac<Sha256>);
 
 impl std::fmt::Debug for MediaSigningKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -47,19 +49,17 @@ pub enum UrlRefused {
 impl MediaSigningKey {
     /// A key from its bytes.
     pub fn new(bytes: Vec<u8>) -> Result<Self, WeakSigningKey> {
-        if bytes.len() >= 32 {
-            Ok(Self(bytes))
-        } else {
-            Err(WeakSigningKey)
+        if bytes.len() < 32 {
+            return Err(WeakSigningKey);
         }
+        // Every key length is accepted by HMAC: `new_from_slice` cannot fail here.
+        <Hmac<Sha256>>::new_from_slice(&bytes)
+            .map(Self)
+            .map_err(|_| WeakSigningKey)
     }
 
     fn mac(&self, object: ObjectId, expires: Timestamp) -> [u8; SIGNATURE_BYTES] {
-        // Every key length is accepted by HMAC: `new_from_slice` cannot fail here.
-        let mut mac = match <Hmac<Sha256>>::new_from_slice(&self.0) {
-            Ok(mac) => mac,
-            Err(_) => return [0; SIGNATURE_BYTES],
-        };
+        let mut mac = self.0.clone();
         mac.update(b"medialib media url v1\n");
         mac.update(object.to_string().as_bytes());
         mac.update(b"\n");
@@ -133,6 +133,19 @@ mod tests {
             k.verify(o, "1000", &sig, Timestamp::from_epoch_seconds(1_000)),
             Err(UrlRefused::Expired)
         );
+    }
+
+    /// The signature is HMAC-SHA256 over the documented message, so URLs minted by another
+    /// version of medialib (a rolling restart) still open: the value was computed outside
+    /// medialib, with Python's `hmac`.
+    #[test]
+    fn a_signature_is_the_hmac_of_the_documented_message() {
+        let sig = key(7).sign(object(1), Timestamp::from_epoch_seconds(1_000));
+        assert_eq!(
+            object(1).to_string(),
+            "00000000-0000-0000-0000-000000000001"
+        );
+        assert_eq!(sig, "h0hwaLHUtaAxBeMMkelF5A");
     }
 
     #[test]
