@@ -679,17 +679,12 @@ mod cases {
     pub fn read_facts_carry_the_derived_files(b: &Bench) {
         let one = derived("0a", &[(128, 128), (512, 512)]);
         let a = b.processed(&one);
-        let Underived {
-            waiting,
-            uploading,
-            catalog,
-            unknown,
-        } = underived(b);
+        let u = underived(b);
         let (lib, user) = (b.library, b.owner);
         for reader in [Reader::Anonymous, Reader::User(user)] {
             let facts = |o| b.store.read_facts(reader, lib, o).unwrap().derived;
             assert_eq!(facts(a), Some(one.clone()), "{reader:?}");
-            for o in [waiting, uploading, catalog, unknown] {
+            for o in [u.waiting, u.uploading, u.catalog, u.unknown] {
                 let stored = b.store.media(o).unwrap().and_then(|m| m.derived);
                 assert_eq!(facts(o), stored, "{reader:?} {o}");
                 assert_eq!(facts(o), None, "{reader:?} {o}");

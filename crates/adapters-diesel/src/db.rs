@@ -401,6 +401,15 @@ impl Database {
     pub(crate) fn write_gate(&self) -> &WriteGate {
         &self.gate
     }
+
+    /// This process's turn to write: on SQLite the write gate, held until dropped; on
+    /// PostgreSQL nothing (its writers wait on row locks).
+    pub(crate) fn write_turn(&self) -> Result<Option<parking_lot::MutexGuard<'_, ()>>, PoolError> {
+        match self.pools {
+            Pools::Sqlite(_) => self.gate.enter().map(Some),
+            Pools::Postgres(_) => Ok(None),
+        }
+    }
 }
 
 /// Reads the organization namespace, if the row exists (an example of [`with_conn!`]).

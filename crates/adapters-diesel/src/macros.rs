@@ -60,21 +60,10 @@ macro_rules! with_conn {
 /// process's [`WriteGate`](crate::db::WriteGate) is taken first (before the connection), so the
 /// write never waits on SQLite's lock behind another write of this process.
 macro_rules! with_write {
-    ($db:expr, $conn:ident => $body:block) => {
-        match $crate::db::Database::pools(&$db) {
-            $crate::db::Pools::Sqlite(pool) => {
-                let _gate = $crate::db::Database::write_gate(&$db).enter()?;
-                let mut pooled = pool.get().map_err($crate::error::PoolError::from)?;
-                let $conn: &mut ::diesel::SqliteConnection = &mut pooled;
-                $body
-            }
-            $crate::db::Pools::Postgres(pool) => {
-                let mut pooled = pool.get().map_err($crate::error::PoolError::from)?;
-                let $conn: &mut ::diesel::PgConnection = &mut pooled;
-                $body
-            }
-        }
-    };
+    ($db:expr, $conn:ident => $body:block) => {{
+        let _turn = $crate::db::Database::write_turn(&$db)?;
+        $crate::macros::with_conn!($db, $conn => $body)
+    }};
 }
 
 /// Runs `$body` in a transaction, with `$conn` bound to the transaction's connection.
