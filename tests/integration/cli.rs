@@ -1162,20 +1162,11 @@ fn http_get(url: &str) -> (u16, String) {
         })
 }
 
-fn epoch_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-        .try_into()
-        .unwrap()
-}
-
 fn restore_brings_a_deleted_object_back(db: &str) {
     let dir = tempfile::tempdir().unwrap();
     let env = [("MEDIALIB_DATABASE_URL", db)];
     // Deleted a day ago: well within the 30 days.
-    let services = services_at(db, epoch_now() - 86_400);
+    let services = services_at(db, crate::helpers::epoch_now() - 86_400);
     let (library, video) = deleted_video(&services, "alice");
     assert!(services.store().object(video).unwrap().is_none());
 
@@ -1236,7 +1227,7 @@ fn restore_refuses_what_it_cannot_restore(db: &str) {
     // Malformed ids are usage errors.
     refused(&["restore", "not-a-uuid"], 2, "object \"not-a-uuid\"");
     refused(&["restore"], 2, "UUID");
-    let live_services = services_at(db, epoch_now());
+    let live_services = services_at(db, crate::helpers::epoch_now());
     let (library, video) = deleted_video(&live_services, "carol");
     refused(
         &["restore", &video.to_string(), "--into", "42"],
@@ -1263,7 +1254,7 @@ fn restore_refuses_what_it_cannot_restore(db: &str) {
     assert!(live_services.store().object(video).unwrap().is_none());
 
     // Deleted 30 days ago and more: too late.
-    let old = services_at(db, epoch_now() - 30 * 86_400 - 60);
+    let old = services_at(db, crate::helpers::epoch_now() - 30 * 86_400 - 60);
     let (_, ancient) = deleted_video(&old, "dave");
     refused(
         &["restore", &ancient.to_string()],
@@ -1486,7 +1477,7 @@ fn demo_serves_and_reuses_its_data(db: &str) {
     );
 
     // A second start reuses everything, completes what is missing and changes the credentials.
-    let services = services_at(db, epoch_now());
+    let services = services_at(db, crate::helpers::epoch_now());
     let demo_user = services.oauth().list_users().unwrap().remove(0);
     let library_id = medialib_domain::ObjectId::parse(&library).unwrap();
     let syllabus = services
@@ -1557,7 +1548,7 @@ fn demo_serves_and_reuses_its_data(db: &str) {
 fn demo_media_is_processed(db: &str, library: &str) {
     use medialib_domain::media::MediaState;
 
-    let services = services_at(db, epoch_now());
+    let services = services_at(db, crate::helpers::epoch_now());
     let demo = services.oauth().list_users().unwrap().remove(0).as_caller();
     let library = medialib_domain::ObjectId::parse(library).unwrap();
     let items = services

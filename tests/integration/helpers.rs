@@ -128,6 +128,16 @@ pub fn http_client() -> reqwest::ClientBuilder {
     reqwest::Client::builder().pool_idle_timeout(CLIENT_IDLE)
 }
 
+/// The wall clock in epoch seconds, as the server under test reads it.
+pub fn epoch_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        .try_into()
+        .unwrap()
+}
+
 /// A media directory under the system's temporary directory for use cases wired in a test
 /// that stores no media (so that none lands in the working directory).
 pub fn shared_media_url() -> String {

@@ -96,15 +96,6 @@ struct Login {
     nonce: String,
 }
 
-fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-        .try_into()
-        .unwrap()
-}
-
 impl Lms {
     async fn start(b: Backend) -> Self {
         let app = ApiApp::start(b).await;
@@ -179,7 +170,7 @@ impl Lms {
 
     /// The claims of a launch by `sub` with `role` in course c-7, for `login`.
     fn claims(login: &Login, sub: &str, role: &str, deep: bool) -> Value {
-        let now = now();
+        let now = crate::helpers::epoch_now();
         let mut claims = json!({
             "iss": ISSUER, "aud": CLIENT, "sub": sub, "nonce": login.nonce,
             "iat": now, "exp": now + 300,
@@ -354,8 +345,8 @@ async fn attacks_on_the_login_and_the_launch_are_refused_with_a_page(b: Backend)
 
     let expired = lms
         .visit("s-1", LEARNER, false, |c| {
-            c["exp"] = json!(now() - 3600);
-            c["iat"] = json!(now() - 4000);
+            c["exp"] = json!(crate::helpers::epoch_now() - 3600);
+            c["iat"] = json!(crate::helpers::epoch_now() - 4000);
         })
         .await;
     refused(&expired, StatusCode::FORBIDDEN, "expired");
