@@ -186,7 +186,12 @@ fn the_parser_refuses_what_prometheus_would() {
 
 /// `GET /metrics`: 200, the text format's content type, parsed.
 async fn scrape(app: &OAuthApp) -> Exposition {
-    let res = app.api.app.get("/metrics").await;
+    scrape_app(&app.api.app).await
+}
+
+/// [`scrape`] of any test app.
+async fn scrape_app(app: &crate::helpers::TestApp) -> Exposition {
+    let res = app.get("/metrics").await;
     assert_eq!(res.status(), StatusCode::OK);
     assert_eq!(
         res.headers()["content-type"],
@@ -512,8 +517,42 @@ async fn every_metric_is_documented() {
     assert!(documented("| `medialib_a_total` | counter |").contains("medialib_a_total"));
 }
 
+/// Describe GETs count where they ran. On SQLite: the first describe of a processed video
+/// makes the key that signs its URLs, a write, so its attempt on the async worker is refused
+/// and it runs on the blocking pool; the next ones run on the worker. On PostgreSQL every
+/// read runs on the pool. Each answer shows the stills either way.
+async fn reads_are_counted_by_where_they_ran(b: Backend) {
+    use crate::api::records::{MediaApp, video_files};
+    let m = MediaApp::start(b).await;
+    let video = m.processed("lecture.mp4", "0a", &video_files()).await;
+    let describe = format!("/api/describe/c/{}/o/{video}", m.app.lib);
+    let before = scrape_app(&m.app.api.app).await;
+    for _ in 0..3 {
+        let a = m.get(&describe).await;
+        assert_eq!(a.status, StatusCode::OK, "{a:?}");
+        assert_eq!(
+            a.json["images"].as_object().map(|o| o.len()),
+            Some(3),
+            "{a:?}"
+        );
+    }
+    let after = scrape_app(&m.app.api.app).await;
+    assert_eq!(after.types["medialib_db_reads_total"], "counter");
+    let ran = |place: &str| {
+        let labels = [("place", place)];
+        after.value("medialib_db_reads_total", &labels)
+            - before.value("medialib_db_reads_total", &labels)
+    };
+    let expected = match b {
+        Backend::Sqlite => (2.0, 1.0),
+        Backend::Postgres => (0.0, 3.0),
+    };
+    assert_eq!((ran("worker"), ran("pool")), expected);
+}
+
 medialib_adapters_diesel::backend_tests!(
     async on [sqlite, postgres] with crate::api::run:
+    reads_are_counted_by_where_they_ran,
     requests_are_counted_by_route_pattern_method_and_status,
     the_database_pool_is_reported,
     token_outcomes_and_sign_ins_are_counted,

@@ -12,7 +12,7 @@ use diesel::r2d2::{
     R2D2Connection,
 };
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
-use medialib_ports::StoreError;
+use medialib_ports::{StoreError, no_wait};
 
 use crate::error::{DbError, PoolError};
 use crate::macros::{with_conn, with_tx};
@@ -210,8 +210,12 @@ impl WriteGate {
         }
     }
 
-    /// Waits (at most `connection_timeout`) until no other write of this process runs.
+    /// Waits (at most `connection_timeout`) until no other write of this process runs; inside
+    /// [`without_waiting`](no_wait::without_waiting) it refuses at once: no write runs there.
     pub(crate) fn enter(&self) -> Result<parking_lot::MutexGuard<'_, ()>, PoolError> {
+        if !no_wait::may_wait() {
+            return Err(would_wait("a write"));
+        }
         self.lock.try_lock_for(self.wait).ok_or_else(|| {
             PoolError::new(format!(
                 "another write held the SQLite write lock for over {} ms",
@@ -410,6 +414,36 @@ impl Database {
             Pools::Postgres(_) => Ok(None),
         }
     }
+}
+
+/// A SQLite connection for [`with_conn!`] and [`with_tx!`]: where waiting is allowed, the next
+/// one free (at most `connection_timeout`); inside [`without_waiting`](no_wait::without_waiting),
+/// an idle one or a refusal ([`no_wait::refuse`]).
+pub(crate) fn checkout_sqlite(
+    pool: &SqlitePool,
+) -> Result<PooledConnection<ConnectionManager<SqliteConnection>>, PoolError> {
+    if no_wait::may_wait() {
+        return Ok(pool.get()?);
+    }
+    pool.try_get()
+        .ok_or_else(|| would_wait("no idle SQLite connection"))
+}
+
+/// A PostgreSQL connection for [`with_conn!`] and [`with_tx!`], never inside
+/// [`without_waiting`](no_wait::without_waiting): every statement is a round trip over the
+/// network, which must not hold the calling thread.
+pub(crate) fn checkout_pg(pool: &PgPool) -> Result<PooledConnection<PgManager>, PoolError> {
+    if no_wait::may_wait() {
+        return Ok(pool.get()?);
+    }
+    Err(would_wait("PostgreSQL"))
+}
+
+/// The error of a store that refused to wait ([`no_wait::refuse`] called): never seen by a
+/// client, since the read is run again where it may wait.
+fn would_wait(what: &str) -> PoolError {
+    no_wait::refuse();
+    PoolError::new(format!("{what} would wait where no waiting is allowed"))
 }
 
 /// Reads the organization namespace, if the row exists (an example of [`with_conn!`]).

@@ -34,8 +34,10 @@
 
 /// Runs `$body` with `$conn` bound to a pooled `&mut SqliteConnection` or `&mut PgConnection`.
 ///
-/// `$db` is a [`Database`](crate::Database) (or a reference to one). Checking out a connection
-/// uses `?` with a [`PoolError`](crate::error::PoolError), so this must be used inside a function
+/// `$db` is a [`Database`](crate::Database) (or a reference to one). Inside
+/// [`without_waiting`](medialib_ports::no_wait::without_waiting) only an idle SQLite connection
+/// is taken, and a PostgreSQL one never ([`checkout_sqlite`](crate::db::checkout_sqlite)).
+/// Checking out a connection uses `?` with a [`PoolError`](crate::error::PoolError), so this must be used inside a function
 /// returning `Result<_, E>` where `E: From<PoolError>` (pool timeouts become
 /// `StoreError::Unavailable`). The macro evaluates to the value of `$body`; `?` inside `$body`
 /// returns from the enclosing function.
@@ -43,12 +45,12 @@ macro_rules! with_conn {
     ($db:expr, $conn:ident => $body:block) => {
         match $crate::db::Database::pools(&$db) {
             $crate::db::Pools::Sqlite(pool) => {
-                let mut pooled = pool.get().map_err($crate::error::PoolError::from)?;
+                let mut pooled = $crate::db::checkout_sqlite(pool)?;
                 let $conn: &mut ::diesel::SqliteConnection = &mut pooled;
                 $body
             }
             $crate::db::Pools::Postgres(pool) => {
-                let mut pooled = pool.get().map_err($crate::error::PoolError::from)?;
+                let mut pooled = $crate::db::checkout_pg(pool)?;
                 let $conn: &mut ::diesel::PgConnection = &mut pooled;
                 $body
             }
@@ -83,9 +85,8 @@ macro_rules! with_tx {
             $crate::db::Pools::Sqlite(pool) => {
                 match $crate::db::Database::write_gate(&$db)
                     .enter()
-                    .and_then(|gate| {
-                        Ok((gate, pool.get().map_err($crate::error::PoolError::from)?))
-                    }) {
+                    .and_then(|gate| Ok((gate, $crate::db::checkout_sqlite(pool)?)))
+                {
                     Ok((_gate, mut pooled)) => {
                         let conn: &mut ::diesel::SqliteConnection = &mut pooled;
                         conn.immediate_transaction(|$conn| $body)
@@ -93,14 +94,12 @@ macro_rules! with_tx {
                     Err(e) => Err(::core::convert::From::from(e)),
                 }
             }
-            $crate::db::Pools::Postgres(pool) => match pool.get() {
+            $crate::db::Pools::Postgres(pool) => match $crate::db::checkout_pg(pool) {
                 Ok(mut pooled) => {
                     let conn: &mut ::diesel::PgConnection = &mut pooled;
                     ::diesel::Connection::transaction(conn, |$conn| $body)
                 }
-                Err(e) => Err(::core::convert::From::from($crate::error::PoolError::from(
-                    e,
-                ))),
+                Err(e) => Err(::core::convert::From::from(e)),
             },
         }
     };

@@ -2,9 +2,11 @@
 
 use actix_web::web;
 use medialib_ports::Services;
+use medialib_ports::no_wait::{Inline, without_waiting};
 
 use crate::admission::Slot;
 use crate::error::ApiError;
+use crate::metrics::ReadPlace;
 use crate::state::AppState;
 
 /// What a use case spends on the blocking pool, which decides the slots it waits for.
@@ -32,6 +34,33 @@ where
     F: FnOnce(&Services) -> Result<T, E> + Send + 'static,
 {
     run_as(state, Work::Store, f).await
+}
+
+/// [`run`] for a read (no effects: it may run twice). Where the store is embedded
+/// ([`HttpConfig::inline_reads`](crate::HttpConfig::inline_reads)), it first runs here, on
+/// the async worker, with the stores told not to wait
+/// ([`without_waiting`](medialib_ports::no_wait::without_waiting)): a point read from SQLite's
+/// page cache takes a few µs, less than the two thread hand-offs of the blocking pool. When a
+/// store would have waited (no idle connection), what it returned is dropped and the read runs
+/// on the blocking pool as [`run`] does, in the same admission slot. A read done here holds
+/// its slot while it runs but is not observed by the queueing-delay rule: it never queued.
+pub async fn run_read<T, E, F>(state: &AppState, read: F) -> Result<T, ApiError>
+where
+    T: Send + 'static,
+    E: Into<ApiError> + Send + 'static,
+    F: FnOnce(&Services) -> Result<T, E> + Clone + Send + 'static,
+{
+    let slot = admit(state)?;
+    if state.config().inline_reads {
+        let here = read.clone();
+        let services = state.services();
+        if let Inline::Done(outcome) = without_waiting(|| here(services)) {
+            state.metrics.count_read(ReadPlace::Worker);
+            return outcome.map_err(Into::into);
+        }
+    }
+    state.metrics.count_read(ReadPlace::Pool);
+    run_admitted(state, slot, read).await
 }
 
 /// [`run`] for `work` that may wait for slots of its own ([`Work::PasswordHash`]).

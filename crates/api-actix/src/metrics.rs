@@ -130,8 +130,25 @@ pub(crate) struct Metrics {
     media_bytes: Family<DirectionLabel, Counter>,
     transfers: Family<DirectionLabel, Gauge>,
     out_of_space: Counter,
+    /// Reads that may run on the async worker (`blocking::run_read`), by where they ran.
+    reads_on_worker: Counter,
+    reads_on_pool: Counter,
     /// When the last 507 was answered, in seconds since the Unix epoch (0: never).
     out_of_space_at: std::sync::atomic::AtomicU64,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PlaceLabel {
+    place: &'static str,
+}
+
+/// Where a read ran (`blocking::run_read`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReadPlace {
+    /// On the async worker: the store answered without waiting.
+    Worker,
+    /// On the blocking pool: the store would have waited, or reads never run on the worker.
+    Pool,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -188,7 +205,15 @@ impl Metrics {
         let media_bytes = Family::<DirectionLabel, Counter>::default();
         let transfers = Family::<DirectionLabel, Gauge>::default();
         let out_of_space = Counter::default();
+        let reads = Family::<PlaceLabel, Counter>::default();
         let mut registry = Registry::default();
+        declare(
+            &mut registry,
+            "medialib_db_reads",
+            "Reads that may run on the async worker, by where they ran: worker (the store answered \
+             without waiting) or pool (the blocking pool).",
+            &reads,
+        );
         declare(
             &mut registry,
             "medialib_out_of_space",
@@ -239,6 +264,11 @@ impl Metrics {
             &lti_launches,
         );
         registry.register_collector(Box::new(AdmissionCollector(admission)));
+        // Both series exist from the start; a clone shares its count with the family's. One
+        // statement each: the guard `get_or_create` returns holds the family's lock until
+        // the statement ends, and the next one, creating a series, needs it exclusively.
+        let reads_on_worker = reads.get_or_create(&PlaceLabel { place: "worker" }).clone();
+        let reads_on_pool = reads.get_or_create(&PlaceLabel { place: "pool" }).clone();
         Self {
             registry,
             requests,
@@ -249,8 +279,18 @@ impl Metrics {
             media_bytes,
             transfers,
             out_of_space,
+            reads_on_worker,
+            reads_on_pool,
             out_of_space_at: std::sync::atomic::AtomicU64::new(0),
         }
+    }
+
+    /// Counts a read that may run on the async worker, by where it ran.
+    pub(crate) fn count_read(&self, place: ReadPlace) {
+        match place {
+            ReadPlace::Worker => self.reads_on_worker.inc(),
+            ReadPlace::Pool => self.reads_on_pool.inc(),
+        };
     }
 
     /// How long ago a request was last refused for want of space, if one was.

@@ -64,6 +64,10 @@ pub struct HttpConfig {
     /// With S3 media storage, answer delivery URLs with a 302 to a presigned URL of the
     /// object store instead of streaming through (`storage_redirect`).
     pub storage_redirect: bool,
+    /// Whether reads first run on the async worker, where the store answers without waiting
+    /// (`crate::blocking::run_read`): on for an embedded database (SQLite), off for one across
+    /// the network, whose every statement is a round trip.
+    pub inline_reads: bool,
 }
 
 /// The application state every handler can reach: always the whole service (there is no

@@ -131,6 +131,7 @@ impl Application {
             answer_budget: usize::try_from(settings.answer_budget).ok(),
             https_only: tls.is_some(),
             storage_redirect: settings.storage_redirect,
+            inline_reads: database.backend() == medialib_adapters_diesel::Backend::Sqlite,
         };
         let pool = Arc::new(DatabasePool(database.clone()));
         let readiness = crate::media::Ready {

@@ -8,6 +8,7 @@ pub mod error;
 mod failures;
 pub mod jobs;
 pub mod lti;
+pub mod no_wait;
 pub mod processing;
 pub mod repos;
 pub mod services;

@@ -17,7 +17,7 @@ mod media;
 mod openapi;
 mod pages;
 mod permission;
-mod records;
+pub mod records;
 mod user;
 
 use std::sync::Arc;

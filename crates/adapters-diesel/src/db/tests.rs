@@ -271,6 +271,102 @@ fn a_write_kept_waiting_past_the_timeout_is_unavailable() {
     assert_eq!(touch(&db, 4).unwrap(), 1);
 }
 
+/// The organization row's `created_at`, which `touch` and `touch_in_tx` set.
+fn touched(db: &Database) -> i64 {
+    let read = || -> Result<i64, DbError> {
+        with_conn!(db, conn => {
+            Ok(organization::table
+                .find(1)
+                .select(organization::created_at)
+                .first::<i64>(conn)?)
+        })
+    };
+    read().unwrap()
+}
+
+#[test]
+fn without_waiting_a_sqlite_read_takes_an_idle_connection_or_refuses_at_once() {
+    use medialib_ports::no_wait::{Inline, without_waiting};
+    let dir = tempfile::tempdir().unwrap();
+    let db = sqlite_file(dir.path(), Duration::from_secs(20));
+    let read = || read_namespace(&db);
+    assert!(
+        matches!(without_waiting(read), Inline::Done(Ok(Some(_)))),
+        "an idle connection answers the read on this thread"
+    );
+    let Pools::Sqlite(pool) = db.pools() else {
+        unreachable!("a SQLite URL")
+    };
+    let lent: Vec<_> = (0..pool.max_size()).map(|_| pool.get().unwrap()).collect();
+    let started = Instant::now();
+    assert!(matches!(without_waiting(read), Inline::WouldWait));
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "refused at once, not after connection_timeout: {:?}",
+        started.elapsed()
+    );
+    // The control: where waiting is allowed, the same read waits for a connection.
+    std::thread::scope(|s| {
+        let waiting = s.spawn(read);
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(
+            !waiting.is_finished(),
+            "the read waits while every connection is lent"
+        );
+        drop(lent);
+        assert!(waiting.join().unwrap().unwrap().is_some());
+    });
+}
+
+#[test]
+fn without_waiting_no_write_runs() {
+    use medialib_ports::no_wait::{Inline, without_waiting};
+    let dir = tempfile::tempdir().unwrap();
+    let db = sqlite_file(dir.path(), Duration::from_secs(20));
+    assert!(matches!(
+        without_waiting(|| touch_in_tx(&db, 5)),
+        Inline::WouldWait
+    ));
+    assert!(matches!(
+        without_waiting(|| touch(&db, 6)),
+        Inline::WouldWait
+    ));
+    assert!(
+        matches!(
+            without_waiting(|| db.ensure_namespace([1; 16]).map(|_| ())),
+            Inline::Done(Ok(()))
+        ),
+        "a namespace already stored is read, not written"
+    );
+    assert_eq!(touched(&db), 0, "neither write ran");
+    // The control: the same writes where waiting is allowed.
+    assert_eq!(touch_in_tx(&db, 5).unwrap(), 1);
+    assert_eq!(touched(&db), 5);
+    assert_eq!(touch(&db, 6).unwrap(), 1);
+    assert_eq!(touched(&db), 6);
+}
+
+#[test]
+fn without_waiting_postgres_is_never_used() {
+    use medialib_ports::no_wait::{Inline, without_waiting};
+    let Some(pg) = crate::testing::PgTestDb::create_or_skip() else {
+        return;
+    };
+    let db = Database::connect(&pg.url, &PoolOptions::default()).unwrap();
+    db.migrate(&mut |_| {}).unwrap();
+    db.ensure_namespace([7; 16]).unwrap();
+    assert!(matches!(
+        without_waiting(|| read_namespace(&db)),
+        Inline::WouldWait
+    ));
+    assert!(matches!(
+        without_waiting(|| touch(&db, 1)),
+        Inline::WouldWait
+    ));
+    assert_eq!(touched(&db), 0);
+    assert!(read_namespace(&db).unwrap().is_some(), "the control");
+}
+
 #[test]
 fn invalid_pool_options_are_errors_not_panics() {
     let zero = PoolOptions {

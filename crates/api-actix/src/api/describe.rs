@@ -8,7 +8,7 @@ use super::{Answer, Call, CollectionObject, PathIds, Public, Resource, answer, p
 use crate::apidoc::responses::{ConflictingWriteErrors, ReadErrors, WriteErrors};
 use crate::apidoc::schemas::{DescribeCreatePath, DescribeForm, ObjectInCollection};
 use crate::auth::presented_token;
-use crate::blocking::run;
+use crate::blocking::{run, run_read};
 use crate::error::ApiError;
 use crate::input::Form;
 use crate::records::{AnyRecord, DescribeRecord, LimitedRecord, UuidBody, images};
@@ -98,10 +98,10 @@ impl DescribePath {
 pub(crate) async fn read(call: &Call<'_>, path: DescribePath) -> Answer {
     call.only(&[])?;
     let (c, o) = path.existing()?;
-    // The token is checked in the same blocking call and store read as the describe.
+    // The token is checked in the same store read as the describe.
     let token = presented_token(call.req)?;
     let authenticated = token.is_some();
-    let (object, view, links) = run(call.state, move |s| -> Result<_, ApiError> {
+    let (object, view, links) = run_read(call.state, move |s| -> Result<_, ApiError> {
         let d = s.media().describe_with_token(token.as_deref(), c, o)?;
         // The stills come from the derived files the same read returned.
         let links = s.uploads().images_from(d.object.id(), d.derived.as_ref())?;
