@@ -381,7 +381,9 @@ mint_codes() { # N FILE (uses $base, $seed_dir)
         >"$work/mint.log" 2>&1 &
     local mint_pid=$!
     while kill -0 "$mint_pid" 2>/dev/null; do
-        have=$(cat "$out".* 2>/dev/null | wc -l)
+        # Until wrk's threads have opened their files the glob matches nothing and `cat`
+        # fails; under `pipefail` that failure would end this script, silently.
+        have=$(cat "$out".* 2>/dev/null | wc -l || true)
         [ "$have" -ge "$n" ] && break
         sleep 0.2
     done
