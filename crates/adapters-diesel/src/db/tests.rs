@@ -146,6 +146,41 @@ fn a_cached_statement_with_a_bound_limit_is_not_prepared_again() {
     assert_eq!(stmts[0].reprep, 1, "a schema change is seen: {stmts:?}");
 }
 
+#[derive(QueryableByName)]
+struct CompileOption {
+    #[diesel(sql_type = Text)]
+    compile_options: String,
+}
+
+/// SQLite is built in multi-thread mode without memory statistics (`.cargo/config.toml`), so it
+/// locks no mutex around each call on a connection or each allocation; diesel never lets two
+/// threads use one connection at once, which is what that mode asks. The control: a flag the
+/// build always sets is listed the same way.
+#[test]
+fn sqlite_is_built_for_one_thread_per_connection() {
+    let db = Database::connect("sqlite::memory:", &PoolOptions::default()).unwrap();
+    let Pools::Sqlite(pool) = db.pools() else {
+        unreachable!()
+    };
+    let options: Vec<String> = diesel::sql_query("PRAGMA compile_options")
+        .load::<CompileOption>(&mut *pool.get().unwrap())
+        .unwrap()
+        .into_iter()
+        .map(|o| o.compile_options)
+        .collect();
+    for wanted in [
+        "ENABLE_QPSG",
+        "THREADSAFE=2",
+        "DEFAULT_MEMSTATUS=0",
+        "DEFAULT_FOREIGN_KEYS",
+    ] {
+        assert!(
+            options.iter().any(|o| o == wanted),
+            "{wanted} missing from {options:?}"
+        );
+    }
+}
+
 #[test]
 fn sqlite_memory_keeps_one_database() {
     let opts = PoolOptions {
