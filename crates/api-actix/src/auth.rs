@@ -8,7 +8,7 @@ use actix_web::http::header;
 use medialib_domain::oauth::{Credentials, parse_authorization};
 use medialib_ports::services::AuthenticatedCaller;
 
-use crate::blocking::run;
+use crate::blocking::run_read;
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -31,7 +31,8 @@ pub async fn optional_caller(
 ) -> Result<Option<AuthenticatedCaller>, ApiError> {
     match presented_token(req)? {
         None => Ok(None),
-        Some(token) => run(state, move |s| s.oauth().authenticate_bearer(&token))
+        // A read: on SQLite it is answered on the async worker when it can be.
+        Some(token) => run_read(state, move |s| s.oauth().authenticate_bearer(&token))
             .await
             .map(Some),
     }

@@ -36,7 +36,9 @@ where
     run_as(state, Work::Store, f).await
 }
 
-/// [`run`] for a read (no effects: it may run twice). Where the store is embedded
+/// [`run`] for a read (no effects: it may run twice) whose only I/O is the repositories:
+/// the media storage and the sign-in providers do not know [`without_waiting`] and would
+/// block the worker. Where the store is embedded
 /// ([`HttpConfig::inline_reads`](crate::HttpConfig::inline_reads)), it first runs here, on
 /// the async worker, with the stores told not to wait
 /// ([`without_waiting`](medialib_ports::no_wait::without_waiting)): a point read from SQLite's

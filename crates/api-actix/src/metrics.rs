@@ -210,8 +210,9 @@ impl Metrics {
         declare(
             &mut registry,
             "medialib_db_reads",
-            "Reads that may run on the async worker, by where they ran: worker (the store answered \
-             without waiting) or pool (the blocking pool).",
+            "Reads that may run on the async worker (describe, bearer checks, introspection, info, \
+             embed, video, user and permission GET), by where they ran: worker (the store answered without \
+             waiting) or pool (the blocking pool).",
             &reads,
         );
         declare(

@@ -7,7 +7,7 @@ use medialib_domain::{Action, Description, ObjectPatch, Title};
 use super::{Answer, Call, MemberPath, Resource, answer};
 use crate::apidoc::responses::{ReadErrors, WriteErrors};
 use crate::apidoc::schemas::{CollectionObjectId, InfoForm};
-use crate::blocking::run;
+use crate::blocking::{run, run_read};
 use crate::error::ApiError;
 use crate::records::InfoRecord;
 
@@ -44,7 +44,7 @@ impl Resource for Info {
 pub(crate) async fn read(call: &Call<'_>, MemberPath(c, o): MemberPath) -> Answer {
     call.only(&[])?;
     let caller = call.caller()?;
-    let info = run(call.state, move |s| s.people().object_info(&caller, c, o)).await?;
+    let info = run_read(call.state, move |s| s.people().object_info(&caller, c, o)).await?;
     Ok(HttpResponse::Ok().json(InfoRecord::new(&info.object, info.owner.as_ref())))
 }
 

@@ -6,7 +6,7 @@ use actix_web::HttpResponse;
 use super::{Answer, Call, MemberPath, Resource, is_read, not_implemented};
 use crate::apidoc::responses::ReadErrors;
 use crate::apidoc::schemas::CollectionObjectId;
-use crate::blocking::run;
+use crate::blocking::run_read;
 use crate::records::{EmbedRecord, VideoRecord};
 
 /// `embed` or `video`: the same path, checks and use case, another record.
@@ -48,7 +48,7 @@ impl<const VIDEO: bool> Resource for Media<VIDEO> {
 pub(crate) async fn embed(call: &Call<'_>, MemberPath(c, o): MemberPath) -> Answer {
     call.only(&[])?;
     let caller = call.caller()?;
-    let object = run(call.state, move |s| s.media().view_object(&caller, c, o)).await?;
+    let object = run_read(call.state, move |s| s.media().view_object(&caller, c, o)).await?;
     Ok(HttpResponse::Ok().json(EmbedRecord::new(&object, call.state.base_url())))
 }
 
@@ -73,6 +73,6 @@ pub(crate) async fn embed(call: &Call<'_>, MemberPath(c, o): MemberPath) -> Answ
 pub(crate) async fn video(call: &Call<'_>, MemberPath(c, o): MemberPath) -> Answer {
     call.only(&[])?;
     let caller = call.caller()?;
-    let view = run(call.state, move |s| s.uploads().video(&caller, c, o)).await?;
+    let view = run_read(call.state, move |s| s.uploads().video(&caller, c, o)).await?;
     Ok(HttpResponse::Ok().json(VideoRecord::new(&view, call.state.base_url())))
 }

@@ -8,7 +8,7 @@ use medialib_ports::services::people::Grantee;
 use super::{Answer, Call, Resource, UserPath, answer};
 use crate::apidoc::responses::{ConflictingWriteErrors, ReadErrors};
 use crate::apidoc::schemas::{CollectionUser, GranteeForm, PermissionForm};
-use crate::blocking::run;
+use crate::blocking::{run, run_read};
 use crate::error::ApiError;
 use crate::records::PermissionRecord;
 
@@ -50,7 +50,7 @@ pub(crate) async fn list(call: &Call<'_>, UserPath(c, u): UserPath) -> Answer {
         IdOrZero::Zero => None,
         IdOrZero::Id(id) => Some(id),
     };
-    let entries = run(call.state, move |s| {
+    let entries = run_read(call.state, move |s| {
         s.people().list_permissions(&caller, c, only)
     })
     .await?;

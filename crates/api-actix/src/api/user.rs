@@ -8,7 +8,7 @@ use medialib_ports::services::people::{AddUserInput, UserPatch};
 use super::{Answer, Call, Resource, UserPath, answer};
 use crate::apidoc::responses::{ConflictingWriteErrors, HiddenReadErrors};
 use crate::apidoc::schemas::{CollectionUser, UserForm};
-use crate::blocking::run;
+use crate::blocking::{run, run_read};
 use crate::error::ApiError;
 use crate::records::{UserIdBody, UserRecord};
 
@@ -50,7 +50,7 @@ impl Resource for User {
 pub(crate) async fn read(call: &Call<'_>, UserPath(c, u): UserPath) -> Answer {
     call.only(&[])?;
     let caller = call.caller()?;
-    let view = run(call.state, move |s| s.people().read_user(&caller, c, u)).await?;
+    let view = run_read(call.state, move |s| s.people().read_user(&caller, c, u)).await?;
     Ok(HttpResponse::Ok().json(UserRecord::new(&view.user, view.visibility)))
 }
 

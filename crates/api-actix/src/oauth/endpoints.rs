@@ -22,7 +22,7 @@ use serde::Serialize;
 use super::SESSION_COOKIE;
 use crate::api::{Answer, Call, Endpoint, is_read, not_implemented, options};
 use crate::auth::presented_token;
-use crate::blocking::run;
+use crate::blocking::{run, run_read};
 use crate::error::ApiError;
 use crate::input::{ApiCall, Form};
 use crate::state::AppState;
@@ -316,7 +316,8 @@ impl ClientEndpoint for Introspect {
     async fn answer(_: &HttpRequest, state: &AppState, call: ClientCall) -> Answer {
         let ClientCall { creds, form } = call;
         let token = required(&form, "token")?;
-        let body = match run(state, move |s| s.oauth().introspect(&creds, &token)).await? {
+        // A read: on SQLite it is answered on the async worker when it can be.
+        let body = match run_read(state, move |s| s.oauth().introspect(&creds, &token)).await? {
             Introspection::Inactive => IntrospectionBody::default(),
             Introspection::Active {
                 kind,
