@@ -56,9 +56,21 @@ where
     if state.config().inline_reads {
         let here = read.clone();
         let services = state.services();
-        if let Inline::Done(outcome) = without_waiting(|| here(services)) {
-            state.metrics.count_read(ReadPlace::Worker);
-            return outcome.map_err(Into::into);
+        // A panic is answered 500 here as the blocking pool answers it, instead of unwinding
+        // through the worker and dropping its other connections.
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            without_waiting(|| here(services))
+        }));
+        match ran {
+            Ok(Inline::Done(outcome)) => {
+                state.metrics.count_read(ReadPlace::Worker);
+                return outcome.map_err(Into::into);
+            }
+            Ok(Inline::WouldWait) => {}
+            Err(_) => {
+                tracing::error!("a read panicked on the async worker");
+                return Err(ApiError::Internal);
+            }
         }
     }
     state.metrics.count_read(ReadPlace::Pool);
@@ -140,4 +152,71 @@ pub async fn within_deadline<T>(
         );
         ApiError::DatabaseUnavailable
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use medialib_adapters_memory::testing::Harness;
+    use medialib_ports::no_wait::{may_wait, refuse};
+
+    use super::*;
+
+    #[derive(Debug)]
+    struct Up;
+
+    impl crate::Readiness for Up {
+        fn ready(&self) -> Result<(), String> {
+            Ok(())
+        }
+    }
+
+    fn state(inline_reads: bool) -> AppState {
+        let config = crate::HttpConfig {
+            inline_reads,
+            ..crate::HttpConfig::default()
+        };
+        AppState::new(Arc::new(Up), Harness::new().services.clone(), config)
+    }
+
+    /// Where the read ran: `true` on the worker (waiting not allowed there).
+    fn read_where() -> impl FnOnce(&Services) -> Result<bool, ApiError> + Clone + Send + 'static {
+        |_| Ok(!may_wait())
+    }
+
+    #[actix_web::test]
+    async fn a_read_runs_on_the_worker_only_where_reads_may() {
+        assert!(run_read(&state(true), read_where()).await.unwrap());
+        // The control: without `inline_reads` it runs on the blocking pool, where it may wait.
+        assert!(!run_read(&state(false), read_where()).await.unwrap());
+    }
+
+    #[actix_web::test]
+    async fn a_refused_read_runs_again_on_the_pool_and_only_that_answer_counts() {
+        let attempts = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&attempts);
+        let read = move |_: &Services| -> Result<&'static str, ApiError> {
+            counted.fetch_add(1, Ordering::SeqCst);
+            if may_wait() {
+                Ok("from the pool")
+            } else {
+                refuse();
+                Err(ApiError::DatabaseUnavailable)
+            }
+        };
+        assert_eq!(run_read(&state(true), read).await.unwrap(), "from the pool");
+        assert_eq!(attempts.load(Ordering::SeqCst), 2);
+    }
+
+    #[actix_web::test]
+    async fn a_read_that_panics_on_the_worker_is_a_500() {
+        let panics = |_: &Services| -> Result<(), ApiError> { panic!("a bug in a read") };
+        let answer = run_read(&state(true), panics).await;
+        assert!(matches!(answer, Err(ApiError::Internal)), "{answer:?}");
+        // The same on the blocking pool (the behaviour it keeps).
+        let answer = run_read(&state(false), panics).await;
+        assert!(matches!(answer, Err(ApiError::Internal)), "{answer:?}");
+    }
 }
