@@ -306,6 +306,93 @@ fn a_write_kept_waiting_past_the_timeout_is_unavailable() {
     assert_eq!(touch(&db, 4).unwrap(), 1);
 }
 
+/// Whether the connection that runs a `with_write!` statement has the temporary table `mark`
+/// (temporary tables belong to one connection); creates it when `create`.
+fn writer_has_mark(db: &Database, create: bool) -> bool {
+    let run = || -> Result<bool, DbError> {
+        crate::macros::with_write!(db, conn => {
+            if create {
+                conn.batch_execute("CREATE TEMP TABLE mark (x INTEGER)")?;
+            }
+            Ok(conn.batch_execute("SELECT x FROM temp.mark").is_ok())
+        })
+    };
+    run().unwrap()
+}
+
+#[test]
+fn sqlite_file_writes_run_on_one_connection_of_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = sqlite_file(dir.path(), Duration::from_millis(300));
+    assert!(writer_has_mark(&db, true));
+    assert_eq!(touch_in_tx(&db, 1).unwrap(), 1);
+    assert!(
+        writer_has_mark(&db, false),
+        "the next writes ran on the connection that made the mark"
+    );
+    // The control: no pooled connection has the mark, and with every one of them lent a write
+    // still runs, while a read waits out its timeout.
+    let Pools::Sqlite(pool) = db.pools() else {
+        unreachable!("a SQLite URL")
+    };
+    let lent: Vec<_> = (0..pool.max_size()).map(|_| pool.get().unwrap()).collect();
+    for mut conn in lent {
+        assert!(conn.batch_execute("SELECT x FROM temp.mark").is_err());
+        assert_eq!(
+            diesel::sql_query("PRAGMA foreign_keys")
+                .get_result::<ForeignKeys>(&mut *conn)
+                .unwrap()
+                .foreign_keys,
+            1
+        );
+    }
+    let lent: Vec<_> = (0..pool.max_size()).map(|_| pool.get().unwrap()).collect();
+    assert_eq!(touch(&db, 2).unwrap(), 1);
+    assert!(
+        read_namespace(&db).is_err(),
+        "every pooled connection is lent"
+    );
+    drop(lent);
+    assert_eq!(touched(&db), 2, "a pooled read sees the writer's commit");
+    let foreign_keys = || -> Result<i64, DbError> {
+        crate::macros::with_write!(db, conn => {
+            Ok(diesel::sql_query("PRAGMA foreign_keys").get_result::<ForeignKeys>(conn)?.foreign_keys)
+        })
+    };
+    assert_eq!(
+        foreign_keys().unwrap(),
+        1,
+        "the writer runs with the pragmas"
+    );
+}
+
+#[test]
+fn a_writer_left_broken_by_a_panic_is_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = sqlite_file(dir.path(), Duration::from_secs(20));
+    assert!(writer_has_mark(&db, true));
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _: Result<usize, DbError> = with_tx!(db, conn => {
+            diesel::update(organization::table)
+                .set(organization::created_at.eq(9_i64))
+                .execute(conn)?;
+            panic!("a bug inside a transaction");
+        });
+    }));
+    assert!(panicked.is_err());
+    assert_eq!(touched(&db), 0, "the panicked transaction did not commit");
+    assert!(
+        !writer_has_mark(&db, false),
+        "the broken writer was dropped (its uncommitted transaction with it) and another opened"
+    );
+    assert_eq!(touch_in_tx(&db, 3).unwrap(), 1);
+    assert_eq!(
+        touched(&db),
+        3,
+        "the new writer's commit is seen by a pooled read"
+    );
+}
+
 /// The organization row's `created_at`, which `touch` and `touch_in_tx` set.
 fn touched(db: &Database) -> i64 {
     let read = || -> Result<i64, DbError> {
