@@ -184,8 +184,11 @@ def scenarios(runs, ceilings, small, large, page, rss_conns):
              *describe_ceiling, 0.50 if b == "sqlite" else 0.45, "ratio"),
             (f"describe_bearer_{b}", f"describe GET with a bearer token, {b}",
              rps(f"describe_bearer_{b}"), "req/s", pub, "public describe", 0.90, "ratio"),
+            # On SQLite introspection's target is against oidc-provider, measured by
+            # ../shared/peer-bench/run.sh, not here: the ratio is shown without a verdict.
             (f"introspect_{b}", f"introspection (RFC 7662) of an access token, {b}",
-             rps(f"introspect_{b}"), "req/s", pub, "public describe", 0.85, "ratio"),
+             rps(f"introspect_{b}"), "req/s", pub, "public describe",
+             0.85 if b == "postgres" else None, "ratio"),
             (f"catalog_small_{b}", f"catalog GET, {small} objects, {b} (rows/s)",
              None if small_rps is None else small_rps * small, "rows/s", scan,
              "SQLite scan (diesel, 1 thread)" if b == "sqlite" else "PG scan (pgbench, 8 clients)",
@@ -260,7 +263,9 @@ def main():
     ):
         r = runs.get(key, {})
         ratio = value / ceiling if ceiling and kind == "ratio" else None
-        if kind == "ratio":
+        if kind == "ratio" and target is None:
+            met, target_text = None, "— (peer bench)"
+        elif kind == "ratio":
             met = None if ratio is None else ratio >= target
             target_text = f"≥ {target:.2f}"
         elif kind == "p99":
