@@ -59,32 +59,19 @@ macro_rules! with_conn {
 }
 
 /// Like [`with_conn!`], for a single statement that writes outside a transaction: on SQLite the
-/// process's [`WriteGate`](crate::db::WriteGate) is taken first, and the statement runs on the
-/// gate's connection ([`WriteTurn::connection`](crate::db::WriteTurn::connection)), so the write
-/// never waits on SQLite's lock behind another write of this process.
+/// process's [`WriteGate`](crate::db::WriteGate) is taken first (before the connection), so the
+/// write never waits on SQLite's lock behind another write of this process.
 macro_rules! with_write {
-    ($db:expr, $conn:ident => $body:block) => {
-        match $crate::db::Database::pools(&$db) {
-            $crate::db::Pools::Sqlite(pool) => {
-                let mut turn = $crate::db::Database::write_gate(&$db).enter()?;
-                let mut writer = turn.connection(pool)?;
-                let $conn: &mut ::diesel::SqliteConnection = &mut writer;
-                $body
-            }
-            $crate::db::Pools::Postgres(pool) => {
-                let mut pooled = $crate::db::checkout_pg(pool)?;
-                let $conn: &mut ::diesel::PgConnection = &mut pooled;
-                $body
-            }
-        }
-    };
+    ($db:expr, $conn:ident => $body:block) => {{
+        let _turn = $crate::db::Database::write_turn(&$db)?;
+        $crate::macros::with_conn!($db, $conn => $body)
+    }};
 }
 
 /// Runs `$body` in a transaction, with `$conn` bound to the transaction's connection.
 ///
-/// SQLite takes the process's [`WriteGate`](crate::db::WriteGate) first, then its connection
-/// ([`WriteTurn::connection`](crate::db::WriteTurn::connection): the gate's own for a file, the
-/// pooled one for `sqlite::memory:`), then uses `BEGIN IMMEDIATE`, so the write lock is taken up front: writers of this process
+/// SQLite takes the process's [`WriteGate`](crate::db::WriteGate) first, then the connection,
+/// then uses `BEGIN IMMEDIATE`, so the write lock is taken up front: writers of this process
 /// queue on the gate, other processes' writers on `busy_timeout`, and none fails when a read
 /// transaction tries to upgrade. PostgreSQL uses a plain `BEGIN` (READ COMMITTED).
 ///
@@ -96,14 +83,14 @@ macro_rules! with_tx {
     ($db:expr, $conn:ident => $body:block) => {
         match $crate::db::Database::pools(&$db) {
             $crate::db::Pools::Sqlite(pool) => {
-                match $crate::db::Database::write_gate(&$db).enter() {
-                    Ok(mut turn) => match turn.connection(pool) {
-                        Ok(mut writer) => {
-                            let conn: &mut ::diesel::SqliteConnection = &mut writer;
-                            conn.immediate_transaction(|$conn| $body)
-                        }
-                        Err(e) => Err(::core::convert::From::from(e)),
-                    },
+                match $crate::db::Database::write_gate(&$db)
+                    .enter()
+                    .and_then(|gate| Ok((gate, $crate::db::checkout_sqlite(pool)?)))
+                {
+                    Ok((_gate, mut pooled)) => {
+                        let conn: &mut ::diesel::SqliteConnection = &mut pooled;
+                        conn.immediate_transaction(|$conn| $body)
+                    }
                     Err(e) => Err(::core::convert::From::from(e)),
                 }
             }
