@@ -858,6 +858,60 @@ mod cases {
         assert_eq!(h.store.client(&id).unwrap(), None);
     }
 
+    pub fn client_and_bearer_read_what_their_two_reads_do(h: &Harness) {
+        let alice = h.user("alice", false);
+        let creds = h.client();
+        let id = ClientId::parse(&creds.client_id).unwrap();
+        let tokens = h.tokens(&creds, &alice, false);
+        let access = TokenKind::Access
+            .digest_presented(tokens.access_token.expose())
+            .unwrap();
+        let (_, unknown) = TokenKind::Access.mint(rand::random());
+        // The control: what the client read and the bearer read return on their own.
+        let client = h.store.client(&id).unwrap();
+        let bearer = h.store.bearer(&access).unwrap();
+        assert!(client.is_some() && bearer.is_some());
+        assert_eq!(
+            h.store.client_and_bearer(&id, &access).unwrap(),
+            (client.clone(), bearer.clone())
+        );
+        assert_eq!(
+            h.store.client_and_bearer(&id, &unknown).unwrap(),
+            (client, None)
+        );
+        let nobody = ClientId::parse("nobody").unwrap();
+        assert_eq!(
+            h.store.client_and_bearer(&nobody, &access).unwrap(),
+            (None, bearer)
+        );
+        // A public client with redirect URIs out of alphabetical order keeps their order.
+        let uris = [
+            "https://b.example/cb",
+            "https://a.example/cb",
+            "https://c.example/x",
+        ];
+        let public = Client::new(
+            ClientId::parse("mobile-app").unwrap(),
+            ClientName::parse("Mobile").unwrap(),
+            uris.iter()
+                .map(|u| RedirectUri::parse(u).unwrap())
+                .collect(),
+            ClientKind::Public,
+        )
+        .unwrap();
+        h.store.create_client(&public, h.clock.now()).unwrap();
+        let (read, none) = h.store.client_and_bearer(public.id(), &unknown).unwrap();
+        assert_eq!(read.as_ref(), Some(&public));
+        assert_eq!(none, None);
+        let order: Vec<_> = read
+            .unwrap()
+            .redirect_uris()
+            .iter()
+            .map(|u| u.as_str().to_owned())
+            .collect();
+        assert_eq!(order, uris);
+    }
+
     pub fn code_exchange_and_replay_revokes(h: &Harness) {
         let alice = h.user("alice", false);
         let creds = h.client();
@@ -2186,6 +2240,7 @@ medialib_adapters_diesel::backend_tests!(
     concurrent_demotions_keep_an_admin,
     concurrent_adds_never_make_a_cycle,
     clients_register_and_authenticate,
+    client_and_bearer_read_what_their_two_reads_do,
     code_exchange_and_replay_revokes,
     refresh_rotates_and_reuse_revokes_the_family,
     a_refresh_retry_within_the_grace_replaces_the_untouched_pair,

@@ -10,7 +10,7 @@
 //! `Mirrors adapters-diesel grants.rs`.
 
 use medialib_domain::oauth::{
-    AccessTokenRecord, ClientId, CodeDecision, CodeFacts, IssuedCode, RefreshDecision,
+    AccessTokenRecord, Client, ClientId, CodeDecision, CodeFacts, IssuedCode, RefreshDecision,
     RefreshFacts, RefreshTokenRecord, RevocationFacts, RevokeDecision, StoredCode,
 };
 use medialib_domain::{Timestamp, TokenDigest, UserId};
@@ -74,6 +74,18 @@ impl GrantRepository for MemoryStore {
 
     fn bearer(&self, digest: &TokenDigest) -> Result<Option<BearerRecord>, StoreError> {
         Ok(self.lock().bearer_record(digest))
+    }
+
+    fn client_and_bearer(
+        &self,
+        client: &ClientId,
+        digest: &TokenDigest,
+    ) -> Result<(Option<Client>, Option<BearerRecord>), StoreError> {
+        let state = self.lock();
+        Ok((
+            state.clients.get(client).cloned(),
+            state.bearer_record(digest),
+        ))
     }
 
     fn revocation(

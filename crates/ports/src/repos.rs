@@ -494,6 +494,14 @@ pub trait GrantRepository: Send + Sync {
     fn access_token(&self, digest: &TokenDigest) -> Result<Option<AccessTokenRecord>, StoreError>;
     /// An access token by digest with the user it acts for, in one step.
     fn bearer(&self, digest: &TokenDigest) -> Result<Option<BearerRecord>, StoreError>;
+    /// The registered client `client` (as `ClientRepository::client` reads it) and the access
+    /// token with `digest` with its user (as [`bearer`](Self::bearer) reads it), in one step:
+    /// introspection needs both, and on PostgreSQL each step is a round trip.
+    fn client_and_bearer(
+        &self,
+        client: &ClientId,
+        digest: &TokenDigest,
+    ) -> Result<(Option<Client>, Option<BearerRecord>), StoreError>;
     /// Runs `work` in one transaction over the token with `digest` presented for revocation
     /// (RFC 7009), as [`code_grant`](Self::code_grant) does for a code.
     fn revocation(

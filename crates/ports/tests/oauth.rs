@@ -612,6 +612,25 @@ fn revocation_and_introspection_answer_only_the_holder() {
         h.services.oauth().revoke(&other, access).unwrap(),
         RevokeOutcome::OtherClient
     );
+    // Client authentication comes first on both paths (an access token is read together
+    // with the client, a refresh token after it): a wrong secret or an unknown client is
+    // refused, never told about the token.
+    for token in [access, refresh] {
+        assert_eq!(
+            h.services
+                .oauth()
+                .introspect(&with_secret(&creds, Some("mls_wrong")), token),
+            Err(ClientAuthFailed::Refused(ClientAuthError::WrongSecret))
+        );
+        let stranger = ClientCredentials {
+            client_id: "nobody".to_owned(),
+            client_secret: Some(Secret::new("mls_x")),
+        };
+        assert_eq!(
+            h.services.oauth().introspect(&stranger, token),
+            Err(ClientAuthFailed::Unknown)
+        );
+    }
     // The holder sees each token active, acting for alice.
     for (token, expected) in [
         (access, medialib_domain::TokenKind::Access),

@@ -21,6 +21,8 @@
 //! | `t` | the access token | grant, user, client, scope | expires, revoked, grant revoked | |
 //! | `u` | the token's user | id, uniqueId, first name, last name | | org admin |
 //! | `d` | the files derived from the object's media (`DerivedSet` as text) | text | | |
+//! | `k` | a registered client ([`ClientAndBearer`] only) | id, name, secret digest | | |
+//! | `r` | one of its redirect URIs ([`ClientAndBearer`] only) | uri | position | |
 //!
 //! The first branch of each statement casts its NULLs, so PostgreSQL types every column from
 //! it (it resolves a `UNION` pairwise, and two untyped NULLs would become text).
@@ -186,6 +188,38 @@ pub(crate) struct BearerOnly;
 impl FixedSql for BearerOnly {
     const SQL: &'static str = token_branches!("");
     type Row = FactColumns;
+}
+
+/// A client (`k`), its redirect URIs (`r`), then an access token and its user (`t`, `u`):
+/// introspection's reads in one statement. Parameters: client, client, digest, digest.
+pub(crate) struct ClientAndBearer;
+impl FixedSql for ClientAndBearer {
+    const SQL: &'static str = concat!(
+        "SELECT 'k', id, name, secret_digest, CAST(NULL AS TEXT), CAST(NULL AS TEXT), \
+                CAST(NULL AS TEXT), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), \
+                CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS BOOLEAN) \
+            FROM oauth_clients WHERE id = ? \
+        UNION ALL SELECT 'r', uri, NULL, NULL, NULL, NULL, NULL, CAST(position AS BIGINT), \
+                NULL, NULL, NULL, NULL \
+            FROM oauth_client_redirect_uris WHERE client_id = ? ",
+        token_branches!("UNION ALL ")
+    );
+    type Row = FactColumns;
+}
+
+/// Reads a client with its redirect URIs and an access token with its user on one
+/// connection, in one statement ([`ClientAndBearer`]).
+pub(crate) fn read_client_and_bearer<C>(
+    conn: &mut C,
+    client: &str,
+    digest: &TokenDigest,
+) -> QueryResult<Vec<FactRow>>
+where
+    C: Connection,
+    for<'a> Fixed<'a, ClientAndBearer>: diesel::query_dsl::LoadQuery<'a, C, FactRow>,
+{
+    let d = digest.to_hex();
+    Fixed::<ClientAndBearer>::new(&[client, client, &d, &d]).load(conn)
 }
 
 /// Reads the facts of `object` through `collection` for `reader` on one connection: one

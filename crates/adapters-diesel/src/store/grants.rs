@@ -7,8 +7,8 @@
 use diesel::prelude::*;
 use diesel::{PgConnection, SqliteConnection};
 use medialib_domain::oauth::{
-    AccessTokenRecord, CodeDecision, IssuedCode, RefreshDecision, RefreshTokenRecord, Revocation,
-    RevokeDecision,
+    AccessTokenRecord, Client, ClientId, CodeDecision, IssuedCode, RefreshDecision,
+    RefreshTokenRecord, Revocation, RevokeDecision,
 };
 use medialib_domain::{Timestamp, TokenDigest, UserId};
 use medialib_ports::{
@@ -120,6 +120,21 @@ impl GrantRepository for DieselStore {
             with_conn!(self.db, conn => { Ok(facts::read_bearer(conn, digest)?) })
         })()?;
         Ok(facts::into_facts(rows)?.bearer)
+    }
+
+    fn client_and_bearer(
+        &self,
+        client: &ClientId,
+        digest: &TokenDigest,
+    ) -> Result<(Option<Client>, Option<BearerRecord>), StoreError> {
+        let rows = (|| -> Result<_, DbError> {
+            with_conn!(self.db, conn => {
+                Ok(facts::read_client_and_bearer(conn, client.as_str(), digest)?)
+            })
+        })()?;
+        let client = super::clients::from_fact_rows(&rows)?;
+        let token_rows = rows.into_iter().filter(|r| r.0 != "k" && r.0 != "r");
+        Ok((client, facts::into_facts(token_rows.collect())?.bearer))
     }
 
     fn revocation(

@@ -299,9 +299,7 @@ impl OAuthServices {
         creds: &ClientCredentials,
     ) -> Result<Client, ClientAuthFailed> {
         let id = ClientId::parse(&creds.client_id).map_err(|_| ClientAuthFailed::Unknown)?;
-        let client = self.clients.client(&id)?.ok_or(ClientAuthFailed::Unknown)?;
-        client.authenticate(creds.client_secret.as_ref())?;
-        Ok(client)
+        authenticated(self.clients.client(&id)?, creds)
     }
 
     /// `grant_type=authorization_code`: the facts are read, decided by the domain
@@ -452,13 +450,23 @@ impl OAuthServices {
         creds: &ClientCredentials,
         token: &str,
     ) -> Result<Introspection, ClientAuthFailed> {
-        let client = self.authenticate_client(creds)?;
+        // An access token is read with the client presenting it and the token's user in one
+        // step (`client_and_bearer`); a refresh token once the client has authenticated, and
+        // its user once the token is known to be the client's.
+        let access = TokenKind::Access.digest_presented(token);
+        let (client, bearer) = match &access {
+            Some(d) => {
+                let id =
+                    ClientId::parse(&creds.client_id).map_err(|_| ClientAuthFailed::Unknown)?;
+                let (client, bearer) = self.grants.client_and_bearer(&id, d)?;
+                (authenticated(client, creds)?, bearer)
+            }
+            None => (self.authenticate_client(creds)?, None),
+        };
         client.may_introspect()?;
         let now = self.world.clock.now();
-        // An access token is read with its user in one step (`bearer`, as a bearer call is);
-        // a refresh token's user is read once the token is known to be the client's.
-        let found = if let Some(d) = TokenKind::Access.digest_presented(token) {
-            self.grants.bearer(&d)?.and_then(|r| {
+        let found = if access.is_some() {
+            bearer.and_then(|r| {
                 let expires_at = r.token.expires_at;
                 let active = r.token.check(now).ok()?;
                 Some((
@@ -503,4 +511,15 @@ impl OAuthServices {
             None => Ok(Introspection::Inactive),
         }
     }
+}
+
+/// `client` (as read for the id presented) once its secret is checked: an unknown client and a
+/// wrong secret are refused alike by the caller's mapping.
+fn authenticated(
+    client: Option<Client>,
+    creds: &ClientCredentials,
+) -> Result<Client, ClientAuthFailed> {
+    let client = client.ok_or(ClientAuthFailed::Unknown)?;
+    client.authenticate(creds.client_secret.as_ref())?;
+    Ok(client)
 }
