@@ -5,7 +5,7 @@ use medialib_domain::oauth::{Client, ClientId, ClientKind, ClientName, RedirectU
 use medialib_domain::{Timestamp, TokenDigest};
 use medialib_ports::{ClientRepository, CreateClientError, StoreError};
 
-use super::facts::FactRow;
+use super::facts::{FactRow, need};
 use super::rows::{client_id, digest};
 use super::{DieselStore, flatten, is_unique_violation};
 use crate::error::DbError;
@@ -43,16 +43,14 @@ pub(super) fn from_fact_rows(rows: &[FactRow]) -> Result<Option<Client>, StoreEr
     let Some(k) = rows.iter().find(|r| r.0 == "k") else {
         return Ok(None);
     };
-    let need = |v: &Option<String>, what: &str| {
-        v.clone()
-            .ok_or_else(|| StoreError::Corrupt(format!("client read: no {what}")))
-    };
-    let row = (need(&k.1, "id")?, need(&k.2, "name")?, k.3.clone());
+    let row = (
+        need(k.1.clone(), "k")?,
+        need(k.2.clone(), "k")?,
+        k.3.clone(),
+    );
     let mut uris: Vec<(i64, String)> = Vec::new();
     for r in rows.iter().filter(|r| r.0 == "r") {
-        let position =
-            r.7.ok_or_else(|| StoreError::Corrupt("client read: no uri position".into()))?;
-        uris.push((position, need(&r.1, "uri")?));
+        uris.push((need(r.7, "r")?, need(r.1.clone(), "r")?));
     }
     uris.sort();
     build(row, uris.into_iter().map(|(_, u)| u).collect()).map(Some)

@@ -1,5 +1,6 @@
 //! The read models of the hot paths, each one statement: [`MediaRepository::read_facts`]
-//! (describe GET, catalog GET, embed) and [`GrantRepository::bearer`] (every bearer call).
+//! (describe GET, catalog GET, embed), [`GrantRepository::bearer`] (every bearer call) and
+//! [`GrantRepository::client_and_bearer`] (introspection).
 //!
 //! A statement is a `UNION ALL` of small branches, each an index lookup, that all return the
 //! same twelve columns: a one-letter kind, then six text, four integer and one boolean
@@ -29,6 +30,7 @@
 //!
 //! [`MediaRepository::read_facts`]: medialib_ports::MediaRepository::read_facts
 //! [`GrantRepository::bearer`]: medialib_ports::GrantRepository::bearer
+//! [`GrantRepository::client_and_bearer`]: medialib_ports::GrantRepository::client_and_bearer
 
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Bool, Nullable, Text};
@@ -279,7 +281,8 @@ fn corrupt(what: &str) -> StoreError {
     StoreError::Corrupt(format!("read facts: a `{what}` row lacks a column"))
 }
 
-fn need<T>(v: Option<T>, what: &str) -> Result<T, StoreError> {
+/// `v`, or a `Corrupt` error naming the row kind `what` that lacks it.
+pub(super) fn need<T>(v: Option<T>, what: &str) -> Result<T, StoreError> {
     v.ok_or_else(|| corrupt(what))
 }
 
