@@ -1,5 +1,5 @@
-//! Large answers (catalog listings): a budget of bytes for the bodies being built or sent, and
-//! a body that hands its bytes to the connection in small chunks.
+//! Large answers (catalog listings, media ranges read whole): a budget of bytes for the bodies
+//! being built or sent, and a body that hands its bytes to the connection in small chunks.
 //!
 //! Two things made memory grow with answer size × connections (issue 24, item 4: 512
 //! connections reading a 1 000-member library, 505 KiB answers, took the server to 416 MiB):
@@ -127,11 +127,11 @@ impl AnswerBudget {
 }
 
 /// A body of known size yielded [`CHUNK`] bytes at a time, holding its [`Share`] of the budget
-/// until it is dropped.
+/// (if it has one) until it is dropped.
 #[derive(Debug)]
 pub(crate) struct Chunked {
     rest: Bytes,
-    _share: Share,
+    _share: Option<Share>,
 }
 
 impl Chunked {
@@ -139,7 +139,17 @@ impl Chunked {
     pub(crate) fn new(body: impl Into<Bytes>, share: Share) -> Self {
         Self {
             rest: body.into(),
-            _share: share,
+            _share: Some(share),
+        }
+    }
+
+    /// `body`, whose memory something else bounds (a media file's range, read whole: the
+    /// transfer slots bound those), yielded in chunks all the same so that the connection's
+    /// write buffer does not keep its size.
+    pub(crate) fn unbudgeted(body: impl Into<Bytes>) -> Self {
+        Self {
+            rest: body.into(),
+            _share: None,
         }
     }
 }

@@ -272,7 +272,10 @@ async fn answer(
             state
                 .metrics
                 .media_bytes(crate::metrics::Direction::Out, bytes.len() as u64);
-            Ok(builder.body(bytes))
+            // In slices: actix-http copies each chunk into the connection's write buffer,
+            // which would otherwise keep the size of the largest range for as long as the
+            // connection lives (and copy a whole MiB out of the CPU's cache at once).
+            Ok(builder.body(crate::answers::Chunked::unbudgeted(bytes)))
         }
         Body::Stream(reader) => {
             let body = stream(state, reader)?;
