@@ -30,6 +30,28 @@ pub const SHUTDOWN_TIMEOUT_SECONDS: u64 = 30;
 /// the API gives a body 30 s more (`BODY_TIMEOUT` in api-actix).
 const CLIENT_REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Turns Nagle's algorithm off on an accepted connection (`TCP_NODELAY`), plain or TLS.
+///
+/// actix-web leaves it on, and it holds back a write smaller than a segment while an earlier
+/// one is unacknowledged. An answer written in one piece never meets it, but a large one is
+/// handed to the socket in pieces of about 32 KiB (`answers::Chunked` in api-actix: catalog
+/// listings, media ranges), smaller than a loopback segment (64 KiB), and each piece after
+/// the first waited for the reader's delayed acknowledgement: 40 ms at the end of a 1 MiB
+/// range (docs/performance.md).
+fn send_without_delay(conn: &dyn std::any::Any, _: &mut actix_web::dev::Extensions) {
+    use actix_tls::accept::rustls_0_23::TlsStream;
+    use actix_web::rt::net::TcpStream;
+    let tcp = conn.downcast_ref::<TcpStream>().or_else(|| {
+        conn.downcast_ref::<TlsStream<TcpStream>>()
+            .map(|tls| tls.get_ref().0)
+    });
+    match tcp.map(|tcp| tcp.set_nodelay(true)) {
+        Some(Ok(())) => {}
+        Some(Err(e)) => tracing::debug!(error = %e, "cannot set TCP_NODELAY"),
+        None => tracing::debug!("a connection of an unknown type: TCP_NODELAY not set"),
+    }
+}
+
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum StartupError {
@@ -143,6 +165,7 @@ impl Application {
             usize::try_from(settings.db_pool_size.get()).unwrap_or(usize::MAX),
         );
         let server = HttpServer::new(move || medialib_api_actix::app(state.clone()))
+            .on_connect(send_without_delay)
             .worker_max_blocking_threads(blocking_threads)
             .shutdown_timeout(SHUTDOWN_TIMEOUT_SECONDS)
             .client_request_timeout(CLIENT_REQUEST_TIMEOUT)
@@ -162,6 +185,9 @@ impl Application {
             base_url = %base_url,
             https,
             malloc_arena_max = std::env::var(crate::malloc::ARENA_MAX_VAR).ok().as_deref(),
+            malloc_mmap_threshold = std::env::var(crate::malloc::MMAP_THRESHOLD_VAR)
+                .ok()
+                .as_deref(),
             "listening"
         );
         Ok(Self {
@@ -423,5 +449,27 @@ pub(crate) async fn shutdown_signal() {
     tokio::select! {
         () = ctrl_c() => {}
         () = terminate() => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A plain connection gets `TCP_NODELAY` (off before: the positive control); a connection
+    /// of a type it does not know is left as it is, without a panic.
+    #[actix_web::test]
+    async fn accepted_connections_send_without_delay() {
+        let listener = actix_web::rt::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .unwrap();
+        let addr = listener.local_addr().unwrap();
+        let client = actix_web::rt::net::TcpStream::connect(addr).await.unwrap();
+        let (accepted, _) = listener.accept().await.unwrap();
+        assert!(!accepted.nodelay().unwrap(), "Nagle is on by default");
+        send_without_delay(&accepted, &mut actix_web::dev::Extensions::new());
+        assert!(accepted.nodelay().unwrap());
+        send_without_delay(&"not a stream", &mut actix_web::dev::Extensions::new());
+        drop(client);
     }
 }
