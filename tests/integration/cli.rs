@@ -954,27 +954,35 @@ fn passwords_are_never_taken_from_the_command_line() {
     );
 }
 
-/// `medialib serve` bounds glibc's malloc arenas (crates/medialib/src/malloc.rs): the process
-/// it started (same pid, executed again) runs with `MALLOC_ARENA_MAX=2`, and an operator's own
-/// value is kept.
+/// `medialib serve` bounds glibc's malloc arenas and fixes its mmap threshold
+/// (crates/medialib/src/malloc.rs): the process it started (same pid, executed again) runs
+/// with `MALLOC_ARENA_MAX=2` and `MALLOC_MMAP_THRESHOLD_=4194304`, and an operator who set
+/// either keeps that and gets nothing else.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[test]
 fn serve_runs_with_bounded_malloc_arenas_unless_the_operator_chose_otherwise() {
     let dir = tempfile::tempdir().unwrap();
     let db = sqlite_url(dir.path());
+    // Nothing chosen: both set. Either chosen by the operator: that one kept, the other unset.
+    let both = ["MALLOC_ARENA_MAX=2", "MALLOC_MMAP_THRESHOLD_=4194304"];
     for (given, expected) in [
-        (None, "MALLOC_ARENA_MAX=2"),
-        (Some("4"), "MALLOC_ARENA_MAX=4"),
+        (None, &both[..]),
+        (Some(("MALLOC_ARENA_MAX", "4")), &["MALLOC_ARENA_MAX=4"][..]),
+        (
+            Some(("MALLOC_MMAP_THRESHOLD_", "65536")),
+            &["MALLOC_MMAP_THRESHOLD_=65536"][..],
+        ),
     ] {
-        let env: Vec<(&str, &str)> = given.map(|v| ("MALLOC_ARENA_MAX", v)).into_iter().collect();
+        let env: Vec<(&str, &str)> = given.into_iter().collect();
         let server = crate::helpers::ServeProcess::start_with_env(&db, &env);
         let environ = std::fs::read(format!("/proc/{}/environ", server.child.id())).unwrap();
-        let arenas: Vec<String> = environ
+        let mut malloc: Vec<String> = environ
             .split(|b| *b == 0)
             .map(|v| String::from_utf8_lossy(v).into_owned())
-            .filter(|v| v.starts_with("MALLOC_ARENA_MAX="))
+            .filter(|v| v.starts_with("MALLOC_"))
             .collect();
-        assert_eq!(arenas, [expected], "given {given:?}");
+        malloc.sort();
+        assert_eq!(malloc, expected, "given {given:?}");
         drop(server);
     }
 }

@@ -318,8 +318,9 @@ pub fn main() -> ExitCode {
             let error = crate::malloc::reexec_bounded(&args);
             let _ = writeln!(
                 std::io::stderr().lock(),
-                "medialib: cannot set {} (going on without it): {error}",
-                crate::malloc::ARENA_MAX_VAR
+                "medialib: cannot set {} and {} (going on without them): {error}",
+                crate::malloc::ARENA_MAX_VAR,
+                crate::malloc::MMAP_THRESHOLD_VAR
             );
         }
     }
