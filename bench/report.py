@@ -249,8 +249,8 @@ def main():
     p.add_argument("results")
     p.add_argument("out_json")
     p.add_argument("out_md")
-    for opt in ("command", "duration", "warmup", "reps", "connections", "catalog-connections",
-                "threads", "small", "large", "page", "smoke"):
+    for opt in ("command", "duration", "flood-duration", "warmup", "reps", "connections",
+                "catalog-connections", "threads", "small", "large", "page", "smoke"):
         p.add_argument(f"--{opt}", default="")
     a = p.parse_args()
     runs, ceilings, floods = load(a.results)
@@ -371,7 +371,8 @@ def main():
     if shed_rows:
         md.append("## Load shedding\n")
         md.append("Timed by `bench/hello`'s `flood` client, which keeps the latency of admitted "
-                  "answers apart from the refused (503) ones, after 1 s of warm-up; the same "
+                  "answers apart from the refused (503) ones, after 1 s of warm-up, "
+                  f"{a.reps} runs of {a.flood_duration or a.duration} s; the same "
                   "database, a server started with each setting. The describe GET is a load "
                   "this machine serves; the sign-in flood one it cannot (argon2id). "
                   "See docs/reliability.md.\n")
