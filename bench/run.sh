@@ -12,9 +12,10 @@
 # form, bench/wrk/mint.lua), then drives every scenario with wrk (keep-alive, fixed
 # connections): one warm-up run, then BENCH_REPS measured runs; the median run (by req/s)
 # gives req/s, p50 and p99. Any answer outside 2xx (303 for the sign-in form) or any socket
-# error fails the run. About 14 minutes on a fresh machine of this kind (2 CPUs; crate
-# downloads and the release build 5 1/2 of them), 8 1/2 with the build warm; each step prints
-# the time elapsed.
+# error fails the run. About 14 minutes with the release build warm (2 CPUs, 2026-11-29;
+# issue 22 bounds it at 15); on a fresh machine the crate downloads and the release build come
+# first (5 1/2 to 30 minutes on 2 CPUs, the longer sharing them with a CI run). Each step prints
+# the time elapsed, and the end the total with and without the build.
 #
 # In the same run it measures the machine's ceilings: a hello-JSON actix-web server with
 # the same worker count (bench/hello), `pgbench -S -M prepared` and a pgbench script with
