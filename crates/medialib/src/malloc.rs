@@ -44,8 +44,8 @@ pub fn should_bound<'a>(mut env_names: impl Iterator<Item = &'a OsString>) -> bo
 }
 
 /// Replaces this process (same pid) with the same program and arguments and the arena limit
-/// and the mmap threshold set. Returns only if that fails (then the process goes on with glibc's default), with the
-/// reason.
+/// and the mmap threshold set. Returns only if that fails (then the process goes on with
+/// glibc's defaults), with the reason.
 #[cfg(unix)]
 pub fn reexec_bounded(args: &[OsString]) -> std::io::Error {
     use std::os::unix::process::CommandExt as _;
