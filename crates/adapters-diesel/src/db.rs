@@ -2,7 +2,6 @@
 
 use std::fmt;
 use std::ops::{Deref, DerefMut};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use diesel::connection::SimpleConnection;
@@ -18,6 +17,9 @@ use crate::error::{DbError, PoolError};
 use crate::macros::{with_conn, with_tx};
 use crate::schema::organization;
 use crate::url::{self, Target};
+
+mod gate;
+pub(crate) use gate::{Turn, WriteGate};
 
 /// The SQLite migrations (`migrations/sqlite`), compiled in.
 const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
@@ -184,47 +186,6 @@ pub struct Database {
     gate: WriteGate,
 }
 
-/// One SQLite writer at a time in this process, waiting in a queue rather than on SQLite's lock.
-///
-/// SQLite lets one connection write at a time. A connection that finds the lock taken calls its
-/// busy handler, which sleeps 1, 2, 5, 10, 15, 20, 25 … ms between attempts: under contention
-/// the lock is free most of that time (a token grant holds it for about 0.1 ms) while the
-/// waiters sleep, so writes queue far longer than they need to. Every write of this process
-/// (`with_tx!`, `with_write!`) first takes this gate, a mutex whose next waiter is woken as soon
-/// as it is released, so the connections of one process never meet on SQLite's lock; other
-/// processes on the same file (the CLI, a second server) still meet it and wait on
-/// `busy_timeout` as before. The wait is bounded by the same `connection_timeout`, after which
-/// the write fails as unavailable (503), as a write that waited out `busy_timeout` does.
-/// PostgreSQL writes do not use it.
-#[derive(Debug, Clone)]
-pub(crate) struct WriteGate {
-    lock: Arc<parking_lot::Mutex<()>>,
-    wait: Duration,
-}
-
-impl WriteGate {
-    fn new(wait: Duration) -> Self {
-        Self {
-            lock: Arc::new(parking_lot::Mutex::new(())),
-            wait,
-        }
-    }
-
-    /// Waits (at most `connection_timeout`) until no other write of this process runs; inside
-    /// [`without_waiting`](no_wait::without_waiting) it refuses at once: no write runs there.
-    pub(crate) fn enter(&self) -> Result<parking_lot::MutexGuard<'_, ()>, PoolError> {
-        if !no_wait::may_wait() {
-            return Err(would_wait("a write"));
-        }
-        self.lock.try_lock_for(self.wait).ok_or_else(|| {
-            PoolError::new(format!(
-                "another write held the SQLite write lock for over {} ms",
-                self.wait.as_millis()
-            ))
-        })
-    }
-}
-
 impl Database {
     /// Parses the URL (`sqlite://PATH`, `sqlite:PATH`, `sqlite::memory:`, `postgres://…`,
     /// `postgresql://…`) and builds the pool.
@@ -249,6 +210,7 @@ impl Database {
         }
         let target =
             url::parse(url).ok_or_else(|| ConnectError::UnsupportedUrl(url::redact(url)))?;
+        let grouped = matches!(target, Target::SqliteFile(_));
         let pools = match target {
             Target::SqliteFile(path) => {
                 if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -264,7 +226,7 @@ impl Database {
         };
         Ok(Database {
             pools,
-            gate: WriteGate::new(opts.connection_timeout),
+            gate: WriteGate::new(opts.connection_timeout, grouped),
         })
     }
 
@@ -408,7 +370,7 @@ impl Database {
 
     /// This process's turn to write: on SQLite the write gate, held until dropped; on
     /// PostgreSQL nothing (its writers wait on row locks).
-    pub(crate) fn write_turn(&self) -> Result<Option<parking_lot::MutexGuard<'_, ()>>, PoolError> {
+    pub(crate) fn write_turn(&self) -> Result<Option<Turn<'_>>, PoolError> {
         match self.pools {
             Pools::Sqlite(_) => self.gate.enter().map(Some),
             Pools::Postgres(_) => Ok(None),

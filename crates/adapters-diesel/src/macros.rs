@@ -105,4 +105,26 @@ macro_rules! with_tx {
     };
 }
 
-pub(crate) use {with_conn, with_tx, with_write};
+/// Like [`with_tx!`], for a contested grant: on a SQLite file database the transaction may be
+/// shared with the grants queued behind it and committed with theirs (group commit,
+/// `WriteGate::grouped`; `$body` then runs in its own savepoint). The macro still returns only
+/// once `$body`'s writes are committed. PostgreSQL, which commits its own concurrent
+/// transactions together, uses a plain transaction, as `with_tx!` does.
+macro_rules! with_grouped_tx {
+    ($db:expr, $conn:ident => $body:block) => {
+        match $crate::db::Database::pools(&$db) {
+            $crate::db::Pools::Sqlite(pool) => {
+                $crate::db::Database::write_gate(&$db).grouped(pool, |$conn| $body)
+            }
+            $crate::db::Pools::Postgres(pool) => match $crate::db::checkout_pg(pool) {
+                Ok(mut pooled) => {
+                    let conn: &mut ::diesel::PgConnection = &mut pooled;
+                    ::diesel::Connection::transaction(conn, |$conn| $body)
+                }
+                Err(e) => Err(::core::convert::From::from(e)),
+            },
+        }
+    };
+}
+
+pub(crate) use {with_conn, with_grouped_tx, with_tx, with_write};

@@ -228,7 +228,7 @@ fn with_tx_rolls_back_on_error() {
 }
 
 /// A migrated SQLite file database whose connections and write gate wait at most `wait`.
-fn sqlite_file(dir: &std::path::Path, wait: Duration) -> Database {
+pub(super) fn sqlite_file(dir: &std::path::Path, wait: Duration) -> Database {
     let url = format!("sqlite://{}", dir.join("gate.db").display());
     let opts = PoolOptions {
         connection_timeout: wait,
@@ -241,7 +241,7 @@ fn sqlite_file(dir: &std::path::Path, wait: Duration) -> Database {
 }
 
 /// A transaction on the organization row, through `with_tx!`.
-fn touch_in_tx(db: &Database, at: i64) -> Result<usize, DbError> {
+pub(super) fn touch_in_tx(db: &Database, at: i64) -> Result<usize, DbError> {
     with_tx!(db, conn => {
         Ok(diesel::update(organization::table)
             .set(organization::created_at.eq(at))
@@ -250,7 +250,7 @@ fn touch_in_tx(db: &Database, at: i64) -> Result<usize, DbError> {
 }
 
 /// A single statement on the organization row, through `with_write!`.
-fn touch(db: &Database, at: i64) -> Result<usize, DbError> {
+pub(super) fn touch(db: &Database, at: i64) -> Result<usize, DbError> {
     crate::macros::with_write!(db, conn => {
         Ok(diesel::update(organization::table)
             .set(organization::created_at.eq(at))
@@ -307,7 +307,7 @@ fn a_write_kept_waiting_past_the_timeout_is_unavailable() {
 }
 
 /// The organization row's `created_at`, which `touch` and `touch_in_tx` set.
-fn touched(db: &Database) -> i64 {
+pub(super) fn touched(db: &Database) -> i64 {
     let read = || -> Result<i64, DbError> {
         with_conn!(db, conn => {
             Ok(organization::table

@@ -21,18 +21,19 @@ use super::facts;
 use super::grant_units::{GrantReads, RefreshRow, Unit, refresh_record};
 use super::rows::{client_id, grant_id, scope, ts, user_id};
 use crate::error::DbError;
-use crate::macros::{with_conn, with_tx, with_write};
+use crate::macros::{with_conn, with_grouped_tx, with_write};
 use crate::schema::{oauth_access_tokens as access, oauth_codes as codes, oauth_grants as grants};
 
 impl DieselStore {
-    /// Runs a contested grant's work over its unit in one transaction.
+    /// Runs a contested grant's work over its unit in one transaction (on SQLite, possibly one
+    /// shared with the grants queued behind it: `with_grouped_tx!`).
     fn contest<F, D>(&self, c: Contest<'_, F, D>) -> Result<D, StoreError>
     where
         for<'c> Unit<'c, SqliteConnection>: GrantUnit<F, D>,
         for<'c> Unit<'c, PgConnection>: GrantUnit<F, D>,
     {
         let (hex, presented) = (c.digest.to_hex(), c.client.as_str());
-        let r: Result<D, DbError> = with_tx!(self.db, conn => {
+        let r: Result<D, DbError> = with_grouped_tx!(self.db, conn => {
             (c.work)(&mut Unit::new(conn, *c.digest, &hex, presented)).map_err(DbError::Store)
         });
         Ok(r?)
@@ -144,7 +145,7 @@ impl GrantRepository for DieselStore {
     ) -> Result<RevokeDecision, StoreError> {
         let hex = digest.to_hex();
         // The revoking client is authenticated already; its facts name only the holder.
-        let r: Result<RevokeDecision, DbError> = with_tx!(self.db, conn => {
+        let r: Result<RevokeDecision, DbError> = with_grouped_tx!(self.db, conn => {
             work(&mut Unit::new(conn, *digest, &hex, "")).map_err(DbError::Store)
         });
         Ok(r?)

@@ -1,0 +1,287 @@
+//! The SQLite write gate, and the group commit of contested grants behind it.
+//!
+//! SQLite lets one connection write at a time. A connection that finds the lock taken calls its
+//! busy handler, which sleeps 1, 2, 5, 10, 15, 20, 25 … ms between attempts: under contention
+//! the lock is free most of that time (a token grant holds it for about 0.1 ms) while the
+//! waiters sleep, so writes queue far longer than they need to. Every write of this process
+//! (`with_tx!`, `with_write!`, `with_grouped_tx!`) first takes this gate, a mutex whose next
+//! waiter is woken as soon as it is released, so the connections of one process never meet on
+//! SQLite's lock; other processes on the same file (the CLI, a second server) still meet it and
+//! wait on `busy_timeout` as before. The wait is bounded by the same `connection_timeout`, after
+//! which the write fails as unavailable (503), as a write that waited out `busy_timeout` does.
+//! PostgreSQL writes do not use it.
+//!
+//! **Group commit.** A contested grant (`with_grouped_tx!`) that finds other writers queued
+//! behind it does not commit: it leaves its transaction open on the gate and waits. The next
+//! grant runs in the same transaction, in its own savepoint, and so on, until one finds nobody
+//! queued (or the batch full) and commits them all at once; then every member answers. The pages
+//! the grants of a batch share (the tables' last leaves, the expiry indexes, the interior pages)
+//! go to the WAL once per batch instead of once per grant, and the lock, the WAL index and the
+//! pooled connection change hands once per batch (docs/performance.md). Each member's work runs
+//! on its own thread, as without batching: the open transaction moves between threads, not the
+//! work, so the grant's closures may borrow whatever their request holds. No member answers
+//! before the commit that holds its writes: a failed commit, a member's error that ends the
+//! batch, or a member's panic reaches every member of the batch as an error, so nothing is
+//! answered that is not stored. Reads on other connections see the whole batch or none of it.
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use diesel::SqliteConnection;
+use diesel::connection::{AnsiTransactionManager, Connection, TransactionManager};
+use diesel::r2d2::{ConnectionManager, PooledConnection};
+use medialib_ports::{StoreError, no_wait};
+use parking_lot::{Condvar, Mutex, MutexGuard};
+
+use super::{SqlitePool, checkout_sqlite, would_wait};
+use crate::error::{DbError, PoolError};
+
+/// The most grants one transaction holds. Each member waits for the batch's commit, so this
+/// bounds how long the first member's answer waits behind later ones (a grant runs in about
+/// 0.1 ms); the pages saved per grant barely change beyond it (`bench/wal_frames.py`: 10.7 WAL
+/// frames a grant at 8 a batch, 9.3 at 32).
+const BATCH_LIMIT: usize = 32;
+
+/// How often a member waiting for its batch's commit checks that the batch has not been left
+/// open with nobody to commit it (a waiter counted as queued gave up on the gate: see
+/// [`WriteGate::await_commit`]). Normally the commit comes first and wakes it.
+const ORPHAN_CHECK: Duration = Duration::from_millis(20);
+
+type SqlitePooled = PooledConnection<ConnectionManager<SqliteConnection>>;
+
+/// One SQLite writer at a time in this process, waiting in a queue rather than on SQLite's lock,
+/// with the contested grants of a queue committed together (module docs).
+#[derive(Clone)]
+pub(crate) struct WriteGate {
+    inner: Arc<Inner>,
+    wait: Duration,
+}
+
+struct Inner {
+    /// The gate itself; it holds the batch left open for the next grant, if any.
+    open: Mutex<Option<Batch>>,
+    /// Writers waiting for the gate right now.
+    queued: AtomicUsize,
+    /// At most this many grants a transaction (1: every grant commits alone).
+    limit: usize,
+    /// Batches committed (or tried), for the tests.
+    commits: AtomicU64,
+}
+
+impl fmt::Debug for WriteGate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WriteGate")
+            .field("wait", &self.wait)
+            .field("limit", &self.inner.limit)
+            .field("queued", &self.inner.queued.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+/// This process's turn to write, held until dropped: no batch is open while it is held.
+pub(crate) struct Turn<'g> {
+    _open: MutexGuard<'g, Option<Batch>>,
+}
+
+impl WriteGate {
+    /// A gate whose writers wait at most `wait`; `grouped`: contested grants may share a
+    /// transaction (a file database; `sqlite::memory:` has one connection, which a batch left
+    /// open would keep from the readers).
+    pub(super) fn new(wait: Duration, grouped: bool) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                open: Mutex::new(None),
+                queued: AtomicUsize::new(0),
+                limit: if grouped { BATCH_LIMIT } else { 1 },
+                commits: AtomicU64::new(0),
+            }),
+            wait,
+        }
+    }
+
+    /// Waits (at most `connection_timeout`) until no other write of this process runs, and
+    /// commits the batch a grant left open, if any; inside
+    /// [`without_waiting`](no_wait::without_waiting) it refuses at once: no write runs there.
+    pub(crate) fn enter(&self) -> Result<Turn<'_>, PoolError> {
+        let mut open = self.queue()?;
+        if let Some(batch) = open.take() {
+            // Its members learn the outcome; this writer's own work is not part of it.
+            let _ = self.commit(batch);
+        }
+        Ok(Turn { _open: open })
+    }
+
+    /// Runs `work` as one member of a batch (module docs): in a savepoint of the open batch's
+    /// transaction, or of a new one (`BEGIN IMMEDIATE` on a connection of `pool`). Returns only
+    /// once the transaction that holds the member's writes has committed; a member whose work
+    /// fails is rolled back to its savepoint and ends the batch.
+    pub(crate) fn grouped<T>(
+        &self,
+        pool: &SqlitePool,
+        work: impl FnOnce(&mut SqliteConnection) -> Result<T, DbError>,
+    ) -> Result<T, DbError> {
+        let mut open = self.queue()?;
+        let mut batch = match open.take() {
+            Some(batch) => batch,
+            None => Batch::begin(checkout_sqlite(pool)?)?,
+        };
+        // Nested in the batch's transaction, diesel runs `work` in a savepoint.
+        let conn: &mut SqliteConnection = &mut batch.conn;
+        let done = conn.transaction(work);
+        let value = match done {
+            Ok(value) => value,
+            Err(e) => {
+                // The earlier members' writes are intact (a statement that failed undid only
+                // itself, the savepoint the rest); committing them now, before anything else
+                // runs on this connection, also makes sure a transaction SQLite itself rolled
+                // back (it does on some I/O errors) reaches them as a failed commit.
+                let _ = self.commit(batch);
+                return Err(e);
+            }
+        };
+        batch.members += 1;
+        if batch.members < self.inner.limit && self.inner.queued.load(Ordering::SeqCst) > 0 {
+            let outcome = Arc::clone(&batch.outcome);
+            *open = Some(batch);
+            drop(open);
+            self.await_commit(&outcome).map_err(DbError::Store)?;
+        } else {
+            self.commit(batch).map_err(DbError::Store)?;
+        }
+        Ok(value)
+    }
+
+    /// Takes the gate, counted as queued while waiting for it.
+    fn queue(&self) -> Result<MutexGuard<'_, Option<Batch>>, PoolError> {
+        if !no_wait::may_wait() {
+            return Err(would_wait("a write"));
+        }
+        self.inner.queued.fetch_add(1, Ordering::SeqCst);
+        let got = self.inner.open.try_lock_for(self.wait);
+        self.inner.queued.fetch_sub(1, Ordering::SeqCst);
+        got.ok_or_else(|| {
+            PoolError::new(format!(
+                "another write held the SQLite write lock for over {} ms",
+                self.wait.as_millis()
+            ))
+        })
+    }
+
+    /// Commits `batch` (the caller holds the gate) and tells its members.
+    fn commit(&self, mut batch: Batch) -> Result<(), StoreError> {
+        self.inner.commits.fetch_add(1, Ordering::Relaxed);
+        let result = AnsiTransactionManager::commit_transaction(&mut *batch.conn)
+            .map_err(|e| StoreError::from(DbError::Query(e)));
+        if batch.members > 1 {
+            tracing::trace!(members = batch.members, ok = result.is_ok(), "group commit");
+        }
+        batch.outcome.settle(result.clone());
+        result
+    }
+
+    /// Waits for the commit of the batch whose outcome is `outcome`. The member that left it
+    /// open saw a writer queued; that writer normally takes the gate next and commits the batch
+    /// or adds to it. But a writer counted as queued may give up (its wait timed out) after the
+    /// member looked, leaving the batch open with nobody coming: so every `ORPHAN_CHECK` a
+    /// waiting member commits its batch itself if the gate is free and the batch still open.
+    fn await_commit(&self, outcome: &Arc<Outcome>) -> Result<(), StoreError> {
+        loop {
+            if let Some(result) = outcome.wait_for(ORPHAN_CHECK) {
+                return result;
+            }
+            if let Some(mut open) = self.inner.open.try_lock()
+                && open
+                    .as_ref()
+                    .is_some_and(|b| Arc::ptr_eq(&b.outcome, outcome))
+                && let Some(batch) = open.take()
+            {
+                let _ = self.commit(batch);
+            }
+        }
+    }
+
+    /// How many batches were committed (or tried).
+    #[cfg(test)]
+    pub(super) fn commits(&self) -> u64 {
+        self.inner.commits.load(Ordering::Relaxed)
+    }
+
+    /// How many writers wait for the gate now.
+    #[cfg(test)]
+    pub(super) fn queued(&self) -> usize {
+        self.inner.queued.load(Ordering::SeqCst)
+    }
+
+    /// Counts one more writer as queued (or, `false`, one fewer), as a writer that gives up
+    /// would leave it, for the test of a batch left open with nobody coming.
+    #[cfg(test)]
+    pub(super) fn pretend_queued(&self, queued: bool) {
+        if queued {
+            self.inner.queued.fetch_add(1, Ordering::SeqCst);
+        } else {
+            self.inner.queued.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// A transaction open on the gate, holding the writes of `members` grants not yet answered.
+struct Batch {
+    conn: SqlitePooled,
+    members: usize,
+    outcome: Arc<Outcome>,
+}
+
+impl Batch {
+    /// `BEGIN IMMEDIATE` on `conn`.
+    fn begin(mut conn: SqlitePooled) -> Result<Self, DbError> {
+        AnsiTransactionManager::begin_transaction_sql(&mut *conn, "BEGIN IMMEDIATE")?;
+        Ok(Self {
+            conn,
+            members: 0,
+            outcome: Arc::default(),
+        })
+    }
+}
+
+impl Drop for Batch {
+    /// A batch dropped without its commit (a member panicked while running its work): the
+    /// connection, still in its transaction, is discarded by the pool (which rolls it back), and
+    /// the members waiting learn that their writes are gone.
+    fn drop(&mut self) {
+        self.outcome.settle(Err(StoreError::Unexpected(
+            "a grant of the same write batch failed; nothing of the batch was stored".to_owned(),
+        )));
+    }
+}
+
+/// How a batch ended, for its waiting members.
+#[derive(Default)]
+struct Outcome {
+    result: Mutex<Option<Result<(), StoreError>>>,
+    ready: Condvar,
+}
+
+impl Outcome {
+    /// Records how the batch ended, once; wakes the members.
+    fn settle(&self, result: Result<(), StoreError>) {
+        let mut slot = self.result.lock();
+        if slot.is_none() {
+            *slot = Some(result);
+            self.ready.notify_all();
+        }
+    }
+
+    /// The outcome, waiting for it at most `wait`.
+    fn wait_for(&self, wait: Duration) -> Option<Result<(), StoreError>> {
+        let mut slot = self.result.lock();
+        if slot.is_none() {
+            self.ready.wait_for(&mut slot, wait);
+        }
+        slot.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests;
