@@ -26,14 +26,15 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Condvar as StdCondvar, Mutex as StdMutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
 use diesel::SqliteConnection;
 use diesel::connection::{AnsiTransactionManager, Connection, TransactionManager};
 use diesel::r2d2::{ConnectionManager, PooledConnection};
 use medialib_ports::{StoreError, no_wait};
-use parking_lot::{Condvar, Mutex, MutexGuard};
+use parking_lot::{Condvar, Mutex};
 
 use super::{SqlitePool, checkout_sqlite, would_wait};
 use crate::error::{DbError, PoolError};
@@ -45,8 +46,11 @@ use crate::error::{DbError, PoolError};
 const BATCH_LIMIT: usize = 32;
 
 /// How often a member waiting for its batch's commit checks that the batch has not been left
-/// open with nobody to commit it (a waiter counted as queued gave up on the gate: see
-/// [`WriteGate::await_commit`]). Normally the commit comes first and wakes it.
+/// open with the gate free and nobody coming. It cannot happen by design (a writer gives up
+/// waiting only while the gate is held, so the member that leaves a batch open always counts
+/// the writers that will take it: [`WriteGate::acquire`]); the check is the net under that
+/// reasoning, since a member left waiting would hold its request forever. Normally the commit
+/// comes first and wakes the member.
 const ORPHAN_CHECK: Duration = Duration::from_millis(20);
 
 type SqlitePooled = PooledConnection<ConnectionManager<SqliteConnection>>;
@@ -60,14 +64,37 @@ pub(crate) struct WriteGate {
 }
 
 struct Inner {
-    /// The gate itself; it holds the batch left open for the next grant, if any.
-    open: Mutex<Option<Batch>>,
-    /// Writers waiting for the gate right now.
-    queued: AtomicUsize,
+    state: StdMutex<State>,
+    /// Signalled when the gate is let go with writers queued.
+    free: StdCondvar,
     /// At most this many grants a transaction (1: every grant commits alone).
     limit: usize,
     /// Batches committed (or tried), for the tests.
     commits: AtomicU64,
+}
+
+/// The gate's state, changed only under its (briefly held) mutex.
+///
+/// The gate is a flag and a condition variable rather than a mutex held while writing: a
+/// waiter then sleeps at once, where `parking_lot`'s mutex first spins through `sched_yield`
+/// (about 1.5 calls a grant under the peer benchmark's load, and a context switch each on a
+/// busy machine: docs/performance.md).
+#[derive(Default)]
+struct State {
+    /// A writer holds the gate (a [`Turn`] is alive).
+    busy: bool,
+    /// Writers waiting for the gate.
+    queued: usize,
+    /// The batch a grant left open for the next one, if any.
+    open: Option<Batch>,
+}
+
+impl Inner {
+    fn state(&self) -> MutexGuard<'_, State> {
+        // Nothing panics while holding it (no user code runs under it); a poisoned lock's state
+        // is still consistent.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 impl fmt::Debug for WriteGate {
@@ -75,14 +102,39 @@ impl fmt::Debug for WriteGate {
         f.debug_struct("WriteGate")
             .field("wait", &self.wait)
             .field("limit", &self.inner.limit)
-            .field("queued", &self.inner.queued.load(Ordering::Relaxed))
             .finish_non_exhaustive()
     }
 }
 
 /// This process's turn to write, held until dropped: no batch is open while it is held.
 pub(crate) struct Turn<'g> {
-    _open: MutexGuard<'g, Option<Batch>>,
+    inner: &'g Inner,
+    /// Already let go, by [`Turn::release`].
+    released: bool,
+}
+
+impl Turn<'_> {
+    /// Lets the gate go, under its lock (`state`), leaving `batch` on it for the next grant,
+    /// and wakes the next writer. The caller saw writers queued under the same lock, so one of
+    /// them will take the batch.
+    fn hand_over(mut self, state: &mut State, batch: Batch) {
+        self.released = true;
+        state.busy = false;
+        state.open = Some(batch);
+        self.inner.free.notify_one();
+    }
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        if !self.released {
+            let mut state = self.inner.state();
+            state.busy = false;
+            if state.queued > 0 {
+                self.inner.free.notify_one();
+            }
+        }
+    }
 }
 
 impl WriteGate {
@@ -92,8 +144,8 @@ impl WriteGate {
     pub(super) fn new(wait: Duration, grouped: bool) -> Self {
         Self {
             inner: Arc::new(Inner {
-                open: Mutex::new(None),
-                queued: AtomicUsize::new(0),
+                state: StdMutex::new(State::default()),
+                free: StdCondvar::new(),
                 limit: if grouped { BATCH_LIMIT } else { 1 },
                 commits: AtomicU64::new(0),
             }),
@@ -105,12 +157,12 @@ impl WriteGate {
     /// commits the batch a grant left open, if any; inside
     /// [`without_waiting`](no_wait::without_waiting) it refuses at once: no write runs there.
     pub(crate) fn enter(&self) -> Result<Turn<'_>, PoolError> {
-        let mut open = self.queue()?;
-        if let Some(batch) = open.take() {
+        let (turn, open) = self.acquire()?;
+        if let Some(batch) = open {
             // Its members learn the outcome; this writer's own work is not part of it.
             let _ = self.commit(batch);
         }
-        Ok(Turn { _open: open })
+        Ok(turn)
     }
 
     /// Runs `work` as one member of a batch (module docs): in a savepoint of the open batch's
@@ -122,8 +174,8 @@ impl WriteGate {
         pool: &SqlitePool,
         work: impl FnOnce(&mut SqliteConnection) -> Result<T, DbError>,
     ) -> Result<T, DbError> {
-        let mut open = self.queue()?;
-        let mut batch = match open.take() {
+        let (turn, open) = self.acquire()?;
+        let mut batch = match open {
             Some(batch) => batch,
             None => Batch::begin(checkout_sqlite(pool)?)?,
         };
@@ -142,31 +194,58 @@ impl WriteGate {
             }
         };
         batch.members += 1;
-        if batch.members < self.inner.limit && self.inner.queued.load(Ordering::SeqCst) > 0 {
+        let mut state = self.inner.state();
+        if batch.members < self.inner.limit && state.queued > 0 {
             let outcome = Arc::clone(&batch.outcome);
-            *open = Some(batch);
-            drop(open);
+            turn.hand_over(&mut state, batch);
+            drop(state);
             self.await_commit(&outcome).map_err(DbError::Store)?;
         } else {
+            drop(state);
             self.commit(batch).map_err(DbError::Store)?;
+            drop(turn);
         }
         Ok(value)
     }
 
-    /// Takes the gate, counted as queued while waiting for it.
-    fn queue(&self) -> Result<MutexGuard<'_, Option<Batch>>, PoolError> {
+    /// Takes the gate (and the batch left open on it), waiting at most `connection_timeout`.
+    /// A waiter gives up only while the gate is held, so the writer holding it, which counts the
+    /// queue when it lets go, never leaves a batch for a waiter that is gone.
+    fn acquire(&self) -> Result<(Turn<'_>, Option<Batch>), PoolError> {
         if !no_wait::may_wait() {
             return Err(would_wait("a write"));
         }
-        self.inner.queued.fetch_add(1, Ordering::SeqCst);
-        let got = self.inner.open.try_lock_for(self.wait);
-        self.inner.queued.fetch_sub(1, Ordering::SeqCst);
-        got.ok_or_else(|| {
-            PoolError::new(format!(
-                "another write held the SQLite write lock for over {} ms",
-                self.wait.as_millis()
-            ))
-        })
+        let deadline = Instant::now() + self.wait;
+        let mut state = self.inner.state();
+        if state.busy {
+            state.queued += 1;
+            while state.busy {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    state.queued -= 1;
+                    return Err(PoolError::new(format!(
+                        "another write held the SQLite write lock for over {} ms",
+                        self.wait.as_millis()
+                    )));
+                }
+                state = self
+                    .inner
+                    .free
+                    .wait_timeout(state, left)
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0;
+            }
+            state.queued -= 1;
+        }
+        state.busy = true;
+        let open = state.open.take();
+        Ok((
+            Turn {
+                inner: &self.inner,
+                released: false,
+            },
+            open,
+        ))
     }
 
     /// Commits `batch` (the caller holds the gate) and tells its members.
@@ -181,23 +260,32 @@ impl WriteGate {
         result
     }
 
-    /// Waits for the commit of the batch whose outcome is `outcome`. The member that left it
-    /// open saw a writer queued; that writer normally takes the gate next and commits the batch
-    /// or adds to it. But a writer counted as queued may give up (its wait timed out) after the
-    /// member looked, leaving the batch open with nobody coming: so every `ORPHAN_CHECK` a
-    /// waiting member commits its batch itself if the gate is free and the batch still open.
+    /// Waits for the commit of the batch whose outcome is `outcome`, which the next writer
+    /// makes (or joins, and a later one makes). Every `ORPHAN_CHECK` without it, the member
+    /// commits the batch itself if the gate is free and the batch still open on it.
     fn await_commit(&self, outcome: &Arc<Outcome>) -> Result<(), StoreError> {
         loop {
             if let Some(result) = outcome.wait_for(ORPHAN_CHECK) {
                 return result;
             }
-            if let Some(mut open) = self.inner.open.try_lock()
-                && open
-                    .as_ref()
-                    .is_some_and(|b| Arc::ptr_eq(&b.outcome, outcome))
-                && let Some(batch) = open.take()
-            {
-                let _ = self.commit(batch);
+            let mut state = self.inner.state();
+            let ours = state
+                .open
+                .as_ref()
+                .is_some_and(|b| Arc::ptr_eq(&b.outcome, outcome));
+            if !state.busy && ours {
+                state.busy = true;
+                let batch = state.open.take();
+                drop(state);
+                let turn = Turn {
+                    inner: &self.inner,
+                    released: false,
+                };
+                if let Some(batch) = batch {
+                    tracing::warn!("a write batch was left open with nobody to commit it");
+                    let _ = self.commit(batch);
+                }
+                drop(turn);
             }
         }
     }
@@ -211,17 +299,18 @@ impl WriteGate {
     /// How many writers wait for the gate now.
     #[cfg(test)]
     pub(super) fn queued(&self) -> usize {
-        self.inner.queued.load(Ordering::SeqCst)
+        self.inner.state().queued
     }
 
-    /// Counts one more writer as queued (or, `false`, one fewer), as a writer that gives up
-    /// would leave it, for the test of a batch left open with nobody coming.
+    /// Counts one more writer as queued (or, `false`, one fewer) without one waiting, for the
+    /// test of the net under a batch left open with nobody coming.
     #[cfg(test)]
     pub(super) fn pretend_queued(&self, queued: bool) {
+        let mut state = self.inner.state();
         if queued {
-            self.inner.queued.fetch_add(1, Ordering::SeqCst);
+            state.queued += 1;
         } else {
-            self.inner.queued.fetch_sub(1, Ordering::SeqCst);
+            state.queued -= 1;
         }
     }
 }

@@ -178,12 +178,13 @@ fn a_grant_that_panics_takes_its_batch_with_it_and_the_others_hear_so() {
 }
 
 #[test]
-fn a_batch_left_open_for_a_writer_that_gave_up_is_committed_by_its_member() {
+fn a_batch_left_open_with_nobody_coming_is_committed_by_its_member() {
     let dir = tempfile::tempdir().unwrap();
     let db = sqlite_file(dir.path(), LONG);
     let start = touched(&db);
     let commits = db.write_gate().commits();
-    // A writer counted as queued that never takes the gate: the member leaves its batch open.
+    // A writer counted as queued that never takes the gate (which `acquire` rules out: this
+    // is the net under it): the member leaves its batch open.
     db.write_gate().pretend_queued(true);
     let (done_tx, done) = channel();
     let member = db.clone();
