@@ -4,9 +4,9 @@
 //! busy handler, which sleeps 1, 2, 5, 10, 15, 20, 25 … ms between attempts: under contention
 //! the lock is free most of that time (a token grant holds it for about 0.1 ms) while the
 //! waiters sleep, so writes queue far longer than they need to. Every write of this process
-//! (`with_tx!`, `with_write!`, `with_grouped_tx!`) first takes this gate, a mutex whose next
-//! waiter is woken as soon as it is released, so the connections of one process never meet on
-//! SQLite's lock; other processes on the same file (the CLI, a second server) still meet it and
+//! (`with_tx!`, `with_write!`, `with_grouped_tx!`) first takes this gate, a queue whose next
+//! waiter is woken as soon as the gate is let go, so the connections of one process never meet
+//! on SQLite's lock; other processes on the same file (the CLI, a second server) still meet it and
 //! wait on `busy_timeout` as before. The wait is bounded by the same `connection_timeout`, after
 //! which the write fails as unavailable (503), as a write that waited out `busy_timeout` does.
 //! PostgreSQL writes do not use it.
