@@ -68,6 +68,20 @@ macro_rules! with_write {
     }};
 }
 
+/// The PostgreSQL half of [`with_tx!`] and [`with_grouped_tx!`]: `$body` in a plain transaction
+/// (READ COMMITTED) on a connection of `$pool`.
+macro_rules! pg_tx {
+    ($pool:expr, $conn:ident => $body:block) => {
+        match $crate::db::checkout_pg($pool) {
+            Ok(mut pooled) => {
+                let conn: &mut ::diesel::PgConnection = &mut pooled;
+                ::diesel::Connection::transaction(conn, |$conn| $body)
+            }
+            Err(e) => Err(::core::convert::From::from(e)),
+        }
+    };
+}
+
 /// Runs `$body` in a transaction, with `$conn` bound to the transaction's connection.
 ///
 /// SQLite takes the process's [`WriteGate`](crate::db::WriteGate) first, then the connection,
@@ -94,13 +108,7 @@ macro_rules! with_tx {
                     Err(e) => Err(::core::convert::From::from(e)),
                 }
             }
-            $crate::db::Pools::Postgres(pool) => match $crate::db::checkout_pg(pool) {
-                Ok(mut pooled) => {
-                    let conn: &mut ::diesel::PgConnection = &mut pooled;
-                    ::diesel::Connection::transaction(conn, |$conn| $body)
-                }
-                Err(e) => Err(::core::convert::From::from(e)),
-            },
+            $crate::db::Pools::Postgres(pool) => $crate::macros::pg_tx!(pool, $conn => $body),
         }
     };
 }
@@ -116,15 +124,9 @@ macro_rules! with_grouped_tx {
             $crate::db::Pools::Sqlite(pool) => {
                 $crate::db::Database::write_gate(&$db).grouped(pool, |$conn| $body)
             }
-            $crate::db::Pools::Postgres(pool) => match $crate::db::checkout_pg(pool) {
-                Ok(mut pooled) => {
-                    let conn: &mut ::diesel::PgConnection = &mut pooled;
-                    ::diesel::Connection::transaction(conn, |$conn| $body)
-                }
-                Err(e) => Err(::core::convert::From::from(e)),
-            },
+            $crate::db::Pools::Postgres(pool) => $crate::macros::pg_tx!(pool, $conn => $body),
         }
     };
 }
 
-pub(crate) use {with_conn, with_grouped_tx, with_tx, with_write};
+pub(crate) use {pg_tx, with_conn, with_grouped_tx, with_tx, with_write};

@@ -27,14 +27,13 @@
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Condvar as StdCondvar, Mutex as StdMutex, MutexGuard, PoisonError};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use diesel::SqliteConnection;
 use diesel::connection::{AnsiTransactionManager, Connection, TransactionManager};
 use diesel::r2d2::{ConnectionManager, PooledConnection};
 use medialib_ports::{StoreError, no_wait};
-use parking_lot::{Condvar, Mutex};
 
 use super::{SqlitePool, checkout_sqlite, would_wait};
 use crate::error::{DbError, PoolError};
@@ -64,9 +63,9 @@ pub(crate) struct WriteGate {
 }
 
 struct Inner {
-    state: StdMutex<State>,
+    state: Mutex<State>,
     /// Signalled when the gate is let go with writers queued.
-    free: StdCondvar,
+    free: Condvar,
     /// At most this many grants a transaction (1: every grant commits alone).
     limit: usize,
     /// Batches committed (or tried), for the tests.
@@ -144,8 +143,8 @@ impl WriteGate {
     pub(super) fn new(wait: Duration, grouped: bool) -> Self {
         Self {
             inner: Arc::new(Inner {
-                state: StdMutex::new(State::default()),
-                free: StdCondvar::new(),
+                state: Mutex::new(State::default()),
+                free: Condvar::new(),
                 limit: if grouped { BATCH_LIMIT } else { 1 },
                 commits: AtomicU64::new(0),
             }),
@@ -353,9 +352,14 @@ struct Outcome {
 }
 
 impl Outcome {
+    /// The slot; nothing panics while holding it, so a poisoned lock's value still holds.
+    fn slot(&self) -> MutexGuard<'_, Option<Result<(), StoreError>>> {
+        self.result.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Records how the batch ended, once; wakes the members.
     fn settle(&self, result: Result<(), StoreError>) {
-        let mut slot = self.result.lock();
+        let mut slot = self.slot();
         if slot.is_none() {
             *slot = Some(result);
             self.ready.notify_all();
@@ -364,9 +368,13 @@ impl Outcome {
 
     /// The outcome, waiting for it at most `wait`.
     fn wait_for(&self, wait: Duration) -> Option<Result<(), StoreError>> {
-        let mut slot = self.result.lock();
+        let mut slot = self.slot();
         if slot.is_none() {
-            self.ready.wait_for(&mut slot, wait);
+            slot = self
+                .ready
+                .wait_timeout(slot, wait)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
         }
         slot.clone()
     }
