@@ -59,11 +59,69 @@ def load(results):
             "vmhwm_mib": max(r["vmhwm_kib"] for r in measured) / MIB,
             "bytes_per_response": median["bytes"] / max(median["requests"], 1),
             "pool_exhausted": any(r["exhausted"] for r in measured),
+            "cpu_us": cpu_per_request(median),
         }
     for path in glob.glob(os.path.join(results, "ceiling_*.json")):
         name = os.path.basename(path)[len("ceiling_") : -len(".json")]
         ceilings[name] = json.load(open(path))
     return runs, ceilings, floods
+
+
+def cpu_per_request(run):
+    """The median run's CPU per answer by process, in µs (None for runs before bench/run.sh
+    counted it), and how many of the machine's CPUs they kept busy together."""
+    if "server_cpu_s" not in run or not run["requests"]:
+        return None
+    per = {k: run[f"{k}_cpu_s"] / run["requests"] * 1e6 for k in ("server", "client", "pg")}
+    busy = sum(run[f"{k}_cpu_s"] for k in ("server", "client", "pg")) / max(run["seconds"], 1)
+    return per | {"total": sum(per.values()), "cpus_busy": busy}
+
+
+# The scenarios of the "CPU per request" table, in its order: (key prefix, label).
+CPU_ROWS = (
+    ("ceiling_hello", "hello-JSON (bench/hello), the describe's ceiling on SQLite"),
+    ("describe_public", "describe GET, public object"),
+    ("describe_bearer", "describe GET with a bearer token"),
+    ("introspect", "introspection"),
+    ("catalog_small", "catalog GET, small library"),
+    ("token_refresh", "refresh_token grant"),
+    ("token_code", "authorization_code grant"),
+)
+
+
+def cpu_table(md, runs, ceilings):
+    """Where each scenario's CPU went, by process; the machine is saturated when the CPUs busy
+    are close to its count, and then req/s is about CPUs busy ÷ total µs."""
+    rows = []
+    for key, label in CPU_ROWS:
+        for b in ((None,) if key == "ceiling_hello" else ("sqlite", "postgres")):
+            name = key if b is None else f"{key}_{b}"
+            r = runs.get(name)
+            if not r or not r.get("cpu_us"):
+                continue
+            c = r["cpu_us"]
+            rows.append([label + ("" if b is None else f", {b}"), fmt(r["rps"]),
+                         fmt(c["server"], 1), fmt(c["client"], 1),
+                         fmt(c["pg"], 1) if b == "postgres" else "—", fmt(c["total"], 1),
+                         fmt(c["cpus_busy"], 2)])
+            if key == "describe_public" and b == "postgres":
+                sel = ceilings.get("pg_select", {})
+                if "client_cpu_us" in sel:
+                    rows.append(["`pgbench -S -M prepared -c 8`, the describe's ceiling on "
+                                 "PostgreSQL (a transaction)", fmt(sel["tps"]), "—",
+                                 fmt(sel["client_cpu_us"], 1), fmt(sel["pg_cpu_us"], 1),
+                                 fmt(sel["client_cpu_us"] + sel["pg_cpu_us"], 1), "—"])
+    if not rows:
+        return
+    md.append("## CPU per request\n")
+    md.append("User and system CPU time of each process over the median run (the one in the "
+              "table above), divided by its answers: the server (medialib, or bench/hello for "
+              "the ceiling), the load generator (wrk; pgbench for its ceiling) and PostgreSQL "
+              "(all the cluster's processes). Every process shares the same CPUs, so when they "
+              "are all busy req/s is about CPUs busy × 1,000,000 ÷ total µs, and a ratio of "
+              "two scenarios' req/s is about the inverse ratio of their totals.\n")
+    shed_table(md, ["scenario", "req/s", "server µs", "client µs", "PostgreSQL µs",
+                    "total µs", "CPUs busy"], rows, text_columns=1)
 
 
 # The bound stated for the admitted listings' p99 under a flood this machine cannot serve, as
@@ -228,10 +286,11 @@ def catalog_rss_label(run, small, backend):
 MET = {True: "yes", False: "**no**", None: "—"}
 
 
-def shed_table(md, header, rows):
-    """Appends a Markdown table to `md`: text columns left (the first two), figures right."""
+def shed_table(md, header, rows, text_columns=2):
+    """Appends a Markdown table to `md`: text columns left (the first `text_columns`), figures
+    right."""
     md.append("| " + " | ".join(header) + " |")
-    md.append("|" + "|".join("---" if i < 2 or h in ("target", "met?") else "---:"
+    md.append("|" + "|".join("---" if i < text_columns or h in ("target", "met?") else "---:"
                              for i, h in enumerate(header)) + "|")
     for row in rows:
         md.append("| " + " | ".join(str(c) for c in row) + " |")
@@ -368,6 +427,7 @@ def main():
                   f"{fmt(r['p99_ms'], 1)} | {measured} | {ceiling} | "
                   f"{fmt(r['ratio'], 2)} | {r['target']} | {met} |")
     md.append("")
+    cpu_table(md, runs, ceilings)
     if shed_rows:
         md.append("## Load shedding\n")
         md.append("Timed by `bench/hello`'s `flood` client, which keeps the latency of admitted "

@@ -24,6 +24,11 @@
 # (right before and right after each backend's login scenario: its ratio is to their mean).
 # bench/report.py writes bench/results.json and docs/performance.md.
 #
+# Every wrk run also counts the CPU time of each process over it (the server and PostgreSQL's
+# processes from /proc, wrk from `times`), and `pgbench -S` its own and PostgreSQL's: the
+# report's "CPU per request" table says where a request's microseconds went, process by
+# process (bench/perf_split.py splits them further, from a system-wide `perf record`).
+#
 # The scenarios include the 10 000-object listing walked in pages (BENCH_PAGE members a page,
 # wrk rotating through the page URLs that seed.py finds by following each `next`). After
 # seeding, PostgreSQL gets an ANALYZE, as after any bulk load (docs/performance.md).
@@ -46,6 +51,8 @@
 # that have no target: the old fixed bound of 256 in flight, and a catalog flood whose clients
 # retry at once), BENCH_BINARY,
 # BENCH_PG_URL (admin URL, default postgres://postgres@127.0.0.1:5432/postgres),
+# BENCH_PERF (a directory: profile every measured run system-wide with `perf record -a -F
+# BENCH_PERF_FREQ`, default 999, and write its split by bench/perf_split.py there as NAME.RUN.md),
 # CARGO_TARGET_DIR (default $HOME/.cache/medialib-target), MEDIALIB_BUILD_JOBS (2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -206,6 +213,37 @@ rss_kib() { # PID FIELD
     awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0
 }
 
+# CPU time by process, in clock ticks, so that every scenario can say where its microseconds
+# went: the server, the load generator and PostgreSQL (docs/performance.md, "CPU per request").
+clk_tck=$(getconf CLK_TCK)
+# cpu_ticks PID [CHILDREN]: user + system time of PID (with CHILDREN=1 also that of its
+# children it has reaped). The command name in /proc/PID/stat may hold spaces: the fields are
+# counted after its closing parenthesis.
+cpu_ticks() {
+    sed 's/.*) //' "/proc/$1/stat" 2>/dev/null |
+        awk -v c="${2:-0}" '{ t = $12 + $13; if (c) t += $14 + $15; print t }' || echo 0
+}
+# The PostgreSQL cluster behind $pg_admin: its postmaster's reaped children (backends that
+# ended) and every live child (backends, WAL writer, checkpointer, autovacuum).
+pg_postmaster=
+pg_ticks() {
+    [ -n "$pg_postmaster" ] || { echo 0; return; }
+    local t child
+    t=$(cpu_ticks "$pg_postmaster" 1)
+    for child in $(pgrep -P "$pg_postmaster" || true); do
+        t=$((t + $(cpu_ticks "$child" || echo 0)))
+    done
+    echo "${t:-0}"
+}
+# The user + system seconds of a shell's children, from the output of its `times` (which must
+# run in that shell itself: in a pipeline or a `$(...)` it would be a new process's, with no
+# children yet).
+children_seconds() { # FILE
+    sed -n 2p "$1" 2>/dev/null | awk '{
+        split($1, u, "m"); split($2, s, "m"); sub("s", "", u[2]); sub("s", "", s[2])
+        print u[1] * 60 + u[2] + s[1] * 60 + s[2] }'
+}
+
 # Waits (at most 60 s) until $base's count of finished sign-ins is the same twice 0.5 s apart.
 sign_ins_settle() {
     local before now
@@ -223,6 +261,22 @@ sign_ins_done() {
 text = urllib.request.urlopen(sys.argv[1] + "/metrics", timeout=5).read().decode()
 print(sum(float(l.rsplit(" ", 1)[1]) for l in text.splitlines()
           if l.startswith("medialib_sign_ins_total")))' "$base" 2>/dev/null || echo none
+}
+
+# BENCH_PERF's split of one run's profile (DIR/NAME.RUN.data, kept for `perf report`):
+# DIR/NAME.RUN.md, requests counted at the run's mean rate over the profile's seconds.
+perf_freq=${BENCH_PERF_FREQ:-999}
+perf_split() { # NAME.RUN WRK_JSON SECONDS
+    local data=$BENCH_PERF/$1.data requests labels=()
+    [ -s "$data" ] || { echo "$1: no profile recorded (is perf installed and allowed?)" >&2; return 0; }
+    requests=$("$python" -c 'import json, sys; print(json.loads(sys.argv[1])["rps"] * float(sys.argv[2]))' "$2" "$3")
+    # The server's threads have names of their own (actix, tokio): grouped by its PID. Every
+    # other process by its command (wrk, postgres).
+    labels+=(--label "$server_pid=server")
+    perf script -i "$data" -F pid,tid,comm,ip,sym,dso 2>/dev/null |
+        "$python" "$bench/perf_split.py" --freq "$perf_freq" --requests "$requests" --top 25 \
+            "${labels[@]}" >"$BENCH_PERF/$1.md" || true
+    echo "$1: profile split in $BENCH_PERF/$1.md"
 }
 
 # One scenario: a warm-up, then $reps runs; one JSON line per run in results/NAME.jsonl.
@@ -264,11 +318,33 @@ wrk_scenario() {
             done
         ) &
         local sampler=$!
-        line=$(env BENCH_DIR="$bench" BENCH_THREADS="$threads" "$@" \
-            wrk -t "$threads" -c "$c" -d "${d}s" --timeout 10s --latency \
-            -s "$bench/wrk/$script" "$url" | tee -a "$work/wrk.log" | sed -n 's/^BENCH_JSON //p')
+        local server0 pg0 server1 pg1 client_s profiler=
+        server0=$(cpu_ticks "$server_pid")
+        pg0=$(pg_ticks)
+        # BENCH_PERF=DIR: a system-wide profile of each measured run's middle (it starts 1 s
+        # in and ends 1 s before wrk does), split by process and by kind of work afterwards.
+        if [ -n "${BENCH_PERF:-}" ] && [ "$run" != 0 ] && [ "$d" -ge 4 ]; then
+            mkdir -p "$BENCH_PERF"
+            (sleep 1 && exec perf record -q -a -F "$perf_freq" -o "$BENCH_PERF/$name.$run.data" \
+                -- sleep $((d - 2)) >/dev/null 2>&1) &
+            profiler=$!
+        fi
+        # wrk's own CPU: `times` in the subshell that ran it, which ran nothing else.
+        line=$({
+            env BENCH_DIR="$bench" BENCH_THREADS="$threads" "$@" \
+                wrk -t "$threads" -c "$c" -d "${d}s" --timeout 10s --latency \
+                -s "$bench/wrk/$script" "$url"
+            times >"$work/times"
+        } | tee -a "$work/wrk.log" | sed -n 's/^BENCH_JSON //p')
+        server1=$(cpu_ticks "$server_pid")
+        pg1=$(pg_ticks)
+        client_s=$(children_seconds "$work/times")
         kill "$sampler" 2>/dev/null || true
         wait "$sampler" 2>/dev/null || true
+        if [ -n "$profiler" ]; then
+            wait "$profiler" || true
+            perf_split "$name.$run" "$line" "$((d - 2))"
+        fi
         if [ -z "$line" ]; then
             echo "$name: wrk printed no result" >&2
             return 1
@@ -278,11 +354,16 @@ wrk_scenario() {
         rss=${rss:-0}
         hwm=$(rss_kib "$server_pid" VmHWM)
         hwm=${hwm:-0}
-        "$python" - "$line" "$run" "$c" "$rss" "$hwm" "$out" "$name" <<'PY'
+        "$python" - "$line" "$run" "$c" "$rss" "$hwm" "$out" "$name" \
+            "$((server1 - server0))" "$((pg1 - pg0))" "${client_s:-0}" "$clk_tck" "$d" <<'PY'
 import json, sys
 r = json.loads(sys.argv[1])
 r |= {"run": int(sys.argv[2]), "connections": int(sys.argv[3]),
       "rss_peak_kib": int(sys.argv[4]), "vmhwm_kib": int(sys.argv[5])}
+# CPU seconds of the run by process (the server's and PostgreSQL's from /proc, in ticks).
+tck = int(sys.argv[11])
+r |= {"server_cpu_s": int(sys.argv[8]) / tck, "pg_cpu_s": int(sys.argv[9]) / tck,
+      "client_cpu_s": float(sys.argv[10]), "seconds": int(sys.argv[12])}
 name = sys.argv[7]
 kind = "warm-up" if r["run"] == 0 else f"run {r['run']}"
 print(f"{name:28} {kind:8} {r['rps']:10.1f} req/s  p50 {r['p50_us']/1000:8.2f} ms  "
@@ -443,6 +524,14 @@ for backend in $backend_list; do
         db_url="sqlite://$work/medialib.db"
         ;;
     postgres)
+        # The cluster's postmaster, whose processes' CPU each scenario counts (pg_ticks).
+        pg_data=$(psql "$pg_admin" -qtAc "SHOW data_directory" 2>/dev/null || true)
+        pg_postmaster=$(head -n 1 "$pg_data/postmaster.pid" 2>/dev/null || true)
+        [ -n "$pg_postmaster" ] && [ -r "/proc/$pg_postmaster/stat" ] || {
+            echo "PostgreSQL's postmaster not found (data directory '$pg_data'):" \
+                "its CPU per request is not counted" >&2
+            pg_postmaster=
+        }
         db="medialib_bench_$$"
         psql "$pg_admin" -qtAc "CREATE DATABASE \"$db\"" >/dev/null
         pg_dbs+=("$db")
@@ -686,9 +775,21 @@ PY
             pg_dbs+=("$pgdb")
             pg_url="${pg_admin%/*}/$pgdb"
             pgbench -i -q -s 10 "$pg_url" >>"$work/pgbench.log" 2>&1
-            out=$(pgbench -n -S -M prepared -c 8 -j "$threads" -T "$duration" "$pg_url" 2>&1)
+            # With the CPU of pgbench and of PostgreSQL per transaction, beside the describe's.
+            pg0=$(pg_ticks)
+            # (a subshell: `times` there counts pgbench alone)
+            (pgbench -n -S -M prepared -c 8 -j "$threads" -T "$duration" "$pg_url" \
+                >"$work/pgbench.out" 2>&1; times >"$work/times")
+            pg1=$(pg_ticks)
+            out=$(cat "$work/pgbench.out")
             printf '%s\n' "$out" >>"$work/pgbench.log"
-            save_ceiling pg_select "{\"tps\": $(printf '%s\n' "$out" | pgbench_tps), \"clients\": 8, \"scale\": 10}"
+            tps=$(printf '%s\n' "$out" | pgbench_tps)
+            cpu=$("$python" -c 'import sys
+tps, secs, client, pg, tck = map(float, sys.argv[1:])
+n = tps * secs
+print(f"\"client_cpu_us\": {client / n * 1e6:.1f}, \"pg_cpu_us\": {pg / tck / n * 1e6:.1f}")' \
+                "$tps" "$duration" "$(children_seconds "$work/times")" "$((pg1 - pg0))" "$clk_tck")
+            save_ceiling pg_select "{\"tps\": $tps, \"clients\": 8, \"scale\": 10, $cpu}"
             ;;
         esac
     fi
