@@ -117,7 +117,8 @@ def cpu_table(md, runs, ceilings):
     md.append("User and system CPU time of each process over the median run (the one in the "
               "table above), divided by its answers: the server (medialib, or bench/hello for "
               "the ceiling), the load generator (wrk; pgbench for its ceiling) and PostgreSQL "
-              "(all the cluster's processes). Every process shares the same CPUs, so when they "
+              "(the cluster's processes: the server's connections, the WAL writer, the "
+              "checkpointer; for pgbench also the connections it opened and closed). Every process shares the same CPUs, so when they "
               "are all busy req/s is about CPUs busy × 1,000,000 ÷ total µs, and a ratio of "
               "two scenarios' req/s is about the inverse ratio of their totals.\n")
     shed_table(md, ["scenario", "req/s", "server µs", "client µs", "PostgreSQL µs",

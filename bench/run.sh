@@ -223,13 +223,15 @@ cpu_ticks() {
     sed 's/.*) //' "/proc/$1/stat" 2>/dev/null |
         awk -v c="${2:-0}" '{ t = $12 + $13; if (c) t += $14 + $15; print t }' || echo 0
 }
-# The PostgreSQL cluster behind $pg_admin: its postmaster's reaped children (backends that
-# ended) and every live child (backends, WAL writer, checkpointer, autovacuum).
+# The PostgreSQL cluster behind $pg_admin: every live child of its postmaster (backends, WAL
+# writer, checkpointer, autovacuum), and with REAPED=1 also the children that ended (pgbench's
+# backends end with it; but so do those of any other client of the cluster, which a wrk
+# scenario, whose server's connections live through the run, need not count).
 pg_postmaster=
-pg_ticks() {
+pg_ticks() { # [REAPED]
     [ -n "$pg_postmaster" ] || { echo 0; return; }
     local t child
-    t=$(cpu_ticks "$pg_postmaster" 1)
+    t=$(cpu_ticks "$pg_postmaster" "${1:-0}")
     for child in $(pgrep -P "$pg_postmaster" || true); do
         t=$((t + $(cpu_ticks "$child" || echo 0)))
     done
@@ -273,6 +275,15 @@ perf_split() { # NAME.RUN WRK_JSON SECONDS
     # The server's threads have names of their own (actix, tokio): grouped by its PID. Every
     # other process by its command (wrk, postgres).
     labels+=(--label "$server_pid=server")
+    # The backends serving this run's database apart from the cluster's other processes
+    # (its WAL writer and checkpointer, and any other client's backends).
+    if [ "${backend:-}" = postgres ]; then
+        local pid
+        for pid in $(psql "$pg_admin" -qtAc "SELECT pid FROM pg_stat_activity
+                WHERE datname = '$db'" 2>/dev/null || true); do
+            labels+=(--label "$pid=postgres (the server's connections)")
+        done
+    fi
     perf script -i "$data" -F pid,tid,comm,ip,sym,dso 2>/dev/null |
         "$python" "$bench/perf_split.py" --freq "$perf_freq" --requests "$requests" --top 25 \
             "${labels[@]}" >"$BENCH_PERF/$1.md" || true
@@ -776,11 +787,19 @@ PY
             pg_url="${pg_admin%/*}/$pgdb"
             pgbench -i -q -s 10 "$pg_url" >>"$work/pgbench.log" 2>&1
             # With the CPU of pgbench and of PostgreSQL per transaction, beside the describe's.
-            pg0=$(pg_ticks)
+            pg0=$(pg_ticks 1)
             # (a subshell: `times` there counts pgbench alone)
             (pgbench -n -S -M prepared -c 8 -j "$threads" -T "$duration" "$pg_url" \
                 >"$work/pgbench.out" 2>&1; times >"$work/times")
-            pg1=$(pg_ticks)
+            # Its backends' CPU reaches the postmaster's count once they have ended and been
+            # reaped.
+            for _ in $(seq 1 50); do
+                [ "$(psql "$pg_admin" -qtAc "SELECT count(*) FROM pg_stat_activity
+                    WHERE datname = '$pgdb'")" = 0 ] && break
+                sleep 0.1
+            done
+            sleep 0.3
+            pg1=$(pg_ticks 1)
             out=$(cat "$work/pgbench.out")
             printf '%s\n' "$out" >>"$work/pgbench.log"
             tps=$(printf '%s\n' "$out" | pgbench_tps)
