@@ -5,6 +5,65 @@
 # `redirect` (for `start_medialib`), and set `base`, `token`, `lib`, `server_pid`,
 # `server_dir` (`start_medialib`).
 
+# CPU time by process, in clock ticks, so that a scenario can say where its microseconds went:
+# the server, the load generator and PostgreSQL (docs/performance.md, "CPU per request").
+clk_tck=$(getconf CLK_TCK)
+# cpu_ticks PID [CHILDREN]: user + system time of PID (with CHILDREN=1 also that of its
+# children it has reaped). The command name in /proc/PID/stat may hold spaces: the fields are
+# counted after its closing parenthesis.
+cpu_ticks() {
+    sed 's/.*) //' "/proc/$1/stat" 2>/dev/null |
+        awk -v c="${2:-0}" '{ t = $12 + $13; if (c) t += $14 + $15; print t }' || echo 0
+}
+# tree_ticks PID: cpu_ticks of PID and of its live children (nginx's master and workers).
+tree_ticks() {
+    local t child
+    t=$(cpu_ticks "$1")
+    for child in $(pgrep -P "$1" || true); do
+        t=$((t + $(cpu_ticks "$child" || echo 0)))
+    done
+    echo "${t:-0}"
+}
+# The user + system seconds of a shell's children, from the output of its `times` (which must
+# run in that shell itself: in a pipeline or a `$(...)` it would be a new process's, with no
+# children yet).
+children_seconds() { # FILE
+    sed -n 2p "$1" 2>/dev/null | awk '{
+        split($1, u, "m"); split($2, s, "m"); sub("s", "", u[2]); sub("s", "", s[2])
+        print u[1] * 60 + u[2] + s[1] * 60 + s[2] }'
+}
+
+# BENCH_PERF=DIR: a system-wide `perf record -F BENCH_PERF_FREQ` (default 999) of a run's
+# middle, from 1 s after it starts to 1 s before it ends (runs of 4 s or more), then split by
+# bench/perf_split.py into DIR/NAME.md (the profile stays as DIR/NAME.data for `perf report`).
+# perf_start NAME SECONDS starts the recorder and sets perf_pid (empty without BENCH_PERF);
+# after the run, perf_split NAME WRK_JSON SECONDS [--label PID=NAME ...] waits for it and
+# splits it, counting the requests at the run's mean rate over the profile's seconds.
+perf_freq=${BENCH_PERF_FREQ:-999}
+perf_pid=
+perf_start() {
+    perf_pid=
+    if [ -z "${BENCH_PERF:-}" ] || [ "$2" -lt 4 ]; then return 0; fi
+    mkdir -p "$BENCH_PERF"
+    (sleep 1 && exec perf record -q -a -F "$perf_freq" -o "$BENCH_PERF/$1.data" \
+        -- sleep $(($2 - 2))) >/dev/null 2>&1 &
+    perf_pid=$!
+}
+perf_split() {
+    local name=$1 json=$2 secs=$3 data=$BENCH_PERF/$1.data requests
+    shift 3
+    [ -n "$perf_pid" ] || return 0
+    wait "$perf_pid" || true
+    perf_pid=
+    [ -s "$data" ] || { echo "$name: no profile recorded (is perf installed and allowed?)" >&2; return 0; }
+    requests=$("$python" -c 'import json, sys; print(json.loads(sys.argv[1])["rps"] * float(sys.argv[2]))' \
+        "$json" "$secs")
+    perf script -i "$data" -F pid,tid,comm,ip,sym,dso 2>/dev/null |
+        "$python" "$bench/perf_split.py" --freq "$perf_freq" --requests "$requests" --top 25 "$@" \
+            >"$BENCH_PERF/$name.md" || true
+    echo "$name: profile split in $BENCH_PERF/$name.md"
+}
+
 step() {
     local t=$(($(date +%s) - run_started))
     printf '\n== [%d:%02d] %s\n' $((t / 60)) $((t % 60)) "$*"

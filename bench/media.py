@@ -330,6 +330,11 @@ def load_wrk(results, name):
         "rps_runs": [round(r["rps"], 1) for r in measured],
         "mib_per_second": median["bytes"] / MIB / (median["duration_us"] / 1e6),
         "connections": median["connections"],
+        # CPU µs per answer of the server (all its processes) and of wrk, where counted.
+        "server_cpu_us": median["server_cpu_s"] / median["requests"] * 1e6
+        if median.get("server_cpu_s") is not None and median["requests"] else None,
+        "client_cpu_us": median["client_cpu_s"] / median["requests"] * 1e6
+        if median.get("client_cpu_s") is not None and median["requests"] else None,
     }
 
 
@@ -502,7 +507,9 @@ def report(argv):
         if w:
             md.append(f"- Range GET, {name}: {w['rps']:,.0f} req/s ({w['mib_per_second']:,.0f} "
                       f"MiB/s), p50 {w['p50_ms']:.2f} ms, p99 {w['p99_ms']:.1f} ms; runs "
-                      f"{w['rps_runs']}")
+                      f"{w['rps_runs']}"
+                      + (f"; CPU per answer: server {w['server_cpu_us']:,.0f} µs, wrk "
+                         f"{w['client_cpu_us']:,.0f} µs" if w.get("server_cpu_us") else ""))
     md.append("")
     analysis = ("<!-- media-analysis -->\n_No analysis written yet._\n"
                 "<!-- /media-analysis -->")

@@ -46,7 +46,9 @@
 # Environment: BENCH_MEDIA_UPLOAD_MIB, BENCH_MEDIA_CHUNK_MIB, BENCH_MEDIA_PARALLEL,
 # BENCH_MEDIA_RSS_SMALL_MIB, BENCH_MEDIA_RSS_LARGE_MIB, BENCH_MEDIA_RANGE_MIB (above);
 # BENCH_MEDIA_RANGE_CONNECTIONS (wrk connections, 16), BENCH_THREADS (wrk threads, 2),
-# BENCH_DURATION (s, 5), BENCH_WARMUP (s, 2), BENCH_REPS (3); BENCH_MEDIA_S3 (`auto`: with
+# BENCH_DURATION (s, 5), BENCH_WARMUP (s, 2), BENCH_REPS (3); BENCH_PERF (a directory: a
+# system-wide profile of each measured Range GET run, split by bench/perf_split.py, as in
+# bench/run.sh); BENCH_MEDIA_S3 (`auto`: with
 # Garage when its binary is found; `0`; `1`: fail without it); MEDIALIB_GARAGE (the garage
 # binary, else `garage` on the PATH, else ~/.cargo/bin/garage: `cargo install garage@2.5.0
 # --locked`); BENCH_BINARY; CARGO_TARGET_DIR (default $HOME/.cache/medialib-target),
@@ -332,19 +334,34 @@ c=$(dd if="$source_file" bs=1M skip=3 count=1 status=none | sha256sum)
 echo "medialib: $medialib_url"
 echo "nginx:    $nginx_url"
 
-wrk_range() { # NAME URL RUN
-    local name=$1 url=$2 run=$3 d=$duration line
+# wrk_range NAME URL RUN SERVER_PID: also the CPU the server (with its worker processes) and
+# wrk spent on the run, from /proc and `times`.
+wrk_range() {
+    local name=$1 url=$2 run=$3 server=$4 d=$duration line cpu0 cpu1
     [ "$run" = 0 ] && d=$warmup
-    line=$(env BENCH_DIR="$bench" BENCH_THREADS="$threads" BENCH_RANGE_BLOCKS="$range_mib" BENCH_CONNECTIONS="$range_conns" \
-        wrk -t "$threads" -c "$range_conns" -d "${d}s" --timeout 10s --latency \
-        -s "$bench/wrk/range.lua" "$url" | tee -a "$work/wrk.log" | sed -n 's/^BENCH_JSON //p')
+    cpu0=$(tree_ticks "$server")
+    if [ "$run" != 0 ]; then perf_start "$name.$run" "$d"; fi
+    line=$({
+        env BENCH_DIR="$bench" BENCH_THREADS="$threads" BENCH_RANGE_BLOCKS="$range_mib" \
+            BENCH_CONNECTIONS="$range_conns" \
+            wrk -t "$threads" -c "$range_conns" -d "${d}s" --timeout 10s --latency \
+            -s "$bench/wrk/range.lua" "$url"
+        times >"$work/times"
+    } | tee -a "$work/wrk.log" | sed -n 's/^BENCH_JSON //p')
+    cpu1=$(tree_ticks "$server")
     [ -n "$line" ] || {
         echo "$name: wrk printed no result" >&2
         return 1
     }
-    "$python" - "$line" "$run" "$range_conns" "$results/$name.jsonl" "$name" <<'PY'
+    local labels=("--label=$server=server") pid
+    for pid in $(pgrep -P "$server" || true); do labels+=("--label=$pid=server"); done
+    perf_split "$name.$run" "$line" "$((d - 2))" "${labels[@]}"
+    "$python" - "$line" "$run" "$range_conns" "$results/$name.jsonl" "$name" \
+        "$((cpu1 - cpu0))" "$clk_tck" "$(children_seconds "$work/times")" <<'PY'
 import json, sys
 r = json.loads(sys.argv[1]) | {"run": int(sys.argv[2]), "connections": int(sys.argv[3])}
+r |= {"server_cpu_s": int(sys.argv[6]) / int(sys.argv[7]),
+      "client_cpu_s": float(sys.argv[8] or 0)}
 kind = "warm-up" if r["run"] == 0 else f"run {r['run']}"
 mibs = r["bytes"] / 1048576 / (r["duration_us"] / 1e6)
 print(f"{sys.argv[5]:16} {kind:8} {r['rps']:9.1f} req/s {mibs:8.1f} MiB/s  "
@@ -360,9 +377,9 @@ PY
 }
 for run in $(seq 0 "$reps"); do
     sleep 0.5
-    wrk_range range_nginx "$nginx_url" "$run"
+    wrk_range range_nginx "$nginx_url" "$run" "$nginx_pid"
     sleep 0.5
-    wrk_range range_medialib "$medialib_url" "$run"
+    wrk_range range_medialib "$medialib_url" "$run" "$server_pid"
 done
 stop_pid "$nginx_pid"
 stop_medialib

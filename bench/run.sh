@@ -213,16 +213,6 @@ rss_kib() { # PID FIELD
     awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0
 }
 
-# CPU time by process, in clock ticks, so that every scenario can say where its microseconds
-# went: the server, the load generator and PostgreSQL (docs/performance.md, "CPU per request").
-clk_tck=$(getconf CLK_TCK)
-# cpu_ticks PID [CHILDREN]: user + system time of PID (with CHILDREN=1 also that of its
-# children it has reaped). The command name in /proc/PID/stat may hold spaces: the fields are
-# counted after its closing parenthesis.
-cpu_ticks() {
-    sed 's/.*) //' "/proc/$1/stat" 2>/dev/null |
-        awk -v c="${2:-0}" '{ t = $12 + $13; if (c) t += $14 + $15; print t }' || echo 0
-}
 # The PostgreSQL cluster behind $pg_admin: every live child of its postmaster (backends, WAL
 # writer, checkpointer, autovacuum), and with REAPED=1 also the children that ended (pgbench's
 # backends end with it; but so do those of any other client of the cluster, which a wrk
@@ -236,14 +226,6 @@ pg_ticks() { # [REAPED]
         t=$((t + $(cpu_ticks "$child" || echo 0)))
     done
     echo "${t:-0}"
-}
-# The user + system seconds of a shell's children, from the output of its `times` (which must
-# run in that shell itself: in a pipeline or a `$(...)` it would be a new process's, with no
-# children yet).
-children_seconds() { # FILE
-    sed -n 2p "$1" 2>/dev/null | awk '{
-        split($1, u, "m"); split($2, s, "m"); sub("s", "", u[2]); sub("s", "", s[2])
-        print u[1] * 60 + u[2] + s[1] * 60 + s[2] }'
 }
 
 # Waits (at most 60 s) until $base's count of finished sign-ins is the same twice 0.5 s apart.
@@ -265,29 +247,18 @@ print(sum(float(l.rsplit(" ", 1)[1]) for l in text.splitlines()
           if l.startswith("medialib_sign_ins_total")))' "$base" 2>/dev/null || echo none
 }
 
-# BENCH_PERF's split of one run's profile (DIR/NAME.RUN.data, kept for `perf report`):
-# DIR/NAME.RUN.md, requests counted at the run's mean rate over the profile's seconds.
-perf_freq=${BENCH_PERF_FREQ:-999}
-perf_split() { # NAME.RUN WRK_JSON SECONDS
-    local data=$BENCH_PERF/$1.data requests labels=()
-    [ -s "$data" ] || { echo "$1: no profile recorded (is perf installed and allowed?)" >&2; return 0; }
-    requests=$("$python" -c 'import json, sys; print(json.loads(sys.argv[1])["rps"] * float(sys.argv[2]))' "$2" "$3")
-    # The server's threads have names of their own (actix, tokio): grouped by its PID. Every
-    # other process by its command (wrk, postgres).
-    labels+=(--label "$server_pid=server")
-    # The backends serving this run's database apart from the cluster's other processes
-    # (its WAL writer and checkpointer, and any other client's backends).
+# The labels of this run's processes for perf_split: the server's PID, and the backends
+# serving this run's database apart from the cluster's other processes (its WAL writer and
+# checkpointer, and any other client's backends).
+perf_labels() {
+    echo "--label=$server_pid=server"
     if [ "${backend:-}" = postgres ]; then
         local pid
         for pid in $(psql "$pg_admin" -qtAc "SELECT pid FROM pg_stat_activity
                 WHERE datname = '$db'" 2>/dev/null || true); do
-            labels+=(--label "$pid=postgres (the server's connections)")
+            echo "--label=$pid=postgres (the server's connections)"
         done
     fi
-    perf script -i "$data" -F pid,tid,comm,ip,sym,dso 2>/dev/null |
-        "$python" "$bench/perf_split.py" --freq "$perf_freq" --requests "$requests" --top 25 \
-            "${labels[@]}" >"$BENCH_PERF/$1.md" || true
-    echo "$1: profile split in $BENCH_PERF/$1.md"
 }
 
 # One scenario: a warm-up, then $reps runs; one JSON line per run in results/NAME.jsonl.
@@ -329,17 +300,11 @@ wrk_scenario() {
             done
         ) &
         local sampler=$!
-        local server0 pg0 server1 pg1 client_s profiler=
+        local server0 pg0 server1 pg1 client_s labels=()
         server0=$(cpu_ticks "$server_pid")
         pg0=$(pg_ticks)
-        # BENCH_PERF=DIR: a system-wide profile of each measured run's middle (it starts 1 s
-        # in and ends 1 s before wrk does), split by process and by kind of work afterwards.
-        if [ -n "${BENCH_PERF:-}" ] && [ "$run" != 0 ] && [ "$d" -ge 4 ]; then
-            mkdir -p "$BENCH_PERF"
-            (sleep 1 && exec perf record -q -a -F "$perf_freq" -o "$BENCH_PERF/$name.$run.data" \
-                -- sleep $((d - 2)) >/dev/null 2>&1) &
-            profiler=$!
-        fi
+        # BENCH_PERF=DIR: a system-wide profile of each measured run's middle.
+        if [ "$run" != 0 ]; then perf_start "$name.$run" "$d"; fi
         # wrk's own CPU: `times` in the subshell that ran it, which ran nothing else.
         line=$({
             env BENCH_DIR="$bench" BENCH_THREADS="$threads" "$@" \
@@ -352,9 +317,9 @@ wrk_scenario() {
         client_s=$(children_seconds "$work/times")
         kill "$sampler" 2>/dev/null || true
         wait "$sampler" 2>/dev/null || true
-        if [ -n "$profiler" ]; then
-            wait "$profiler" || true
-            perf_split "$name.$run" "$line" "$((d - 2))"
+        if [ -n "$perf_pid" ]; then
+            mapfile -t labels < <(perf_labels)
+            perf_split "$name.$run" "$line" "$((d - 2))" "${labels[@]}"
         fi
         if [ -z "$line" ]; then
             echo "$name: wrk printed no result" >&2
