@@ -16,7 +16,7 @@ use medialib_ports::services::{
     DescribeFailed, MembershipChangeFailed, OAuthFailure, RefreshGrantFailed, SignInError,
     UpdateObjectFailed,
 };
-use medialib_ports::{CreateUserError, StoreError};
+use medialib_ports::{CreateUserError, StoreError, no_wait};
 use serde::Serialize;
 
 /// Every failure an HTTP handler can answer with.
@@ -261,7 +261,12 @@ impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         match e {
             StoreError::Unavailable(reason) => {
-                tracing::warn!(%reason, "storage unavailable");
+                // A read on the async worker that found no idle connection is run again on
+                // the blocking pool (`blocking::run_read`): nothing was unavailable, and under
+                // load this warning would otherwise be logged for every such read.
+                if !no_wait::refused() {
+                    tracing::warn!(%reason, "storage unavailable");
+                }
                 Self::DatabaseUnavailable
             }
             StoreError::Full => Self::DatabaseFull,
@@ -279,7 +284,10 @@ impl ApiError {
     fn oauth(e: &impl OAuthFailure) -> Self {
         let description = match e.store_failure() {
             Some(s) => {
-                tracing::warn!(reason = %s, "token endpoint storage failure");
+                // Not when the read is to be run again on the blocking pool (above).
+                if !no_wait::refused() {
+                    tracing::warn!(reason = %s, "token endpoint storage failure");
+                }
                 "the service cannot answer now; try again later".to_owned()
             }
             None => e.to_string(),
@@ -570,7 +578,71 @@ impl From<medialib_ports::services::catalog::PublicObjectFailed> for ApiError {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use tracing::span::{Attributes, Id, Record};
+    use tracing::{Event, Level, Metadata, Subscriber};
+
     use super::*;
+
+    /// Counts the warnings and errors logged while it is the default subscriber.
+    #[derive(Clone, Default)]
+    struct Warnings(Arc<AtomicUsize>);
+
+    impl Subscriber for Warnings {
+        fn enabled(&self, _: &Metadata<'_>) -> bool {
+            true
+        }
+        fn new_span(&self, _: &Attributes<'_>) -> Id {
+            Id::from_u64(1)
+        }
+        fn record(&self, _: &Id, _: &Record<'_>) {}
+        fn record_follows_from(&self, _: &Id, _: &Id) {}
+        fn event(&self, event: &Event<'_>) {
+            if *event.metadata().level() <= Level::WARN {
+                self.0.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        fn enter(&self, _: &Id) {}
+        fn exit(&self, _: &Id) {}
+    }
+
+    /// The warnings logged by turning an unavailable store into an answer, inside `scope`.
+    fn warnings_of(scope: impl FnOnce(&dyn Fn() -> ApiError)) -> usize {
+        let warnings = Warnings::default();
+        let count = Arc::clone(&warnings.0);
+        tracing::subscriber::with_default(warnings, || {
+            scope(&|| StoreError::Unavailable("no connection".into()).into());
+        });
+        count.load(Ordering::SeqCst)
+    }
+
+    #[test]
+    fn a_read_to_be_run_again_logs_no_storage_warning() {
+        // The control: an unavailable store is a warning, outside a no-wait read and inside
+        // one that no store has refused (a real failure there).
+        assert_eq!(warnings_of(|answer| drop(answer())), 1);
+        assert_eq!(
+            warnings_of(|answer| {
+                let ran = no_wait::without_waiting(|| drop(answer()));
+                assert_eq!(ran, no_wait::Inline::Done(()));
+            }),
+            1
+        );
+        // Once a store has refused to wait, the read's outcome is dropped and it runs again
+        // where it may wait: no warning, and still the same answer.
+        assert_eq!(
+            warnings_of(|answer| {
+                let ran = no_wait::without_waiting(|| {
+                    no_wait::refuse();
+                    assert!(matches!(answer(), ApiError::DatabaseUnavailable));
+                });
+                assert_eq!(ran, no_wait::Inline::WouldWait);
+            }),
+            0
+        );
+    }
 
     #[test]
     fn a_501_is_the_clients_doing_not_a_service_failure() {

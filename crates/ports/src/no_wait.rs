@@ -54,6 +54,13 @@ pub fn may_wait() -> bool {
     SCOPE.with(Cell::get).is_none()
 }
 
+/// Whether a store has refused to wait in the current [`without_waiting`] scope: what the read
+/// does from here on will be dropped unseen, so an error it meets is no one's to report
+/// (`false` outside the scope).
+pub fn refused() -> bool {
+    SCOPE.with(Cell::get) == Some(true)
+}
+
 /// Called by a store that would have to wait where [`may_wait`] is `false`, before it returns
 /// an error instead; outside [`without_waiting`] it does nothing.
 pub fn refuse() {
@@ -78,10 +85,13 @@ mod tests {
     #[test]
     fn a_refusal_turns_the_outcome_into_would_wait() {
         let ran = without_waiting(|| {
+            assert!(!refused());
             refuse();
+            assert!(refused());
             "an error the client must not see"
         });
         assert_eq!(ran, Inline::WouldWait);
+        assert!(!refused(), "the scope ends with the read");
         // The next read starts afresh.
         assert_eq!(without_waiting(|| 1), Inline::Done(1));
     }
