@@ -954,23 +954,33 @@ fn passwords_are_never_taken_from_the_command_line() {
     );
 }
 
-/// `medialib serve` bounds glibc's malloc arenas and fixes its mmap threshold
+/// `medialib serve` bounds glibc's malloc arenas and fixes its mmap and trim thresholds
 /// (crates/medialib/src/malloc.rs): the process it started (same pid, executed again) runs
-/// with `MALLOC_ARENA_MAX=2` and `MALLOC_MMAP_THRESHOLD_=4194304`, and an operator who set
-/// either keeps that and gets nothing else.
+/// with `MALLOC_ARENA_MAX=2`, `MALLOC_MMAP_THRESHOLD_=4194304` and
+/// `MALLOC_TRIM_THRESHOLD_=8388608`, and an operator who set any keeps that and gets nothing
+/// else.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[test]
 fn serve_runs_with_bounded_malloc_arenas_unless_the_operator_chose_otherwise() {
     let dir = tempfile::tempdir().unwrap();
     let db = sqlite_url(dir.path());
-    // Nothing chosen: both set. Either chosen by the operator: that one kept, the other unset.
-    let both = ["MALLOC_ARENA_MAX=2", "MALLOC_MMAP_THRESHOLD_=4194304"];
+    // Nothing chosen: all three set. One chosen by the operator: that one kept, the others
+    // unset.
+    let all = [
+        "MALLOC_ARENA_MAX=2",
+        "MALLOC_MMAP_THRESHOLD_=4194304",
+        "MALLOC_TRIM_THRESHOLD_=8388608",
+    ];
     for (given, expected) in [
-        (None, &both[..]),
+        (None, &all[..]),
         (Some(("MALLOC_ARENA_MAX", "4")), &["MALLOC_ARENA_MAX=4"][..]),
         (
             Some(("MALLOC_MMAP_THRESHOLD_", "65536")),
             &["MALLOC_MMAP_THRESHOLD_=65536"][..],
+        ),
+        (
+            Some(("MALLOC_TRIM_THRESHOLD_", "131072")),
+            &["MALLOC_TRIM_THRESHOLD_=131072"][..],
         ),
     ] {
         let env: Vec<(&str, &str)> = given.into_iter().collect();

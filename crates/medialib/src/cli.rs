@@ -318,9 +318,10 @@ pub fn main() -> ExitCode {
             let error = crate::malloc::reexec_bounded(&args);
             let _ = writeln!(
                 std::io::stderr().lock(),
-                "medialib: cannot set {} and {} (going on without them): {error}",
+                "medialib: cannot set {}, {} and {} (going on without them): {error}",
                 crate::malloc::ARENA_MAX_VAR,
-                crate::malloc::MMAP_THRESHOLD_VAR
+                crate::malloc::MMAP_THRESHOLD_VAR,
+                crate::malloc::TRIM_THRESHOLD_VAR
             );
         }
     }

@@ -16,10 +16,18 @@
 //! of 4 MiB (setting it stops the raising) keeps such buffers out of the arenas, and stays
 //! above the 1 MiB buffers that are reused: a media range read whole, an upload's chunks.
 //!
-//! Both can only be set before the process starts (the `MALLOC_ARENA_MAX` and
-//! `MALLOC_MMAP_THRESHOLD_` environment variables; `mallopt` would need `unsafe`), so
-//! `medialib serve` and `medialib demo` execute themselves again, in the same process, with
-//! them set. An operator who set either, or `GLIBC_TUNABLES`, tunes malloc: nothing is changed.
+//! Setting the mmap threshold also stops glibc from raising its trim threshold with it (to twice
+//! the mmap threshold), which then stays at 128 KiB: every free of a 1 MiB block at the top of
+//! the heap gave the memory back to the system, and the next request faulted it in again,
+//! zeroed. A media range of 1 MiB paid about 100 µs of page faults for it (docs/performance.md,
+//! "Range GET"). So the trim threshold is set too, to twice the mmap threshold (8 MiB), the pair
+//! glibc's own rule would have made.
+//!
+//! They can only be set before the process starts (the `MALLOC_ARENA_MAX`,
+//! `MALLOC_MMAP_THRESHOLD_` and `MALLOC_TRIM_THRESHOLD_` environment variables; `mallopt` would
+//! need `unsafe`), so `medialib serve` and `medialib demo` execute themselves again, in the same
+//! process, with them set. An operator who set any of them, or `GLIBC_TUNABLES`, tunes malloc:
+//! nothing is changed.
 
 use std::ffi::OsString;
 
@@ -35,17 +43,27 @@ pub const MMAP_THRESHOLD_VAR: &str = "MALLOC_MMAP_THRESHOLD_";
 /// The mmap threshold medialib sets (4 MiB) when the environment sets none.
 pub const MMAP_THRESHOLD: &str = "4194304";
 
-/// Whether a process with this environment should set the two itself: glibc (the only
+/// The environment variable for how much free memory at the top of the heap is kept.
+pub const TRIM_THRESHOLD_VAR: &str = "MALLOC_TRIM_THRESHOLD_";
+
+/// The trim threshold medialib sets (8 MiB, twice [`MMAP_THRESHOLD`]).
+pub const TRIM_THRESHOLD: &str = "8388608";
+
+/// Whether a process with this environment should set the three itself: glibc (the only
 /// allocator with per-thread arenas here) and no malloc setting chosen by the operator.
 pub fn should_bound<'a>(mut env_names: impl Iterator<Item = &'a OsString>) -> bool {
     cfg!(all(target_os = "linux", target_env = "gnu"))
-        && !env_names
-            .any(|n| n == ARENA_MAX_VAR || n == MMAP_THRESHOLD_VAR || n == "GLIBC_TUNABLES")
+        && !env_names.any(|n| {
+            n == ARENA_MAX_VAR
+                || n == MMAP_THRESHOLD_VAR
+                || n == TRIM_THRESHOLD_VAR
+                || n == "GLIBC_TUNABLES"
+        })
 }
 
-/// Replaces this process (same pid) with the same program and arguments and the arena limit
-/// and the mmap threshold set. Returns only if that fails (then the process goes on with
-/// glibc's defaults), with the reason.
+/// Replaces this process (same pid) with the same program and arguments and the arena limit,
+/// the mmap threshold and the trim threshold set. Returns only if that fails (then the process
+/// goes on with glibc's defaults), with the reason.
 #[cfg(unix)]
 pub fn reexec_bounded(args: &[OsString]) -> std::io::Error {
     use std::os::unix::process::CommandExt as _;
@@ -60,6 +78,7 @@ pub fn reexec_bounded(args: &[OsString]) -> std::io::Error {
     cmd.args(args.iter().skip(1))
         .env(ARENA_MAX_VAR, ARENA_MAX)
         .env(MMAP_THRESHOLD_VAR, MMAP_THRESHOLD)
+        .env(TRIM_THRESHOLD_VAR, TRIM_THRESHOLD)
         .exec()
 }
 
@@ -76,6 +95,7 @@ mod tests {
         assert!(!should_bound(names(&["PATH", "MALLOC_ARENA_MAX"]).iter()));
         assert!(!should_bound(names(&["GLIBC_TUNABLES", "HOME"]).iter()));
         assert!(!should_bound(names(&["MALLOC_MMAP_THRESHOLD_"]).iter()));
+        assert!(!should_bound(names(&["MALLOC_TRIM_THRESHOLD_"]).iter()));
     }
 
     #[test]

@@ -188,6 +188,9 @@ impl Application {
             malloc_mmap_threshold = std::env::var(crate::malloc::MMAP_THRESHOLD_VAR)
                 .ok()
                 .as_deref(),
+            malloc_trim_threshold = std::env::var(crate::malloc::TRIM_THRESHOLD_VAR)
+                .ok()
+                .as_deref(),
             "listening"
         );
         Ok(Self {
