@@ -45,8 +45,10 @@ perf_start() {
     perf_pid=
     if [ -z "${BENCH_PERF:-}" ] || [ "$2" -lt 4 ]; then return 0; fi
     mkdir -p "$BENCH_PERF"
-    (sleep 1 && exec perf record -q -a -F "$perf_freq" -o "$BENCH_PERF/$1.data" \
-        -- sleep $(($2 - 2))) >/dev/null 2>&1 &
+    # BENCH_PERF_ARGS: more options for perf record (`--call-graph dwarf`, say).
+    # shellcheck disable=SC2086
+    (sleep 1 && exec perf record -q -a -F "$perf_freq" ${BENCH_PERF_ARGS:-} \
+        -o "$BENCH_PERF/$1.data" -- sleep $(($2 - 2))) >/dev/null 2>&1 &
     perf_pid=$!
 }
 perf_split() {

@@ -90,7 +90,7 @@ CATEGORIES = [
                r"^insertCell|^dropCell|^fillInCell|^decodeFlags|^cellSize|^computeNumeric|"
                r"^btreeParse|^allocateSpace|^accessPayload|^zeroPage|^pageFind)"),
     ("PostgreSQL (the server's code)", r" (postgres|/usr/lib/postgresql/\S+)$"),
-    ("libpq and OpenSSL (the client side)", r" \S*(libpq|libssl|libcrypto)\S*$"),
+    ("TLS (OpenSSL) and libpq", r" \S*(libpq|libssl|libcrypto)\S*$"),
     ("libc (other)", r" \S*libc\S*$"),
     ("wrk and LuaJIT", r"\S*(wrk|luajit|libluajit)\S*$|^lj_|^lua"),
     ("the kernel (other)", r"\[kernel\.kallsyms\]$"),
