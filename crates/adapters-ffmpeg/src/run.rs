@@ -348,15 +348,18 @@ mod tests {
         paced: bool,
         progress: &mut ProgressSink<'_>,
     ) -> Result<(), RunFailure> {
-        let mut list = vec![
-            "-f",
-            "lavfi",
-            "-i",
-            "testsrc2=s=64x48:r=25:d=2",
-            "-f",
-            "null",
-            "-",
-        ];
+        seconds_of_video(2, launcher, work, paced, progress)
+    }
+
+    fn seconds_of_video(
+        seconds: u32,
+        launcher: Launcher,
+        work: &Path,
+        paced: bool,
+        progress: &mut ProgressSink<'_>,
+    ) -> Result<(), RunFailure> {
+        let source = format!("testsrc2=s=64x48:r=25:d={seconds}");
+        let mut list = vec!["-f", "lavfi", "-i", &source, "-f", "null", "-"];
         if paced {
             list.insert(0, "-re");
         }
@@ -364,7 +367,7 @@ mod tests {
             Path::new("ffmpeg"),
             work,
             &args(&list),
-            Some(MediaDuration::from_secs(2)),
+            Some(MediaDuration::from_secs(seconds.into())),
             progress,
         )
     }
@@ -389,20 +392,22 @@ mod tests {
 
     #[test]
     fn a_child_that_keeps_moving_outlives_a_short_stall_timeout() {
-        // Positive control for the watchdog: `-re` paces 2 s of output over 2 s of wall time,
-        // longer than the 1 s stall timeout, but it never stops moving. In the normal
-        // scheduling class: in the idle class, on a machine the rest of the suite keeps busy,
-        // the child really does stop moving now and then (CI saw it killed as stalled), which
-        // is the watchdog doing its job, not what this test is about.
+        // Positive control for the watchdog: `-re` paces 6 s of output over 6 s of wall time,
+        // twice the 3 s stall timeout, but it never stops moving. In the normal scheduling
+        // class: in the idle class, on a machine the rest of the suite keeps busy, the child
+        // really does stop moving now and then (CI saw it killed as stalled), which is the
+        // watchdog doing its job, not what this test is about. The timeout leaves room for a
+        // slow start: with 1 s, CI on a 2-CPU machine twice saw ffmpeg's first progress come
+        // later than that while the suite started its other tests.
         let work = tempfile::tempdir().unwrap();
         let started = Instant::now();
         let launcher = Launcher {
             niceness: 0,
             idle_class: false,
-            stall_timeout: Duration::from_secs(1),
+            stall_timeout: Duration::from_secs(3),
         };
-        two_seconds_of_video(launcher, work.path(), true, &mut |_| true).unwrap();
-        assert!(started.elapsed() >= Duration::from_millis(1500));
+        seconds_of_video(6, launcher, work.path(), true, &mut |_| true).unwrap();
+        assert!(started.elapsed() >= Duration::from_millis(4500));
     }
 
     #[test]
