@@ -52,7 +52,7 @@ perf_start() {
     perf_pid=$!
 }
 perf_split() {
-    local name=$1 json=$2 secs=$3 data=$BENCH_PERF/$1.data requests
+    local name=$1 json=$2 secs=$3 data=${BENCH_PERF:-}/$1.data requests
     shift 3
     [ -n "$perf_pid" ] || return 0
     wait "$perf_pid" || true
