@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::ops::{Deref, DerefMut};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use diesel::connection::SimpleConnection;
@@ -18,7 +19,9 @@ use crate::macros::{with_conn, with_tx};
 use crate::schema::organization;
 use crate::url::{self, Target};
 
+mod checkpoint;
 mod gate;
+use checkpoint::Checkpointer;
 pub(crate) use gate::{Turn, WriteGate};
 
 /// The SQLite migrations (`migrations/sqlite`), compiled in.
@@ -184,6 +187,9 @@ pub(crate) enum Pools {
 pub struct Database {
     pools: Pools,
     gate: WriteGate,
+    /// The WAL's checkpoint thread, on a SQLite file (db/checkpoint.rs); stopped with the last
+    /// clone.
+    _checkpoints: Option<Arc<Checkpointer>>,
 }
 
 impl Database {
@@ -211,6 +217,8 @@ impl Database {
         let target =
             url::parse(url).ok_or_else(|| ConnectError::UnsupportedUrl(url::redact(url)))?;
         let grouped = matches!(target, Target::SqliteFile(_));
+        let gate = WriteGate::new(opts.connection_timeout, grouped);
+        let mut checkpoints = None;
         let pools = match target {
             Target::SqliteFile(path) => {
                 if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -219,14 +227,24 @@ impl Database {
                     })?;
                 }
                 let path = path.to_string_lossy().into_owned();
-                Pools::Sqlite(sqlite_pool(&path, opts, false)?)
+                let pragmas = SqlitePragmas::new(opts, true);
+                let pool = sqlite_pool(&path, opts, pragmas, false)?;
+                let thread = Checkpointer::spawn(path, pragmas, gate.clone()).map_err(|e| {
+                    ConnectError::Io(format!("cannot start the WAL checkpoint thread: {e}"))
+                })?;
+                checkpoints = Some(Arc::new(thread));
+                Pools::Sqlite(pool)
             }
-            Target::SqliteMemory => Pools::Sqlite(sqlite_pool(":memory:", opts, true)?),
+            Target::SqliteMemory => {
+                let pragmas = SqlitePragmas::new(opts, false);
+                Pools::Sqlite(sqlite_pool(":memory:", opts, pragmas, true)?)
+            }
             Target::Postgres(url) => Pools::Postgres(pg_pool(&url, opts)?),
         };
         Ok(Database {
             pools,
-            gate: WriteGate::new(opts.connection_timeout, grouped),
+            gate,
+            _checkpoints: checkpoints,
         })
     }
 
@@ -421,17 +439,33 @@ pub(crate) fn read_namespace(db: &Database) -> Result<Option<String>, DbError> {
 
 /// Applies `busy_timeout` and [`SQLITE_PRAGMAS`] to every new SQLite connection: a writer
 /// waits for the write lock as long as a request waits for a connection, then gets
-/// `database is locked` (a 503).
+/// `database is locked` (a 503). With `manual_checkpoints` (a file database, whose
+/// [`Checkpointer`] thread checkpoints the WAL), also `wal_autocheckpoint = 0`: no commit runs a
+/// checkpoint of its own.
 #[derive(Debug, Clone, Copy)]
 struct SqlitePragmas {
     busy_timeout: Duration,
+    manual_checkpoints: bool,
+}
+
+impl SqlitePragmas {
+    fn new(opts: &PoolOptions, manual_checkpoints: bool) -> Self {
+        Self {
+            busy_timeout: opts.connection_timeout,
+            manual_checkpoints,
+        }
+    }
 }
 
 impl CustomizeConnection<SqliteConnection, diesel::r2d2::Error> for SqlitePragmas {
     fn on_acquire(&self, conn: &mut SqliteConnection) -> Result<(), diesel::r2d2::Error> {
         let millis = self.busy_timeout.as_millis().clamp(1, u128::from(u32::MAX));
-        conn.batch_execute(&format!("PRAGMA busy_timeout = {millis}; {SQLITE_PRAGMAS}"))
-            .map_err(diesel::r2d2::Error::QueryError)
+        let autocheckpoint = if self.manual_checkpoints { 0 } else { 1000 };
+        conn.batch_execute(&format!(
+            "PRAGMA busy_timeout = {millis}; {SQLITE_PRAGMAS} \
+             PRAGMA wal_autocheckpoint = {autocheckpoint};"
+        ))
+        .map_err(diesel::r2d2::Error::QueryError)
     }
 }
 
@@ -460,14 +494,16 @@ impl HandleError<diesel::r2d2::Error> for TracingErrorHandler {
 }
 
 /// Builds the SQLite pool; `memory` pins it to one never-recycled connection.
-fn sqlite_pool(path: &str, opts: &PoolOptions, memory: bool) -> Result<SqlitePool, ConnectError> {
+fn sqlite_pool(
+    path: &str,
+    opts: &PoolOptions,
+    pragmas: SqlitePragmas,
+    memory: bool,
+) -> Result<SqlitePool, ConnectError> {
     // Open one connection directly first, so a permanent error (unwritable path, ...) is reported
     // at once instead of after `connection_timeout` of retries inside r2d2.
     let mut probe = SqliteConnection::establish(path)
         .map_err(|e| ConnectError::Pool(format!("cannot open SQLite database {path}: {e}")))?;
-    let pragmas = SqlitePragmas {
-        busy_timeout: opts.connection_timeout,
-    };
     pragmas
         .on_acquire(&mut probe)
         .map_err(|e| ConnectError::Pool(format!("cannot configure SQLite database {path}: {e}")))?;

@@ -35,6 +35,7 @@ use diesel::connection::{AnsiTransactionManager, Connection, TransactionManager}
 use diesel::r2d2::{ConnectionManager, PooledConnection};
 use medialib_ports::{StoreError, no_wait};
 
+use super::checkpoint::Writes;
 use super::{SqlitePool, checkout_sqlite, would_wait};
 use crate::error::{DbError, PoolError};
 
@@ -70,6 +71,8 @@ struct Inner {
     limit: usize,
     /// Batches committed (or tried), for the tests.
     commits: AtomicU64,
+    /// Write turns ended, for the checkpoint thread.
+    writes: Writes,
 }
 
 /// The gate's state, changed only under its (briefly held) mutex.
@@ -127,11 +130,15 @@ impl Turn<'_> {
 impl Drop for Turn<'_> {
     fn drop(&mut self) {
         if !self.released {
-            let mut state = self.inner.state();
-            state.busy = false;
-            if state.queued > 0 {
-                self.inner.free.notify_one();
+            {
+                let mut state = self.inner.state();
+                state.busy = false;
+                if state.queued > 0 {
+                    self.inner.free.notify_one();
+                }
             }
+            // Handed over, a turn committed nothing; let go, it may have.
+            self.inner.writes.wrote();
         }
     }
 }
@@ -147,6 +154,7 @@ impl WriteGate {
                 free: Condvar::new(),
                 limit: if grouped { BATCH_LIMIT } else { 1 },
                 commits: AtomicU64::new(0),
+                writes: Writes::default(),
             }),
             wait,
         }
@@ -287,6 +295,11 @@ impl WriteGate {
                 drop(turn);
             }
         }
+    }
+
+    /// The write turns of this gate, for the checkpoint thread.
+    pub(super) fn writes(&self) -> &Writes {
+        &self.inner.writes
     }
 
     /// How many batches were committed (or tried).

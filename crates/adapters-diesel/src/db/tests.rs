@@ -79,8 +79,36 @@ fn sqlite_file_connections_have_the_pragmas() {
             64 << 20,
             "the WAL file is truncated to 64 MiB"
         );
+        assert_eq!(
+            wal_autocheckpoint(&mut pool.get().unwrap()),
+            0,
+            "no commit checkpoints: the checkpoint thread does"
+        );
     }
     assert!(db.pool_state().0 >= 3);
+}
+
+#[derive(QueryableByName)]
+struct WalAutocheckpoint {
+    #[diesel(sql_type = BigInt)]
+    wal_autocheckpoint: i64,
+}
+
+fn wal_autocheckpoint(conn: &mut diesel::SqliteConnection) -> i64 {
+    diesel::sql_query("PRAGMA wal_autocheckpoint")
+        .get_result::<WalAutocheckpoint>(conn)
+        .unwrap()
+        .wal_autocheckpoint
+}
+
+/// `sqlite::memory:` has no WAL and no checkpoint thread: SQLite's default stays.
+#[test]
+fn sqlite_memory_connections_keep_the_default_checkpoints() {
+    let db = Database::connect("sqlite::memory:", &PoolOptions::default()).unwrap();
+    let Pools::Sqlite(pool) = db.pools() else {
+        unreachable!()
+    };
+    assert_eq!(wal_autocheckpoint(&mut pool.get().unwrap()), 1000);
 }
 
 #[derive(QueryableByName, Debug)]

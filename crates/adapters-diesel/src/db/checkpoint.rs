@@ -1,0 +1,262 @@
+//! Checkpoints of a SQLite file database, on a thread of their own.
+//!
+//! In WAL mode a commit appends its pages to the `-wal` file and a checkpoint copies them back
+//! into the database file; with `synchronous = NORMAL` the checkpoint's two `fsync`s (the WAL,
+//! then the database) are the only ones. SQLite's default runs a checkpoint in the connection
+//! whose commit took the WAL past 1 000 pages, before that commit returns; in this process that
+//! connection still holds the [write gate](super::WriteGate), so every writer queued behind it
+//! waited for both `fsync`s. The pooled connections therefore run with
+//! `wal_autocheckpoint = 0`, and this thread checkpoints instead:
+//!
+//! - **When.** A write turn that ends wakes it ([`Writes::wrote`]); it lets the writes of the
+//!   next [`GATHER`] accumulate, then runs `PRAGMA wal_checkpoint(PASSIVE)` on a connection of
+//!   its own. A passive checkpoint takes no lock a reader or a writer waits for: writers go on
+//!   appending while it copies. With no write of this process for [`IDLE_POLL`], it checks
+//!   `PRAGMA data_version`, which moves when another process (the CLI, a second server)
+//!   committed, and checkpoints those writes too.
+//! - **Starting the WAL over.** SQLite writes the WAL from its start again only when a writer
+//!   begins while every frame is already in the database. Under a steady stream of writes a
+//!   checkpoint running beside them never catches up, and the WAL would grow for as long as the
+//!   load lasts. So once a checkpoint leaves at least [`RESTART_FRAMES`] frames in the WAL and
+//!   some of them not copied, the thread takes the write gate, like any writer, and checkpoints
+//!   the rest, which is only what was appended during the first pass. That is the one checkpoint
+//!   that still holds the gate, once per `RESTART_FRAMES` frames instead of once per 1 000.
+//!
+//! A failing checkpoint (a full disk, say) is logged and tried again at the next write; nothing
+//! is lost, since the frames stay in the WAL, which every reader reads.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use diesel::connection::Connection;
+use diesel::r2d2::CustomizeConnection;
+use diesel::sql_types::{BigInt, Integer};
+use diesel::{QueryResult, QueryableByName, RunQueryDsl, SqliteConnection};
+
+use super::{SqlitePragmas, WriteGate};
+
+/// How long the thread lets writes accumulate after the first one before it checkpoints: the
+/// pages a burst of writes rewrites again and again are copied once.
+pub(super) const GATHER: Duration = Duration::from_millis(100);
+
+/// How often, with no write of this process, the thread checks for another process's commits.
+const IDLE_POLL: Duration = Duration::from_secs(1);
+
+/// From this many frames left in the WAL by a checkpoint that ran beside writers (16 MiB of
+/// 4 KiB pages), the rest is checkpointed under the write gate so that the WAL starts over.
+pub(super) const RESTART_FRAMES: i32 = 4096;
+
+/// The write turns of a process, as a wake-up for its checkpoint thread, and the thread's stop.
+#[derive(Default)]
+pub(crate) struct Writes {
+    /// A write turn ended since the thread last took this flag.
+    pending: AtomicBool,
+    /// The thread is to stop (its [`Checkpointer`] was dropped).
+    stopped: Mutex<bool>,
+    /// Signalled on the first write after the flag was taken, and on stop.
+    wake: Condvar,
+}
+
+/// Why [`Writes::wait`] returned.
+#[derive(Debug, PartialEq, Eq)]
+enum Wake {
+    /// A write turn ended.
+    Wrote,
+    /// Nothing happened for the whole wait.
+    Idle,
+    /// The thread is to stop.
+    Stop,
+}
+
+impl Writes {
+    fn stopped(&self) -> MutexGuard<'_, bool> {
+        // Nothing panics while holding it; a poisoned flag still holds its value.
+        self.stopped.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Called as each write turn ends: one atomic swap, and a wake-up only for the first write
+    /// after a checkpoint.
+    pub(super) fn wrote(&self) {
+        if !self.pending.swap(true, Ordering::AcqRel) {
+            let _stopped = self.stopped();
+            self.wake.notify_one();
+        }
+    }
+
+    /// Takes the pending flag: the writes before this are the next checkpoint's.
+    fn take(&self) -> bool {
+        self.pending.swap(false, Ordering::AcqRel)
+    }
+
+    fn stop(&self) {
+        *self.stopped() = true;
+        self.wake.notify_all();
+    }
+
+    /// Waits at most `wait` for a write (`until_stop`: only for the stop).
+    fn wait(&self, wait: Duration, until_stop: bool) -> Wake {
+        let deadline = Instant::now() + wait;
+        let mut stopped = self.stopped();
+        loop {
+            if *stopped {
+                return Wake::Stop;
+            }
+            if !until_stop && self.pending.load(Ordering::Acquire) {
+                return Wake::Wrote;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Wake::Idle;
+            }
+            stopped = self
+                .wake
+                .wait_timeout(stopped, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+}
+
+/// The checkpoint thread of one [`Database`](super::Database) (shared by its clones); dropping
+/// the last clone stops it.
+#[derive(Debug)]
+pub(crate) struct Checkpointer {
+    gate: WriteGate,
+}
+
+impl Checkpointer {
+    /// Starts the thread for the database file at `path`, opening its connections with
+    /// `pragmas`.
+    pub(super) fn spawn(
+        path: String,
+        pragmas: SqlitePragmas,
+        gate: WriteGate,
+    ) -> std::io::Result<Self> {
+        let thread_gate = gate.clone();
+        std::thread::Builder::new()
+            .name("sqlite-checkpoint".to_owned())
+            .spawn(move || run(&path, pragmas, &thread_gate))?;
+        Ok(Self { gate })
+    }
+}
+
+impl Drop for Checkpointer {
+    fn drop(&mut self) {
+        self.gate.writes().stop();
+    }
+}
+
+/// The thread's loop (module docs).
+fn run(path: &str, pragmas: SqlitePragmas, gate: &WriteGate) {
+    let writes = gate.writes();
+    let mut conn: Option<SqliteConnection> = None;
+    let mut version: Option<i64> = None;
+    let mut failing = false;
+    loop {
+        match writes.wait(IDLE_POLL, false) {
+            Wake::Stop => return,
+            Wake::Wrote => {
+                if writes.wait(GATHER, true) == Wake::Stop {
+                    return;
+                }
+            }
+            Wake::Idle => {}
+        }
+        let wrote = writes.take();
+        if conn.is_none() {
+            match open(path, pragmas) {
+                Ok(opened) => conn = Some(opened),
+                Err(e) => {
+                    if !failing {
+                        tracing::warn!(error = %e, "cannot open a connection to checkpoint the SQLite WAL");
+                    }
+                    failing = true;
+                    continue;
+                }
+            }
+        }
+        let Some(conn) = conn.as_mut() else { continue };
+        if !wrote {
+            // Nothing written here: checkpoint only when another process committed.
+            let now = data_version(conn).ok();
+            if now.is_some() && now == version {
+                continue;
+            }
+        }
+        match checkpoint(conn, gate) {
+            Ok(()) => failing = false,
+            Err(e) => {
+                if !failing {
+                    tracing::warn!(error = %e, "SQLite WAL checkpoint failed; the WAL keeps the pages");
+                }
+                failing = true;
+            }
+        }
+        version = data_version(conn).ok();
+    }
+}
+
+/// A connection of the checkpoint thread's own, with the pool's settings.
+fn open(path: &str, pragmas: SqlitePragmas) -> Result<SqliteConnection, String> {
+    let mut conn = SqliteConnection::establish(path).map_err(|e| e.to_string())?;
+    pragmas.on_acquire(&mut conn).map_err(|e| e.to_string())?;
+    Ok(conn)
+}
+
+/// The result row of `PRAGMA wal_checkpoint`.
+#[derive(QueryableByName, Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Progress {
+    /// 1 when another connection's checkpoint (or a writer, for the blocking modes) was in the
+    /// way.
+    #[diesel(sql_type = Integer)]
+    pub(super) busy: i32,
+    /// Frames in the WAL.
+    #[diesel(sql_type = Integer)]
+    pub(super) log: i32,
+    /// Frames of them already in the database file.
+    #[diesel(sql_type = Integer)]
+    pub(super) checkpointed: i32,
+}
+
+/// `PRAGMA wal_checkpoint(PASSIVE)`: copies what it can without waiting for anyone.
+pub(super) fn passive(conn: &mut SqliteConnection) -> QueryResult<Progress> {
+    diesel::sql_query("PRAGMA wal_checkpoint(PASSIVE)").get_result(conn)
+}
+
+/// One checkpoint beside the writers, then, when it left many frames behind, the rest under
+/// the write gate (module docs).
+fn checkpoint(conn: &mut SqliteConnection, gate: &WriteGate) -> QueryResult<()> {
+    let first = passive(conn)?;
+    if first.log < RESTART_FRAMES || first.checkpointed >= first.log {
+        return Ok(());
+    }
+    // A gate busy for the whole connection timeout: the next round tries again.
+    let Ok(turn) = gate.enter() else {
+        return Ok(());
+    };
+    let last = passive(conn);
+    drop(turn);
+    tracing::debug!(
+        frames = first.log,
+        behind = first.log - first.checkpointed,
+        "WAL checkpointed under the write gate so that it starts over"
+    );
+    last.map(drop)
+}
+
+#[derive(QueryableByName)]
+struct DataVersion {
+    #[diesel(sql_type = BigInt)]
+    data_version: i64,
+}
+
+/// `PRAGMA data_version`: changes when a connection other than `conn` commits.
+fn data_version(conn: &mut SqliteConnection) -> QueryResult<i64> {
+    diesel::sql_query("PRAGMA data_version")
+        .get_result::<DataVersion>(conn)
+        .map(|v| v.data_version)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,136 @@
+//! The checkpoint thread of a SQLite file database: it copies the WAL into the database file
+//! after this process's writes and after another process's, and starts the WAL over under a
+//! steady stream of writes. A checkpoint is the only thing that writes the database file in WAL
+//! mode, so the file's size shows when one ran.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use diesel::connection::SimpleConnection;
+use diesel::prelude::*;
+
+use super::super::tests::sqlite_file;
+use crate::db::Database;
+use crate::error::DbError;
+use crate::macros::with_write;
+
+/// Far longer than a checkpoint takes ([`GATHER`](super::GATHER), then a few ms), so that a
+/// slow machine does not fail the tests; they return as soon as the checkpoint is seen.
+const LONG: Duration = Duration::from_secs(20);
+
+fn main_file(dir: &Path) -> PathBuf {
+    dir.join("gate.db")
+}
+
+fn size(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+/// Waits until the database file holds at least `bytes`, that is until a checkpoint copied them.
+fn until_checkpointed(file: &Path, bytes: u64, what: &str) {
+    let start = Instant::now();
+    while size(file) < bytes {
+        assert!(
+            start.elapsed() < LONG,
+            "{what}: no checkpoint copied them into the database file in {LONG:?} ({} bytes)",
+            size(file)
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Runs `sql` through the write gate, as the repositories' writes do.
+fn write(db: &Database, sql: &str) {
+    let run = || -> Result<(), DbError> {
+        with_write!(db, conn => {
+            conn.batch_execute(sql)?;
+            Ok(())
+        })
+    };
+    run().unwrap();
+}
+
+/// `rows` rows of 4 KiB each in one statement: about as many pages of the WAL.
+fn blobs(rows: u32) -> String {
+    format!(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {rows}) \
+         INSERT INTO blobs (b) SELECT randomblob(4096) FROM n;"
+    )
+}
+
+/// A file database with a `blobs` table, its WAL already checkpointed once.
+fn database(dir: &Path) -> (Database, u64) {
+    let db = sqlite_file(dir, LONG);
+    write(
+        &db,
+        "CREATE TABLE blobs (id INTEGER PRIMARY KEY, b BLOB NOT NULL);",
+    );
+    let file = main_file(dir);
+    // The migrations' and the table's pages reach the file once the thread has run.
+    write(&db, &blobs(8));
+    until_checkpointed(&file, 8 * 4096, "the first writes");
+    let settled = size(&file);
+    (db, settled)
+}
+
+/// 100 pages: a tenth of SQLite's own checkpoint threshold, which the request connections do
+/// not use anyway (`wal_autocheckpoint = 0`); only the thread copies them.
+#[test]
+fn the_thread_checkpoints_this_process_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, settled) = database(dir.path());
+    write(&db, &blobs(100));
+    until_checkpointed(
+        &main_file(dir.path()),
+        settled + 100 * 4096,
+        "100 pages written here",
+    );
+}
+
+/// Another process (here another connection, which does not pass this process's gate) commits
+/// without waking the thread; the thread notices through `PRAGMA data_version` within a second.
+#[test]
+fn the_thread_checkpoints_another_process_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_db, settled) = database(dir.path());
+    let file = main_file(dir.path());
+    let mut other = SqliteConnection::establish(&file.to_string_lossy()).unwrap();
+    other
+        .batch_execute(&format!("PRAGMA busy_timeout = 20000; {}", blobs(100)))
+        .unwrap();
+    until_checkpointed(&file, settled + 100 * 4096, "100 pages written elsewhere");
+    // Open until now: closing the last other connection would checkpoint by itself.
+    drop(other);
+}
+
+/// The WAL's checkpoint sequence number (bytes 12..16 of its header), which SQLite increments
+/// each time it writes the WAL from its start again.
+fn restarts(dir: &Path) -> u32 {
+    let wal = std::fs::read(dir.join("gate.db-wal")).unwrap_or_default();
+    wal.get(12..16)
+        .map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+/// A writer that never pauses: a checkpoint running beside it is always behind by the frames
+/// written meanwhile, so only the pass under the gate lets the WAL start over. 20 000 writes
+/// of a page or more are at least 20 000 frames, five times [`RESTART_FRAMES`](super::RESTART_FRAMES).
+#[test]
+fn a_steady_stream_of_writes_still_starts_the_wal_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, _) = database(dir.path());
+    let before = restarts(dir.path());
+    for i in 0..20_000 {
+        write(
+            &db,
+            &format!("INSERT INTO blobs (b) VALUES (zeroblob({}));", 64 + i % 64),
+        );
+    }
+    let after = restarts(dir.path());
+    assert!(
+        after >= before + 2,
+        "the WAL started over {} times during 20 000 writes",
+        after - before
+    );
+    let wal = size(&dir.path().join("gate.db-wal"));
+    assert!(wal < 64 << 20, "the WAL file grew to {wal} bytes");
+}
