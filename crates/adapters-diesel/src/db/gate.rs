@@ -50,7 +50,10 @@ const BATCH_LIMIT: usize = 32;
 /// waiting only while the gate is held, so the member that leaves a batch open always counts
 /// the writers that will take it: [`WriteGate::acquire`]); the check is the net under that
 /// reasoning, since a member left waiting would hold its request forever. Normally the commit
-/// comes first and wakes the member.
+/// comes first and wakes the member. A member that finds the gate free and its batch still open
+/// while writers are queued commits it too: the writer woken for it has not run for the whole
+/// check, which a busy machine does (seen once in a full `bench/run.sh`); only with nobody
+/// queued is the batch orphaned, and a warning says so.
 const ORPHAN_CHECK: Duration = Duration::from_millis(20);
 
 type SqlitePooled = PooledConnection<ConnectionManager<SqliteConnection>>;
@@ -283,13 +286,25 @@ impl WriteGate {
             if !state.busy && ours {
                 state.busy = true;
                 let batch = state.open.take();
+                // Writers still queued: the one woken for the batch has not run for the whole
+                // check (a busy machine), and the member commits without it; it takes the
+                // gate after. None queued: the batch was left for nobody.
+                let orphaned = state.queued == 0;
                 drop(state);
                 let turn = Turn {
                     inner: &self.inner,
                     released: false,
                 };
                 if let Some(batch) = batch {
-                    tracing::warn!("a write batch was left open with nobody to commit it");
+                    if orphaned {
+                        tracing::warn!("a write batch was left open with nobody to commit it");
+                    } else {
+                        tracing::debug!(
+                            "the writer woken for a write batch did not run within {} ms; \
+                             its member committed it",
+                            ORPHAN_CHECK.as_millis()
+                        );
+                    }
                     let _ = self.commit(batch);
                 }
                 drop(turn);
