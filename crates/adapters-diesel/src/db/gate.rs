@@ -140,8 +140,7 @@ impl Drop for Turn<'_> {
                     self.inner.free.notify_one();
                 }
             }
-            // A turn let go may have committed; one handed over (above) has not, and the
-            // turn that later commits its batch wakes the checkpoint thread instead.
+            // Handed over, a turn committed nothing; let go, it may have.
             self.inner.writes.wrote();
         }
     }
