@@ -151,8 +151,9 @@ impl Checkpointer {
         gate: WriteGate,
     ) -> std::io::Result<Self> {
         let thread_gate = gate.clone();
+        // Linux shows at most 15 bytes of a thread's name (`ps -L`, `top -H`).
         std::thread::Builder::new()
-            .name("sqlite-checkpoint".to_owned())
+            .name("wal-checkpoint".to_owned())
             .spawn(move || run(&path, pragmas, &thread_gate))?;
         Ok(Self { gate })
     }
@@ -229,21 +230,21 @@ fn open(path: &str, pragmas: SqlitePragmas) -> Result<SqliteConnection, String> 
 
 /// The result row of `PRAGMA wal_checkpoint`.
 #[derive(QueryableByName, Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Progress {
+struct Progress {
     /// 1 when another connection's checkpoint (or a writer, for the blocking modes) was in the
     /// way.
     #[diesel(sql_type = Integer)]
-    pub(super) busy: i32,
+    busy: i32,
     /// Frames in the WAL.
     #[diesel(sql_type = Integer)]
-    pub(super) log: i32,
+    log: i32,
     /// Frames of them already in the database file.
     #[diesel(sql_type = Integer)]
-    pub(super) checkpointed: i32,
+    checkpointed: i32,
 }
 
 /// `PRAGMA wal_checkpoint(PASSIVE)`: copies what it can without waiting for anyone.
-pub(super) fn passive(conn: &mut SqliteConnection) -> QueryResult<Progress> {
+fn passive(conn: &mut SqliteConnection) -> QueryResult<Progress> {
     diesel::sql_query("PRAGMA wal_checkpoint(PASSIVE)").get_result(conn)
 }
 

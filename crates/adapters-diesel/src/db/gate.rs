@@ -140,7 +140,8 @@ impl Drop for Turn<'_> {
                     self.inner.free.notify_one();
                 }
             }
-            // Handed over, a turn committed nothing; let go, it may have.
+            // A turn let go may have committed; one handed over (above) has not, and the
+            // turn that later commits its batch wakes the checkpoint thread instead.
             self.inner.writes.wrote();
         }
     }

@@ -215,3 +215,20 @@ struct Count {
     #[diesel(sql_type = diesel::sql_types::BigInt)]
     n: i64,
 }
+
+/// The thread shows under the name docs/operations.md gives (`ps -L`, `top -H`), whole: Linux
+/// keeps at most 15 bytes of a thread's name.
+#[test]
+fn the_thread_shows_under_its_documented_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let _db = sqlite_file(dir.path(), LONG);
+    let names: Vec<String> = std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+        .map(|name| name.trim_end().to_owned())
+        .collect();
+    assert!(
+        names.iter().any(|name| name == "wal-checkpoint"),
+        "no thread named wal-checkpoint among {names:?}"
+    );
+}
