@@ -8,11 +8,14 @@
 //!   shortest wait seen over an [`INTERVAL`] exceeds the target (`shed_queue_delay`), the queue
 //!   is standing, not a burst draining, and a cap on requests in flight is set to half of those
 //!   in flight (never under a floor); each interval that still stands halves it again. Each
-//!   interval whose shortest wait is under the target doubles it, and once fewer than half of
-//!   it are in use it is lifted. A load the machine can serve keeps the shortest wait near zero
-//!   and is served entirely, however many connections carry it; a load it cannot serve is held
-//!   near the concurrency at which waits meet the target, so that admitted requests wait behind
-//!   few, and the cap comes back by doublings, not all at once.
+//!   interval whose shortest wait is under the target while at least half of the cap is in use
+//!   doubles it. The cap is lifted only once nobody has been refused for [`LIFT_AFTER`], longer
+//!   than the `Retry-After` of a refusal, with fewer than half of it in use: clients that wait
+//!   their `Retry-After` leave the server idle between their waves, and a cap lifted in that
+//!   lull would admit the whole next wave at once. A load the machine can serve keeps the
+//!   shortest wait near zero and is served entirely, however many connections carry it; a load
+//!   it cannot serve is held near the concurrency at which waits meet the target, so that
+//!   admitted requests wait behind few, and the cap comes back by doublings, not all at once.
 //! - **A hard bound** (`max_in_flight`, queued requests included), which keeps memory and
 //!   threads bounded whatever the delays say.
 //!
@@ -31,6 +34,10 @@ pub(crate) const INTERVAL: Duration = Duration::from_millis(100);
 /// Requests in flight that the cap always admits: enough to keep every database connection
 /// and blocking thread of a small deployment busy while the queue drains.
 pub(crate) const FLOOR: usize = 16;
+/// How long nobody must have been refused before a cap is lifted: twice the `Retry-After: 1`
+/// of a refusal, so that every client refused in a wave has come back (and been admitted) in
+/// between.
+pub(crate) const LIFT_AFTER: Duration = Duration::from_secs(2);
 /// Sign-ins in flight (queued for a hash, or hashing) per sign-in slot: the sign-in queue's
 /// bound.
 const SIGN_INS_PER_SLOT: usize = 16;
@@ -54,14 +61,21 @@ struct QueueDelay {
     /// The most requests admitted at once for now: the admission's `limit` when no queue
     /// has stood lately.
     cap: AtomicUsize,
+    /// Requests this queue refused, by its cap or its limit.
+    refused: AtomicU64,
     window: Mutex<Window>,
 }
 
-/// The interval being observed: when it began and the shortest wait seen in it.
+/// The interval being observed: when it began and the shortest wait seen in it; and since
+/// when nobody has been refused, as seen at the ends of intervals.
 #[derive(Debug, Default)]
 struct Window {
     began: Option<Instant>,
     least: Option<Duration>,
+    /// [`QueueDelay::refused`] at the end of the last interval.
+    refused: u64,
+    /// The end of the last interval in which a request was refused.
+    last_refusal: Option<Instant>,
 }
 
 /// A place among the admitted requests; given back when dropped (it may move to the thread
@@ -90,6 +104,7 @@ impl Admission {
                 target,
                 floor: floor.max(1),
                 cap: AtomicUsize::new(limit),
+                refused: AtomicU64::new(0),
                 window: Mutex::new(Window::default()),
             }),
         }
@@ -121,6 +136,9 @@ impl Admission {
             })
         } else {
             self.shed.fetch_add(1, Ordering::Relaxed);
+            if let Some(d) = &self.delay {
+                d.refused.fetch_add(1, Ordering::Relaxed);
+            }
             None
         }
     }
@@ -163,17 +181,25 @@ impl Admission {
             window.least = Some(least);
             return;
         }
-        *window = Window {
-            began: Some(now),
-            least: None,
-        };
+        window.began = Some(now);
+        window.least = None;
+        let refused = d.refused.load(Ordering::Relaxed);
+        if refused != window.refused {
+            window.refused = refused;
+            window.last_refusal = Some(now);
+        }
+        let quiet = window
+            .last_refusal
+            .is_none_or(|at| now.saturating_duration_since(at) >= LIFT_AFTER);
         let (cap, in_flight) = (d.cap.load(Ordering::Acquire), self.in_flight());
         let next = if least > d.target {
             (cap.min(in_flight) / 2).max(d.floor).min(self.limit)
-        } else if in_flight < cap / 2 {
+        } else if in_flight >= cap / 2 {
+            cap.saturating_mul(2).min(self.limit)
+        } else if quiet {
             self.limit
         } else {
-            cap.saturating_mul(2).min(self.limit)
+            cap
         };
         d.cap.store(next, Ordering::Release);
         if (next < self.limit) != (cap < self.limit) {
@@ -272,7 +298,8 @@ mod tests {
 
     /// An interval whose every wait exceeds the target caps those in flight at half; each
     /// interval that still stands halves the cap, down to the floor; intervals with a short
-    /// wait double it, and lift it once it is not half used.
+    /// wait double it while it is used, and lift it once it is not half used and nobody has
+    /// been refused for [`LIFT_AFTER`].
     #[test]
     fn a_standing_queue_halves_the_cap_to_the_floor_and_a_drained_one_lifts_it() {
         let a = Arc::new(Admission::new(Some(4096), Some(TARGET)));
@@ -320,8 +347,61 @@ mod tests {
         assert_eq!(a.cap(), 4 * FLOOR, "in use: doubled again, not lifted");
         drop((slots, more));
         a.observe(ms(1), t + INTERVAL * 3);
-        assert!(!a.shedding(), "not half used: lifted");
+        assert_eq!(
+            a.cap(),
+            4 * FLOOR,
+            "not used, but a request was refused {:?} ago: kept",
+            INTERVAL * 2
+        );
+        a.observe(ms(1), t + INTERVAL + LIFT_AFTER);
+        assert!(
+            !a.shedding(),
+            "not half used, nobody refused lately: lifted"
+        );
         assert_eq!(a.cap(), 4096);
+    }
+
+    /// Clients that wait the `Retry-After` of a refusal come back in waves, and between the
+    /// waves the queue looks idle: the cap holds through the lulls, and is lifted only once a
+    /// whole [`LIFT_AFTER`] has gone by without a refusal.
+    #[test]
+    fn a_cap_holds_through_the_lulls_between_waves_of_patient_clients() {
+        let a = Arc::new(Admission::new(Some(4096), Some(TARGET)));
+        let t0 = Instant::now();
+        let mut t = t0;
+        let first: Vec<_> = (0..100).filter_map(|_| a.try_enter()).collect();
+        a.observe(ms(300), t);
+        t += INTERVAL;
+        a.observe(ms(300), t);
+        assert_eq!(a.cap(), 50);
+        drop(first);
+        let mut refusal_seen = t;
+        for wave in 0..4 {
+            // A wave: the cap's worth admitted, the rest refused; the admitted are served.
+            let admitted: Vec<_> = (0..500).filter_map(|_| a.try_enter()).collect();
+            assert_eq!(admitted.len(), 50, "wave {wave}: the cap, and no more");
+            drop(admitted);
+            // The lull: the refused wait their second, the few others wait no time.
+            refusal_seen = t + INTERVAL;
+            for _ in 0..10 {
+                t += INTERVAL;
+                let one = a.try_enter();
+                a.observe(ms(1), t);
+                drop(one);
+                assert_eq!(
+                    a.cap(),
+                    50,
+                    "wave {wave}: a lull is not the end of the load"
+                );
+            }
+        }
+        // The last wave's refusals were seen at the end of the interval they fell in.
+        t = refusal_seen + LIFT_AFTER - INTERVAL;
+        a.observe(ms(1), t);
+        assert_eq!(a.cap(), 50, "refused less than {LIFT_AFTER:?} ago");
+        t += INTERVAL;
+        a.observe(ms(1), t);
+        assert!(!a.shedding(), "{LIFT_AFTER:?} with nobody refused: lifted");
     }
 
     /// Waits at or under the target never shed, whatever their number: a load the machine

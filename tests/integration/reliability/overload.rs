@@ -26,6 +26,8 @@ const CLIENTS: usize = 128;
 /// How long a queue's waits must stay over (or under) the target before shedding starts (or
 /// stops): `admission.rs`'s interval.
 const SHED_INTERVAL: Duration = Duration::from_millis(100);
+/// How long nobody must be refused before the cap is lifted: `admission.rs`'s `LIFT_AFTER`.
+const SHED_LIFT_AFTER: Duration = Duration::from_secs(2);
 
 /// The resident set of process `pid`, in KiB.
 fn rss_kib(pid: u32) -> u64 {
@@ -332,15 +334,29 @@ async fn a_standing_queue_is_shed_by_its_delay_and_only_then(b: Backend) {
                  {} created, none shed",
                 created.len()
             );
-            // The crowd is gone: the next request's short wait ends the shedding.
+            // The crowd is gone: requests that wait no time, one at a time, are all admitted,
+            // and once nobody has been refused for SHED_LIFT_AFTER the cap is lifted.
             tokio::time::sleep(2 * SHED_INTERVAL).await;
-            for _ in 0..3 {
+            let mut still_shedding = 0;
+            let after = Instant::now();
+            while after.elapsed() < SHED_LIFT_AFTER + 3 * SHED_INTERVAL {
                 assert_eq!(
                     create(&http, &url, &token, "after").await,
                     StatusCode::CREATED
                 );
+                if after.elapsed() < SHED_LIFT_AFTER / 2
+                    && shed_exactly(&http, &base, shed.len())
+                        .await
+                        .contains("medialib_requests_shedding 1\n")
+                {
+                    still_shedding += 1;
+                }
                 tokio::time::sleep(SHED_INTERVAL).await;
             }
+            assert!(
+                still_shedding > 0,
+                "the cap is not lifted in the lull right after the crowd"
+            );
             let metrics = shed_exactly(&http, &base, shed.len()).await;
             assert!(
                 metrics.contains("medialib_requests_shedding 0\n"),
