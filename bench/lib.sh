@@ -15,10 +15,11 @@ cpu_ticks() {
     sed 's/.*) //' "/proc/$1/stat" 2>/dev/null |
         awk -v c="${2:-0}" '{ t = $12 + $13; if (c) t += $14 + $15; print t }' || echo 0
 }
-# tree_ticks PID: cpu_ticks of PID and of its live children (nginx's master and workers).
+# tree_ticks PID [REAPED]: cpu_ticks of PID (with REAPED=1 also of the children it has reaped)
+# and of its live children (nginx's master and workers; a postmaster's backends).
 tree_ticks() {
     local t child
-    t=$(cpu_ticks "$1")
+    t=$(cpu_ticks "$1" "${2:-0}")
     for child in $(pgrep -P "$1" || true); do
         t=$((t + $(cpu_ticks "$child" || echo 0)))
     done

@@ -220,12 +220,7 @@ rss_kib() { # PID FIELD
 pg_postmaster=
 pg_ticks() { # [REAPED]
     [ -n "$pg_postmaster" ] || { echo 0; return; }
-    local t child
-    t=$(cpu_ticks "$pg_postmaster" "${1:-0}")
-    for child in $(pgrep -P "$pg_postmaster" || true); do
-        t=$((t + $(cpu_ticks "$child" || echo 0)))
-    done
-    echo "${t:-0}"
+    tree_ticks "$pg_postmaster" "${1:-0}"
 }
 
 # Waits (at most 60 s) until $base's count of finished sign-ins is the same twice 0.5 s apart.
