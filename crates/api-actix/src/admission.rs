@@ -84,6 +84,9 @@ struct Window {
 pub(crate) struct Slot {
     admission: Arc<Admission>,
     admitted: Instant,
+    /// The time the request's work has run so far (not waiting), for a request that waits
+    /// again after its work ([`Slot::end_waits`]).
+    worked: Duration,
 }
 
 impl Admission {
@@ -133,6 +136,7 @@ impl Admission {
             Some(Slot {
                 admission: Arc::clone(self),
                 admitted: Instant::now(),
+                worked: Duration::ZERO,
             })
         } else {
             self.shed.fetch_add(1, Ordering::Relaxed);
@@ -231,6 +235,26 @@ impl Slot {
     pub(crate) fn begin(&self) {
         self.admission
             .observe(self.admitted.elapsed(), Instant::now());
+    }
+
+    /// Notes that the request's work ran for `took`: time that [`Slot::end_waits`] does not
+    /// count as waiting.
+    pub(crate) fn worked(&mut self, took: Duration) {
+        self.worked = self.worked.saturating_add(took);
+    }
+
+    /// Marks the end of the waits of a request that waits again after its work (a catalog
+    /// listing, for the rest of its share of the answer budget once its size is known): what
+    /// the queueing-delay rule watches is then all its time since admission but its work.
+    pub(crate) fn end_waits(&self) {
+        let now = Instant::now();
+        self.admission.observe(self.waited(now), now);
+    }
+
+    /// The time since admission, up to `now`, spent other than working.
+    fn waited(&self, now: Instant) -> Duration {
+        now.saturating_duration_since(self.admitted)
+            .saturating_sub(self.worked)
     }
 }
 
@@ -402,6 +426,23 @@ mod tests {
         t += INTERVAL;
         a.observe(ms(1), t);
         assert!(!a.shedding(), "{LIFT_AFTER:?} with nobody refused: lifted");
+    }
+
+    /// A slot's waits are its time since admission less the time its work ran.
+    #[test]
+    fn a_slot_waits_all_but_its_work() {
+        let a = Arc::new(Admission::new(None, Some(TARGET)));
+        let mut slot = a.try_enter().unwrap();
+        let admitted = slot.admitted;
+        assert_eq!(slot.waited(admitted + ms(250)), ms(250));
+        slot.worked(ms(100));
+        slot.worked(ms(30));
+        assert_eq!(slot.waited(admitted + ms(250)), ms(120));
+        assert_eq!(
+            slot.waited(admitted + ms(50)),
+            Duration::ZERO,
+            "never negative"
+        );
     }
 
     /// Waits at or under the target never shed, whatever their number: a load the machine

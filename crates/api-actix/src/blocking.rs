@@ -1,5 +1,7 @@
 //! Running the synchronous use cases off the async workers, inside the request's span.
 
+use std::time::Instant;
+
 use actix_web::web;
 use medialib_ports::Services;
 use medialib_ports::no_wait::{Inline, without_waiting};
@@ -116,19 +118,67 @@ where
     E: Into<ApiError> + Send + 'static,
     F: FnOnce(&Services) -> Result<T, E> + Send + 'static,
 {
+    Ok(run_in_slot(state, slot, Waits::EndAtStart, f).await?.0)
+}
+
+/// [`run_admitted`] for a request that waits again after its work (a catalog listing, for
+/// the rest of its share of the answer budget): the start of the work does not end its waits,
+/// and the slot comes back with the work's time noted, for the request to call
+/// [`Slot::end_waits`] once it waits no more and drop the slot.
+pub(crate) async fn run_then_wait<T, E, F>(
+    state: &AppState,
+    slot: Slot,
+    f: F,
+) -> Result<(T, Slot), ApiError>
+where
+    T: Send + 'static,
+    E: Into<ApiError> + Send + 'static,
+    F: FnOnce(&Services) -> Result<T, E> + Send + 'static,
+{
+    let (t, slot) = run_in_slot(state, slot, Waits::GoOnAfter, f).await?;
+    // `GoOnAfter` always gives the slot back.
+    slot.map(|slot| (t, slot)).ok_or(ApiError::Internal)
+}
+
+/// When a request's waits end, for the queueing-delay rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Waits {
+    /// When its work starts; the slot is given back when the work ends.
+    EndAtStart,
+    /// Later: the slot comes back, with the work's time noted.
+    GoOnAfter,
+}
+
+async fn run_in_slot<T, E, F>(
+    state: &AppState,
+    mut slot: Slot,
+    waits: Waits,
+    f: F,
+) -> Result<(T, Option<Slot>), ApiError>
+where
+    T: Send + 'static,
+    E: Into<ApiError> + Send + 'static,
+    F: FnOnce(&Services) -> Result<T, E> + Send + 'static,
+{
     let services = state.services().clone();
     let span = tracing::Span::current();
     // The slot is held until the work is done, on its thread: queued and running requests
     // both count, and so does work still stuck on a database after its request was answered
-    // 503. Its wait ends when the work starts.
+    // 503.
     let work = web::block(move || {
-        slot.begin();
-        let _slot = slot;
-        span.in_scope(|| f(&services))
+        if waits == Waits::EndAtStart {
+            slot.begin();
+            let _slot = slot;
+            return (span.in_scope(|| f(&services)), None);
+        }
+        let started = Instant::now();
+        let result = span.in_scope(|| f(&services));
+        slot.worked(started.elapsed());
+        (result, Some(slot))
     });
     let done = within_deadline(state, work).await?;
     match done {
-        Ok(result) => result.map_err(Into::into),
+        Ok((result, slot)) => result.map(|t| (t, slot)).map_err(Into::into),
         Err(e) => {
             tracing::error!(error = %e, "blocking task failed");
             Err(ApiError::Internal)
@@ -174,11 +224,48 @@ mod tests {
     }
 
     fn state(inline_reads: bool) -> AppState {
-        let config = crate::HttpConfig {
+        state_with(crate::HttpConfig {
             inline_reads,
             ..crate::HttpConfig::default()
-        };
+        })
+    }
+
+    fn state_with(config: crate::HttpConfig) -> AppState {
         AppState::new(Arc::new(Up), Harness::new().services.clone(), config)
+    }
+
+    /// A wait after the work (a listing's, for the rest of its share of the answer budget)
+    /// is queueing, and the work's own time is not: three requests that each wait 150 ms after
+    /// their work set a cap (target 50 ms); the control, the same 150 ms spent in the work,
+    /// sets none.
+    #[actix_web::test]
+    async fn a_wait_after_the_work_is_queueing_and_the_work_is_not() {
+        let pause = std::time::Duration::from_millis(150);
+        for wait_after in [false, true] {
+            let state = state_with(crate::HttpConfig {
+                shed_queue_delay: Some(std::time::Duration::from_millis(50)),
+                ..crate::HttpConfig::default()
+            });
+            for _ in 0..3 {
+                let slot = admit(&state).unwrap();
+                let work = move |_: &Services| -> Result<(), ApiError> {
+                    if !wait_after {
+                        std::thread::sleep(pause);
+                    }
+                    Ok(())
+                };
+                let ((), slot) = run_then_wait(&state, slot, work).await.unwrap();
+                if wait_after {
+                    tokio::time::sleep(pause).await;
+                }
+                slot.end_waits();
+            }
+            assert_eq!(
+                state.admission.shedding(),
+                wait_after,
+                "waiting after the work: {wait_after}"
+            );
+        }
     }
 
     /// Where the read ran: `true` on the worker (waiting not allowed there).

@@ -157,34 +157,40 @@ pub(crate) async fn list(call: &Call<'_>, CatalogPath(c, o): CatalogPath) -> Ans
     let share = budget.reserve(answers::ESTIMATE).await?;
     // Listed and written to JSON on the blocking pool, member by member as the rows are
     // read: a large listing never holds up the async worker, and only its bytes come back.
-    let body = blocking::run_admitted(call.state, slot, move |s| -> Result<Vec<u8>, ApiError> {
-        let mut writer = CatalogWriter::new(&base, complete);
-        match o {
-            IdOrZero::Id(sub) if sub != c => {
-                s.media()
-                    .list_sub_catalog_into(&caller, c, sub, since, page, &mut writer)?;
+    let (body, slot) =
+        blocking::run_then_wait(call.state, slot, move |s| -> Result<Vec<u8>, ApiError> {
+            let mut writer = CatalogWriter::new(&base, complete);
+            match o {
+                IdOrZero::Id(sub) if sub != c => {
+                    s.media()
+                        .list_sub_catalog_into(&caller, c, sub, since, page, &mut writer)?;
+                }
+                _ => s
+                    .media()
+                    .list_catalog_into(&caller, c, since, page, &mut writer)?,
             }
-            _ => s
-                .media()
-                .list_catalog_into(&caller, c, since, page, &mut writer)?,
-        }
-        // The members' images in one read once the listing is written (none while it is
-        // read: see `CatalogWriter`).
-        let images = s.uploads().images_of(&writer.members())?;
-        match writer.finish(&images) {
-            Some(Ok(body)) => Ok(body),
-            Some(Err(e)) => {
-                tracing::error!(error = %e, "cannot write the catalog response");
-                Err(ApiError::Internal)
+            // The members' images in one read once the listing is written (none while it is
+            // read: see `CatalogWriter`).
+            let images = s.uploads().images_of(&writer.members())?;
+            match writer.finish(&images) {
+                Some(Ok(body)) => Ok(body),
+                Some(Err(e)) => {
+                    tracing::error!(error = %e, "cannot write the catalog response");
+                    Err(ApiError::Internal)
+                }
+                None => {
+                    tracing::error!("a catalog listing succeeded without starting");
+                    Err(ApiError::Internal)
+                }
             }
-            None => {
-                tracing::error!("a catalog listing succeeded without starting");
-                Err(ApiError::Internal)
-            }
-        }
-    })
-    .await?;
-    let share = budget.settle(share, body.len()).await?;
+        })
+        .await?;
+    // Its waits end once the rest of its share is settled: a wait for the budget that only the
+    // built answer's size reveals is queueing too, and at 512 listings at once it is most of it.
+    let settled = budget.settle(share, body.len()).await;
+    slot.end_waits();
+    drop(slot);
+    let share = settled?;
     // Sent in small chunks, so the connection's write buffer never grows to the answer's size.
     Ok(HttpResponse::Ok()
         .insert_header(ContentType::json())
