@@ -118,7 +118,8 @@ where
     E: Into<ApiError> + Send + 'static,
     F: FnOnce(&Services) -> Result<T, E> + Send + 'static,
 {
-    Ok(run_in_slot(state, slot, Waits::EndAtStart, f).await?.0)
+    let (t, _slot) = run_in_slot(state, slot, Waits::EndAtStart, f).await?;
+    Ok(t)
 }
 
 /// [`run_admitted`] for a request that waits again after its work (a catalog listing, for
@@ -135,17 +136,15 @@ where
     E: Into<ApiError> + Send + 'static,
     F: FnOnce(&Services) -> Result<T, E> + Send + 'static,
 {
-    let (t, slot) = run_in_slot(state, slot, Waits::GoOnAfter, f).await?;
-    // `GoOnAfter` always gives the slot back.
-    slot.map(|slot| (t, slot)).ok_or(ApiError::Internal)
+    run_in_slot(state, slot, Waits::GoOnAfter, f).await
 }
 
 /// When a request's waits end, for the queueing-delay rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Waits {
-    /// When its work starts; the slot is given back when the work ends.
+    /// When its work starts.
     EndAtStart,
-    /// Later: the slot comes back, with the work's time noted.
+    /// Later, at [`Slot::end_waits`]: the work's time is noted.
     GoOnAfter,
 }
 
@@ -154,7 +153,7 @@ async fn run_in_slot<T, E, F>(
     mut slot: Slot,
     waits: Waits,
     f: F,
-) -> Result<(T, Option<Slot>), ApiError>
+) -> Result<(T, Slot), ApiError>
 where
     T: Send + 'static,
     E: Into<ApiError> + Send + 'static,
@@ -162,19 +161,18 @@ where
 {
     let services = state.services().clone();
     let span = tracing::Span::current();
-    // The slot is held until the work is done, on its thread: queued and running requests
-    // both count, and so does work still stuck on a database after its request was answered
-    // 503.
+    // The slot moves with the work and comes back with its result, so it is held until the
+    // work is done: queued and running requests both count, and so does work still stuck on
+    // a database after its request was answered 503 (its result, slot and all, is dropped
+    // when it ends).
     let work = web::block(move || {
         if waits == Waits::EndAtStart {
             slot.begin();
-            let _slot = slot;
-            return (span.in_scope(|| f(&services)), None);
         }
         let started = Instant::now();
         let result = span.in_scope(|| f(&services));
         slot.worked(started.elapsed());
-        (result, Some(slot))
+        (result, slot)
     });
     let done = within_deadline(state, work).await?;
     match done {
