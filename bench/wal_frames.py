@@ -10,7 +10,7 @@ size is every frame they wrote. Prints frames and KiB per grant and this process
 grant (Python's own overhead included: compare the runs with each other, not with the server).
 
     bench/wal_frames.py [--batch N] [--page-size BYTES] [--without-rowid]
-                        [--history N] [--grants N] [--dir DIR]
+                        [--random-grant-ids] [--history N] [--grants N] [--dir DIR]
 
 docs/performance.md ("Where a describe's and a code grant's CPU go") has what it measured.
 """
@@ -57,9 +57,20 @@ def digest():
     return hashlib.sha256(os.urandom(32)).hexdigest()
 
 
-def grant(db, code, now, user, client):
+def grant_ids(random_ids):
+    """Grant ids as the server mints them: in order (second, then a counter: GrantId::ordered),
+    or, with random_ids, random ones (the version-5 ids of before)."""
+    n = 0
+    while True:
+        if random_ids:
+            yield str(uuid.uuid4())
+        else:
+            yield f"{n:016x}{os.urandom(8).hex()}"
+            n += 1
+
+
+def grant(db, code, now, user, client, grant_id):
     """The writes of one code exchange: the code spent, a grant, an access and a refresh token."""
-    grant_id = str(uuid.uuid4())
     db.execute("UPDATE oauth_codes SET redeemed_at = ?, grant_id = ? "
                "WHERE digest = ? AND redeemed_at IS NULL", (now, grant_id, code))
     db.execute("INSERT INTO oauth_grants (id, client_id, user_id, scope, offline, created_at) "
@@ -76,6 +87,8 @@ def main():
     p.add_argument("--batch", type=int, default=1, help="grants per transaction (1)")
     p.add_argument("--page-size", type=int, default=4096, help="SQLite page size (4096)")
     p.add_argument("--without-rowid", action="store_true", help="the four tables WITHOUT ROWID")
+    p.add_argument("--random-grant-ids", action="store_true",
+                   help="random grant ids (as before GrantId::ordered)")
     p.add_argument("--history", type=int, default=100_000, help="grants made before (100000)")
     p.add_argument("--grants", type=int, default=20_000, help="grants measured (20000)")
     p.add_argument("--dir", help="where the database goes (default: a temporary directory)")
@@ -94,6 +107,7 @@ def main():
         if a.without_rowid:
             without_rowid(db)
         user, client = str(uuid.uuid4()), str(uuid.uuid4())
+        ids = grant_ids(a.random_grant_ids)
         codes = [digest() for _ in range(a.history + a.grants)]
         db.execute("BEGIN")
         for i, code in enumerate(codes):
@@ -106,7 +120,7 @@ def main():
         for i in range(0, a.history, 1000):
             db.execute("BEGIN")
             for j in range(i, min(i + 1000, a.history)):
-                grant(db, codes[j], START + j // 50, user, client)
+                grant(db, codes[j], START + j // 50, user, client, next(ids))
             db.execute("COMMIT")
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
@@ -115,14 +129,15 @@ def main():
             if k % a.batch == 0:
                 db.execute("BEGIN IMMEDIATE")
             j = a.history + k
-            grant(db, codes[j], START + j // 50, user, client)
+            grant(db, codes[j], START + j // 50, user, client, next(ids))
             if k % a.batch == a.batch - 1 or k == a.grants - 1:
                 db.execute("COMMIT")
         cpu = time.process_time() - started
         wal = os.path.getsize(path + "-wal")
         frames = max(wal - 32, 0) / (a.page_size + 24)
         print(f"page size {a.page_size}, batch {a.batch}"
-              f"{', WITHOUT ROWID' if a.without_rowid else ''}: "
+              f"{', WITHOUT ROWID' if a.without_rowid else ''}"
+              f"{', random grant ids' if a.random_grant_ids else ''}: "
               f"{frames / a.grants:.1f} WAL frames and {wal / a.grants / 1024:.1f} KiB a grant, "
               f"{cpu * 1e6 / a.grants:.0f} µs of CPU a grant; "
               f"database {os.path.getsize(path) / 2**20:.1f} MiB")

@@ -133,6 +133,31 @@ fn a_failed_redemption_burns_the_code_and_its_replay_revokes_nothing() {
     );
 }
 
+/// Grant ids are the key of the grant and of an index of each token table: they are minted in
+/// the order of the exchanges, in the same second too, so each lands on those indexes' last
+/// page (`GrantId::ordered`, docs/storage.md).
+#[test]
+fn each_exchange_mints_a_grant_id_after_the_last_one() {
+    let h = Harness::new();
+    let alice = h.user("alice", false);
+    let creds = h.client();
+    let grants: Vec<String> = (0..70)
+        .map(|_| {
+            let code = h.code(&creds, &alice, true);
+            let tokens = h
+                .services
+                .oauth()
+                .exchange_code(&creds, &code, Some(REDIRECT), None)
+                .unwrap();
+            tokens.grant.to_string()
+        })
+        .collect();
+    assert!(
+        grants.windows(2).all(|w| w[0] < w[1]),
+        "in text order as minted: {grants:?}"
+    );
+}
+
 #[test]
 fn a_replayed_code_revokes_every_token_of_the_grant_it_produced() {
     let h = Harness::new();

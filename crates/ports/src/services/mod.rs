@@ -12,10 +12,11 @@ mod sessions;
 pub mod uploads;
 mod users;
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use medialib_domain::oauth::{Issuer, TokenLifetimes};
-use medialib_domain::{Lifetime, OrgNamespace};
+use medialib_domain::{GrantId, Lifetime, OrgNamespace, Timestamp};
 
 use crate::error::StoreError;
 use crate::processing::MediaProcessor;
@@ -25,7 +26,7 @@ use crate::repos::{
 };
 use crate::sso::{NoSso, SsoProvider};
 use crate::storage::{MediaStorage, NoStorage};
-use crate::world::{Clock, RandomSource};
+use crate::world::{Clock, RandomExt, RandomSource};
 use processing::{ProcessingServices, ProcessingSettings};
 
 pub use media::{
@@ -69,6 +70,7 @@ pub struct World {
     pub(crate) settings: ServiceSettings,
     org: Arc<dyn OrgRepository>,
     namespace: Arc<OnceLock<OrgNamespace>>,
+    grants_minted: Arc<AtomicU32>,
 }
 
 impl World {
@@ -85,7 +87,14 @@ impl World {
             settings,
             org,
             namespace: Arc::default(),
+            grants_minted: Arc::default(),
         }
+    }
+
+    /// A new grant's id, after every id this process minted before ([`GrantId::ordered`]).
+    pub(crate) fn new_grant_id(&self, now: Timestamp) -> GrantId {
+        let sequence = self.grants_minted.fetch_add(1, Ordering::Relaxed);
+        GrantId::ordered(now, sequence, self.random.bytes16())
     }
 
     /// The organization's namespace, from the store the first time.

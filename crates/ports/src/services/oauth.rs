@@ -321,7 +321,7 @@ impl OAuthServices {
             return Err(CodeRefusal::UnknownCode.into());
         };
         let now = self.world.clock.now();
-        let grant = GrantId::generate(&self.world.namespace()?, self.world.random.bytes16());
+        let grant = self.world.new_grant_id(now);
         let exchange = CodeExchange {
             presentation: CodePresentation {
                 client: &client,
