@@ -177,16 +177,37 @@ impl Admission {
     /// Notes that a request's work started after waiting `waited`, at `now`; at the end of an
     /// interval, moves the cap.
     fn observe(&self, waited: Duration, now: Instant) {
+        self.note(Some(waited), now);
+    }
+
+    /// Notes that a request was served at `now` without queueing for the blocking pool (a read
+    /// on the async worker): no wait for the rule to weigh, but the end of an interval, so that
+    /// a cap set while the pool's queue stood is lifted once the load is gone even when every
+    /// request left is such a read. Only while a cap is in force: the window's lock stays off
+    /// the hot path of a server that is not shedding.
+    fn tick(&self, now: Instant) {
+        if self.shedding() {
+            self.note(None, now);
+        }
+    }
+
+    /// [`Admission::observe`], or with no wait ([`Admission::tick`]): an interval in which no
+    /// request's work started has seen no queue.
+    fn note(&self, waited: Option<Duration>, now: Instant) {
         let Some(d) = &self.delay else { return };
         let mut window = d.window.lock().unwrap_or_else(PoisonError::into_inner);
         let began = *window.began.get_or_insert(now);
-        let least = window.least.map_or(waited, |l| l.min(waited));
+        let least = match (window.least, waited) {
+            (Some(l), Some(w)) => Some(l.min(w)),
+            (l, w) => l.or(w),
+        };
         if now.saturating_duration_since(began) < INTERVAL {
-            window.least = Some(least);
+            window.least = least;
             return;
         }
         window.began = Some(now);
         window.least = None;
+        let least = least.unwrap_or(Duration::ZERO);
         let refused = d.refused.load(Ordering::Relaxed);
         if refused != window.refused {
             window.refused = refused;
@@ -241,6 +262,12 @@ impl Slot {
     /// count as waiting.
     pub(crate) fn worked(&mut self, took: Duration) {
         self.worked = self.worked.saturating_add(took);
+    }
+
+    /// Marks the start of a request's work that took no turn on the blocking pool (a read on
+    /// the async worker): [`Admission::tick`].
+    pub(crate) fn begin_inline(&self) {
+        self.admission.tick(Instant::now());
     }
 
     /// Marks the end of the waits of a request that waits again after its work (a catalog
@@ -426,6 +453,41 @@ mod tests {
         t += INTERVAL;
         a.observe(ms(1), t);
         assert!(!a.shedding(), "{LIFT_AFTER:?} with nobody refused: lifted");
+    }
+
+    /// Reads answered on the async worker wait for no pool: they end intervals without a wait
+    /// of their own, so a cap is lifted when they are all the load left, and a queue that
+    /// stands on the pool meanwhile still halves it.
+    #[test]
+    fn reads_on_the_worker_end_intervals_but_never_hide_a_standing_queue() {
+        let a = Arc::new(Admission::new(Some(4096), Some(TARGET)));
+        let t0 = Instant::now();
+        a.tick(t0);
+        a.tick(t0 + INTERVAL);
+        assert!(!a.shedding(), "no cap, nothing to do");
+        let held: Vec<_> = (0..100).filter_map(|_| a.try_enter()).collect();
+        a.observe(ms(300), t0);
+        a.observe(ms(300), t0 + INTERVAL);
+        assert_eq!(a.cap(), 50);
+        // A queue still standing on the pool, with reads on the worker all along.
+        let mut t = t0 + INTERVAL;
+        for _ in 0..3 {
+            a.tick(t + ms(10));
+            a.observe(ms(300), t + ms(20));
+            t += INTERVAL;
+            a.tick(t);
+        }
+        assert_eq!(a.cap(), FLOOR, "the reads' absence of waits hid nothing");
+        assert!(a.try_enter().is_none(), "refused at the cap");
+        drop(held);
+        // Then only reads on the worker: the intervals they end lift the cap once nobody has
+        // been refused for LIFT_AFTER.
+        let refused_at = t + INTERVAL;
+        while t < refused_at + LIFT_AFTER + INTERVAL {
+            t += INTERVAL;
+            a.tick(t);
+        }
+        assert!(!a.shedding(), "lifted by the reads' intervals alone");
     }
 
     /// A slot's waits are its time since admission less the time its work ran.

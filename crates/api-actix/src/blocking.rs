@@ -65,6 +65,7 @@ where
         }));
         match ran {
             Ok(Inline::Done(outcome)) => {
+                slot.begin_inline();
                 state.metrics.count_read(ReadPlace::Worker);
                 return outcome.map_err(Into::into);
             }
@@ -262,6 +263,43 @@ mod tests {
                 state.admission.shedding(),
                 wait_after,
                 "waiting after the work: {wait_after}"
+            );
+        }
+    }
+
+    /// Once the load is gone, reads answered on the worker lift a cap by themselves (they
+    /// are all the requests a quiet SQLite server may get); the control, the same time with no
+    /// request, keeps it.
+    #[actix_web::test]
+    async fn reads_on_the_worker_lift_a_cap_once_the_load_is_gone() {
+        let pause = std::time::Duration::from_millis(150);
+        for reads in [false, true] {
+            let state = state_with(crate::HttpConfig {
+                shed_queue_delay: Some(std::time::Duration::from_millis(50)),
+                inline_reads: true,
+                ..crate::HttpConfig::default()
+            });
+            for _ in 0..3 {
+                let slot = admit(&state).unwrap();
+                let work = |_: &Services| -> Result<(), ApiError> { Ok(()) };
+                let ((), slot) = run_then_wait(&state, slot, work).await.unwrap();
+                tokio::time::sleep(pause).await;
+                slot.end_waits();
+            }
+            assert!(state.admission.shedding(), "the cap the waits set");
+            for _ in 0..10 {
+                tokio::time::sleep(crate::admission::INTERVAL / 4).await;
+                if reads {
+                    assert!(
+                        run_read(&state, read_where()).await.unwrap(),
+                        "on the worker"
+                    );
+                }
+            }
+            assert_eq!(
+                state.admission.shedding(),
+                !reads,
+                "reads on the worker since: {reads}"
             );
         }
     }
