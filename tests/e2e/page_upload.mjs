@@ -76,6 +76,15 @@ try {
     violations.push(...(await audit(page, name)));
   };
 
+  // Chooses a file once the page's script has shown the drop zone, which it does in the same
+  // run that listens for the input's change: setInputFiles does not wait for visibility, and
+  // a file chosen before that (a slow machine) would start no upload.
+  const choose = async (file) => {
+    const input = page.getByLabel(/Choose video, audio/);
+    await input.waitFor();
+    await input.setInputFiles(file);
+  };
+
   const library = new URL(opts.library, opts.base).href;
   await page.goto(library);
   // Not signed in: the library page sends the browser to sign in, and back after.
@@ -86,7 +95,7 @@ try {
 
   // 1. The clip, whole: progress to "Uploaded", then processing ends on the card by itself.
   const clipName = basename(opts.clip);
-  await page.getByLabel(/Choose video, audio/).setInputFiles(opts.clip);
+  await choose(opts.clip);
   const item = page.locator("ul.uploads li", { hasText: clipName });
   await item.getByText(/^Uploaded/).waitFor();
   await shot("upload-done");
@@ -118,7 +127,7 @@ try {
     }
     return route.continue();
   });
-  await page.getByLabel(/Choose video, audio/).setInputFiles(opts.big);
+  await choose(opts.big);
   while (held === null) await new Promise((r) => setTimeout(r, 50));
   await shot("upload-held");
   const offsetsBefore = offsets.splice(0);
@@ -129,7 +138,7 @@ try {
   await page.getByRole("heading", { name: "Upload" }).waitFor();
   cutting = false;
   posts = 0;
-  await page.getByLabel(/Choose video, audio/).setInputFiles(opts.big);
+  await choose(opts.big);
   const bigItem = page.locator("ul.uploads li", { hasText: basename(opts.big) });
   await bigItem.getByText(/^Uploaded/).waitFor();
   const status = await bigItem.locator(".status").textContent();
