@@ -412,12 +412,15 @@ pub struct Contest<'a, F, D> {
     /// The client that presents it.
     pub client: &'a ClientId,
     /// Reads, decides and writes in the unit (usually through [`decide_and_write`]).
-    pub work: &'a mut GrantWork<'a, F, D>,
+    pub work: Box<GrantWork<F, D>>,
 }
 
-/// What a contested grant runs in its unit: reads, decides, writes.
-pub type GrantWork<'a, F, D> =
-    dyn FnMut(&mut (dyn GrantUnit<F, D> + '_)) -> Result<D, StoreError> + 'a;
+/// What a contested grant runs in its unit: reads, decides, writes. It owns what it needs
+/// (`'static`, `Send`) so that a store may run it on another thread than its caller's: the
+/// SQLite store's write gate runs the grants queued behind the one writing in that writer's
+/// thread, one after another, instead of waking each grant's own thread in turn.
+pub type GrantWork<F, D> =
+    dyn FnOnce(&mut (dyn GrantUnit<F, D> + '_)) -> Result<D, StoreError> + Send + 'static;
 
 impl<F, D> std::fmt::Debug for Contest<'_, F, D> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -9,12 +9,14 @@
     reason = "tests (helpers included) fail by panicking"
 )]
 
+use std::sync::mpsc::channel;
+
 use medialib_adapters_memory::testing::{Harness, REDIRECT, refresh_digest};
 use medialib_domain::oauth::{
     AccessTokenInvalid, AuthorizeParams, ClientAuthError, ClientId, CodeDecision, CodeExchange,
     CodeFacts, CodePresentation, CodeRefusal, OAuthErrorCode, RedeemError, RefreshDecision,
     RefreshError, RefreshExchange, RefreshFacts, RefreshPresentation, RefreshRefusal, ScopeSet,
-    TokenRandomness, decide_code, decide_refresh,
+    TokenLifetimes, TokenRandomness, decide_code, decide_refresh,
 };
 use medialib_domain::{GrantId, Secret, Timestamp, TokenDigest, TokenKind};
 use medialib_ports::services::{
@@ -204,18 +206,49 @@ fn a_replayed_code_revokes_every_token_of_the_grant_it_produced() {
 }
 
 /// The inputs of one code exchange.
-fn code_exchange<'a>(
-    h: &Harness,
-    client: &'a ClientId,
-    secret: Option<&'a Secret>,
-) -> CodeExchange<'a> {
-    CodeExchange {
-        presentation: CodePresentation {
-            client,
-            redirect_uri: Some(REDIRECT),
-            verifier: None,
-        },
-        client_secret: secret,
+/// What a client presents in a code exchange or a refresh, owned, as a grant's work owns what
+/// it decides on (`GrantWork`).
+struct Presented {
+    client: ClientId,
+    secret: Option<Secret>,
+    now: Timestamp,
+    random: TokenRandomness,
+    lifetimes: TokenLifetimes,
+}
+
+impl Presented {
+    fn code(&self) -> CodeExchange<'_> {
+        CodeExchange {
+            presentation: CodePresentation {
+                client: &self.client,
+                redirect_uri: Some(REDIRECT),
+                verifier: None,
+            },
+            client_secret: self.secret.as_ref(),
+            now: self.now,
+            random: self.random,
+            lifetimes: self.lifetimes,
+        }
+    }
+
+    fn refresh(&self) -> RefreshExchange<'_> {
+        RefreshExchange {
+            presentation: RefreshPresentation {
+                client: &self.client,
+                scope: None,
+            },
+            client_secret: self.secret.as_ref(),
+            now: self.now,
+            random: self.random,
+            lifetimes: self.lifetimes,
+        }
+    }
+}
+
+fn presented(h: &Harness, client: &ClientId, secret: Option<&Secret>) -> Presented {
+    Presented {
+        client: client.clone(),
+        secret: secret.cloned(),
         now: h.now(),
         random: TokenRandomness {
             access: h.random.bytes32(),
@@ -263,31 +296,33 @@ fn a_redemption_that_loses_the_race_is_a_replay_and_revokes_the_winner() {
     let secret = creds.client_secret.as_ref();
     let code = h.code(&creds, &alice, true);
     let digest = TokenKind::Code.digest_presented(&code).unwrap();
-    let winner = code_exchange(&h, &client, secret);
-    let loser = code_exchange(&h, &client, secret);
+    let winner = presented(&h, &client, secret);
+    let loser = presented(&h, &client, secret);
     let (winner_grant, loser_grant) = (new_grant(&h), new_grant(&h));
-    let mut won = None;
+    let (won_tx, won) = channel();
+    let now = h.now();
     let decision = h
         .store
         .code_grant(Contest {
             digest: &digest,
             client: &client,
-            work: &mut |unit| {
+            work: Box::new(move |unit| {
                 let mut racing = Racing {
                     inner: unit,
                     rival: Some(Box::new(|facts: CodeFacts| {
-                        decide_code(facts, &winner, winner_grant)
+                        decide_code(facts, &winner.code(), winner_grant)
                     })),
                     rival_won: None,
                 };
-                let d = decide_and_write(&mut racing, h.now(), |facts| {
-                    decide_code(facts, &loser, loser_grant)
+                let d = decide_and_write(&mut racing, now, |facts| {
+                    decide_code(facts, &loser.code(), loser_grant)
                 });
-                won = racing.rival_won;
+                won_tx.send(racing.rival_won).unwrap();
                 d
-            },
+            }),
         })
         .unwrap();
+    let won = won.recv().unwrap();
     let Some(CodeDecision::Redeem(redemption)) = won else {
         panic!("the rival redeemed the code: {won:?}");
     };
@@ -306,15 +341,15 @@ fn a_redemption_that_loses_the_race_is_a_replay_and_revokes_the_winner() {
     // Positive control: without a rival the same unit redeems.
     let code = h.code(&creds, &alice, true);
     let digest = TokenKind::Code.digest_presented(&code).unwrap();
-    let (alone, grant) = (code_exchange(&h, &client, secret), new_grant(&h));
+    let (alone, grant) = (presented(&h, &client, secret), new_grant(&h));
     let decision = h
         .store
         .code_grant(Contest {
             digest: &digest,
             client: &client,
-            work: &mut |unit| {
-                decide_and_write(unit, h.now(), |facts| decide_code(facts, &alone, grant))
-            },
+            work: Box::new(move |unit| {
+                decide_and_write(unit, now, |facts| decide_code(facts, &alone.code(), grant))
+            }),
         })
         .unwrap();
     assert!(matches!(decision, CodeDecision::Redeem(_)), "{decision:?}");
@@ -328,40 +363,30 @@ fn a_rotation_that_loses_the_race_is_a_reuse_and_revokes_the_family() {
     let client = ClientId::parse(&creds.client_id).unwrap();
     let tokens = h.tokens(&creds, &alice, true);
     let digest = refresh_digest(&tokens);
-    let exchange = || RefreshExchange {
-        presentation: RefreshPresentation {
-            client: &client,
-            scope: None,
-        },
-        client_secret: creds.client_secret.as_ref(),
-        now: h.now(),
-        random: TokenRandomness {
-            access: h.random.bytes32(),
-            refresh: h.random.bytes32(),
-        },
-        lifetimes: h.services.settings().lifetimes,
-    };
+    let exchange = || presented(&h, &client, creds.client_secret.as_ref());
     let (winner, loser) = (exchange(), exchange());
-    let mut won = None;
+    let (won_tx, won) = channel();
+    let now = h.now();
     let decision = h
         .store
         .refresh_grant(Contest {
             digest: &digest,
             client: &client,
-            work: &mut |unit| {
+            work: Box::new(move |unit| {
                 let mut racing = Racing {
                     inner: unit,
                     rival: Some(Box::new(|facts: RefreshFacts| {
-                        decide_refresh(facts, &winner)
+                        decide_refresh(facts, &winner.refresh())
                     })),
                     rival_won: None,
                 };
-                let d = decide_and_write(&mut racing, h.now(), |f| decide_refresh(f, &loser));
-                won = racing.rival_won;
+                let d = decide_and_write(&mut racing, now, |f| decide_refresh(f, &loser.refresh()));
+                won_tx.send(racing.rival_won).unwrap();
                 d
-            },
+            }),
         })
         .unwrap();
+    let won = won.recv().unwrap();
     let Some(RefreshDecision::Rotate(rotation)) = won else {
         panic!("the rival rotated the token: {won:?}");
     };
@@ -548,13 +573,16 @@ fn a_write_the_database_would_refuse_writes_nothing() {
     let taken = h.tokens(&creds, &alice, false).grant;
     let code = h.code(&creds, &alice, false);
     let digest = TokenKind::Code.digest_presented(&code).unwrap();
-    let collide = code_exchange(&h, &client, creds.client_secret.as_ref());
+    let collide = presented(&h, &client, creds.client_secret.as_ref());
+    let now = h.now();
     let r = h.store.code_grant(Contest {
         digest: &digest,
         client: &client,
-        work: &mut |unit| {
-            decide_and_write(unit, h.now(), |facts| decide_code(facts, &collide, taken))
-        },
+        work: Box::new(move |unit| {
+            decide_and_write(unit, now, |facts| {
+                decide_code(facts, &collide.code(), taken)
+            })
+        }),
     });
     assert!(matches!(r, Err(StoreError::Unexpected(_))), "{r:?}");
     // The code is still unspent.

@@ -17,14 +17,24 @@
 //! queued (or the batch full) and commits them all at once; then every member answers. The pages
 //! the grants of a batch share (the tables' last leaves, the expiry indexes, the interior pages)
 //! go to the WAL once per batch instead of once per grant, and the lock, the WAL index and the
-//! pooled connection change hands once per batch (docs/performance.md). Each member's work runs
-//! on its own thread, as without batching: the open transaction moves between threads, not the
-//! work, so the grant's closures may borrow whatever their request holds. No member answers
+//! pooled connection change hands once per batch (docs/performance.md).
+//!
+//! **Who runs a member's work.** A grant whose work is owned (`'static`, [`WriteGate::queue`]:
+//! the code and refresh grants) does not wait for the gate: it queues its work on the gate, and
+//! whoever holds the gate runs the queued work in its own thread, one member after another in
+//! the open batch, then commits. The grant's own thread sleeps until that commit and is woken
+//! once, for its answer; only when it finds the gate free does it take the gate and run the
+//! queue itself, and after a commit the gate goes to the thread of the next queued grant (one
+//! wake a batch instead of one a member). A grant whose work borrows from its request
+//! ([`WriteGate::grouped`]: a revocation) runs on its own thread, taking the gate in turn: the
+//! open transaction moves between threads, not the work. No member answers
 //! before the commit that holds its writes: a failed commit, a member's error that ends the
 //! batch, or a member's panic reaches every member of the batch as an error, so nothing is
 //! answered that is not stored. Reads on other connections see the whole batch or none of it.
 
+use std::collections::VecDeque;
 use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
@@ -38,6 +48,9 @@ use medialib_ports::{StoreError, no_wait};
 use super::checkpoint::Writes;
 use super::{SqlitePool, checkout_sqlite, would_wait};
 use crate::error::{DbError, PoolError};
+
+mod queue;
+use queue::{Job, Stage, Ticket};
 
 /// The most grants one transaction holds. Each member waits for the batch's commit, so this
 /// bounds how long the first member's answer waits behind later ones (a grant runs in about
@@ -92,6 +105,10 @@ struct State {
     queued: usize,
     /// The batch a grant left open for the next one, if any.
     open: Option<Batch>,
+    /// Grants whose work waits to be run by the gate's holder, in order of arrival. Not empty
+    /// only while the gate is held, or a writer queued for it will take it (and, letting it go,
+    /// hands it to the first of them: [`Inner::let_go`]).
+    jobs: VecDeque<Job>,
 }
 
 impl Inner {
@@ -99,6 +116,24 @@ impl Inner {
         // Nothing panics while holding it (no user code runs under it); a poisoned lock's state
         // is still consistent.
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The holder lets the gate go (under its lock, with no batch open): to the thread of the
+    /// first queued job, which then runs the queue ([`WriteGate::lead`]), or to the writers
+    /// waiting for it. `led`: the holder ran queued jobs; the writers waiting then go first,
+    /// and otherwise the jobs, so that neither waits out the other.
+    fn let_go(&self, state: &mut State, led: bool) {
+        if let Some(first) = state.jobs.front()
+            && !(led && state.queued > 0)
+        {
+            // The gate stays held: it passes to that thread.
+            first.ticket.lead();
+            return;
+        }
+        state.busy = false;
+        if state.queued > 0 {
+            self.free.notify_one();
+        }
     }
 }
 
@@ -114,8 +149,10 @@ impl fmt::Debug for WriteGate {
 /// This process's turn to write, held until dropped: no batch is open while it is held.
 pub(crate) struct Turn<'g> {
     inner: &'g Inner,
-    /// Already let go, by [`Turn::release`].
+    /// Already let go, by [`Turn::hand_over`].
     released: bool,
+    /// Ran queued jobs ([`Inner::let_go`]).
+    led: bool,
 }
 
 impl Turn<'_> {
@@ -133,13 +170,7 @@ impl Turn<'_> {
 impl Drop for Turn<'_> {
     fn drop(&mut self) {
         if !self.released {
-            {
-                let mut state = self.inner.state();
-                state.busy = false;
-                if state.queued > 0 {
-                    self.inner.free.notify_one();
-                }
-            }
+            self.inner.let_go(&mut self.inner.state(), self.led);
             // A turn let go may have committed; one handed over (above) has not, and the
             // turn that later commits its batch wakes the checkpoint thread instead.
             self.inner.writes.wrote();
@@ -176,10 +207,11 @@ impl WriteGate {
         Ok(turn)
     }
 
-    /// Runs `work` as one member of a batch (module docs): in a savepoint of the open batch's
-    /// transaction, or of a new one (`BEGIN IMMEDIATE` on a connection of `pool`). Returns only
-    /// once the transaction that holds the member's writes has committed; a member whose work
-    /// fails is rolled back to its savepoint and ends the batch.
+    /// Runs `work` as one member of a batch (module docs) on this thread: in a savepoint of the
+    /// open batch's transaction, or of a new one (`BEGIN IMMEDIATE` on a connection of `pool`).
+    /// Returns only once the transaction that holds the member's writes has committed; a member
+    /// whose work fails is rolled back to its savepoint and ends the batch. For work that
+    /// borrows from its caller; owned work goes through [`queue`](Self::queue).
     pub(crate) fn grouped<T>(
         &self,
         pool: &SqlitePool,
@@ -192,7 +224,9 @@ impl WriteGate {
         };
         // Nested in the batch's transaction, diesel runs `work` in a savepoint.
         let conn: &mut SqliteConnection = &mut batch.conn;
+        let started = Instant::now();
         let done = conn.transaction(work);
+        batch.working += started.elapsed();
         let value = match done {
             Ok(value) => value,
             Err(e) => {
@@ -205,18 +239,111 @@ impl WriteGate {
             }
         };
         batch.members += 1;
-        let mut state = self.inner.state();
-        if batch.members < self.inner.limit && state.queued > 0 {
-            let outcome = Arc::clone(&batch.outcome);
-            turn.hand_over(&mut state, batch);
-            drop(state);
-            self.await_commit(&outcome).map_err(DbError::Store)?;
-        } else {
-            drop(state);
-            self.commit(batch).map_err(DbError::Store)?;
-            drop(turn);
-        }
+        let outcome = Arc::clone(&batch.outcome);
+        self.lead(pool, turn, Some(batch));
+        self.await_commit(&outcome).map_err(DbError::Store)?;
         Ok(value)
+    }
+
+    /// Runs `work` as one member of a batch (module docs) on the thread that holds the gate:
+    /// queued on the gate, it is run by the holder after its own work, or by this thread if it
+    /// finds the gate free or is handed it. Returns as [`grouped`](Self::grouped) does; work
+    /// still queued after `connection_timeout` is taken off the queue unrun, and fails as a
+    /// write that waited too long for the gate does.
+    pub(crate) fn queue<T: Send + 'static>(
+        &self,
+        pool: &SqlitePool,
+        work: impl FnOnce(&mut SqliteConnection) -> Result<T, DbError> + Send + 'static,
+    ) -> Result<T, DbError> {
+        if !no_wait::may_wait() {
+            return Err(would_wait("a write").into());
+        }
+        let deadline = Instant::now() + self.wait;
+        let (job, value) = Job::new(work);
+        let ticket = Arc::clone(&job.ticket);
+        let mut state = self.inner.state();
+        state.jobs.push_back(job);
+        if state.busy {
+            drop(state);
+        } else {
+            state.busy = true;
+            let open = state.open.take();
+            drop(state);
+            self.lead(pool, self.turn(), open);
+        }
+        let settled = self.await_job(pool, &ticket, deadline)?;
+        let value = value.lock().unwrap_or_else(PoisonError::into_inner).take();
+        match value {
+            // Its own failure, whatever became of the batch.
+            Some(Err(e)) => Err(e),
+            Some(Ok(value)) => settled.map(|()| value).map_err(DbError::Store),
+            // Never run: no connection for a batch, or its batch gone with a panic.
+            None => Err(DbError::Store(settled.err().unwrap_or_else(|| {
+                StoreError::Unexpected("a queued write was settled without running".to_owned())
+            }))),
+        }
+    }
+
+    /// Holding the gate (`turn`), with `batch` open or none, runs the queued jobs in this
+    /// thread, into the batch (or new ones), at most `limit` members a batch; then leaves the
+    /// batch open for a writer queued for the gate if it has room, or commits it and lets the
+    /// gate go (to the next queued job's thread, if any: [`Inner::let_go`]).
+    fn lead(&self, pool: &SqlitePool, mut turn: Turn<'_>, mut batch: Option<Batch>) {
+        loop {
+            let mut state = self.inner.state();
+            let room = batch.as_ref().is_none_or(|b| b.members < self.inner.limit);
+            let next = if room { state.jobs.pop_front() } else { None };
+            let Some(job) = next else {
+                match batch {
+                    Some(b) if b.members < self.inner.limit && state.queued > 0 => {
+                        turn.hand_over(&mut state, b);
+                    }
+                    Some(b) => {
+                        drop(state);
+                        let _ = self.commit(b);
+                    }
+                    None => {}
+                }
+                return;
+            };
+            job.ticket.take();
+            drop(state);
+            turn.led = true;
+            let mut b = match batch.take() {
+                Some(b) => b,
+                None => match checkout_sqlite(pool)
+                    .map_err(DbError::from)
+                    .and_then(Batch::begin)
+                {
+                    Ok(b) => b,
+                    Err(e) => {
+                        job.ticket.settle(Err(StoreError::from(e)));
+                        continue;
+                    }
+                },
+            };
+            let started = Instant::now();
+            let ran = catch_unwind(AssertUnwindSafe(|| (job.run)(&mut b.conn)));
+            b.working += started.elapsed();
+            b.tickets.push(job.ticket);
+            match ran {
+                Ok(true) => {
+                    b.members += 1;
+                    batch = Some(b);
+                }
+                // Rolled back to its savepoint; it ends the batch, as in `grouped`.
+                Ok(false) => {
+                    let _ = self.commit(b);
+                }
+                Err(_) => {
+                    tracing::error!(
+                        "a grant's work panicked in the write gate; its batch is rolled back"
+                    );
+                    // Dropped uncommitted: every member hears that nothing was stored.
+                    drop(b);
+                }
+            }
+        }
     }
 
     /// Takes the gate (and the batch left open on it), waiting at most `connection_timeout`.
@@ -250,24 +377,37 @@ impl WriteGate {
         }
         state.busy = true;
         let open = state.open.take();
-        Ok((
-            Turn {
-                inner: &self.inner,
-                released: false,
-            },
-            open,
-        ))
+        Ok((self.turn(), open))
+    }
+
+    /// The gate, just taken (or handed) by the caller.
+    fn turn(&self) -> Turn<'_> {
+        Turn {
+            inner: &self.inner,
+            released: false,
+            led: false,
+        }
     }
 
     /// Commits `batch` (the caller holds the gate) and tells its members.
     fn commit(&self, mut batch: Batch) -> Result<(), StoreError> {
         self.inner.commits.fetch_add(1, Ordering::Relaxed);
+        let committing = Instant::now();
         let result = AnsiTransactionManager::commit_transaction(&mut *batch.conn)
             .map_err(|e| StoreError::from(DbError::Query(e)));
         if batch.members > 1 {
-            tracing::trace!(members = batch.members, ok = result.is_ok(), "group commit");
+            // From `BEGIN` to the commit, how much of it the members' work took, and the commit:
+            // the rest of the span is the gate changing hands between the members' threads.
+            tracing::trace!(
+                members = batch.members,
+                ok = result.is_ok(),
+                span_us = committing.duration_since(batch.began).as_micros() as u64,
+                work_us = batch.working.as_micros() as u64,
+                commit_us = committing.elapsed().as_micros() as u64,
+                "group commit"
+            );
         }
-        batch.outcome.settle(result.clone());
+        batch.settle(result.clone());
         result
     }
 
@@ -279,38 +419,77 @@ impl WriteGate {
             if let Some(result) = outcome.wait_for(ORPHAN_CHECK) {
                 return result;
             }
-            let mut state = self.inner.state();
-            let ours = state
-                .open
-                .as_ref()
-                .is_some_and(|b| Arc::ptr_eq(&b.outcome, outcome));
-            if !state.busy && ours {
-                state.busy = true;
-                let batch = state.open.take();
-                // Writers still queued: the one woken for the batch has not run for the whole
-                // check (a busy machine), and the member commits without it; it takes the
-                // gate after. None queued: the batch was left for nobody.
-                let orphaned = state.queued == 0;
-                drop(state);
-                let turn = Turn {
-                    inner: &self.inner,
-                    released: false,
-                };
-                if let Some(batch) = batch {
-                    if orphaned {
-                        tracing::warn!("a write batch was left open with nobody to commit it");
-                    } else {
-                        tracing::debug!(
-                            "the writer woken for a write batch did not run within {} ms; \
-                             its member committed it",
-                            ORPHAN_CHECK.as_millis()
-                        );
-                    }
-                    let _ = self.commit(batch);
+            self.commit_if_left(|b| Arc::ptr_eq(&b.outcome, outcome));
+        }
+    }
+
+    /// Waits until the job of `ticket` is done (how its batch ended), running the queue when
+    /// the gate is handed to this thread or found free with the job still queued (the net
+    /// under [`Inner::let_go`], as `ORPHAN_CHECK` is under a batch left open). A job still
+    /// queued at `deadline` is taken off the queue: the write fails as waiting too long.
+    fn await_job(
+        &self,
+        pool: &SqlitePool,
+        ticket: &Arc<Ticket>,
+        deadline: Instant,
+    ) -> Result<Result<(), StoreError>, PoolError> {
+        loop {
+            match ticket.wait(ORPHAN_CHECK) {
+                Stage::Done(result) => return Ok(result),
+                Stage::Taken => {
+                    self.commit_if_left(|b| b.tickets.iter().any(|t| Arc::ptr_eq(t, ticket)));
                 }
-                drop(turn);
+                Stage::Queued | Stage::Lead => {
+                    let mut state = self.inner.state();
+                    // Read again under the gate's lock, which `Queued` and `Lead` change under.
+                    match ticket.stage() {
+                        Stage::Lead => {}
+                        Stage::Queued if !state.busy => state.busy = true,
+                        Stage::Queued if Instant::now() >= deadline => {
+                            state.jobs.retain(|job| !Arc::ptr_eq(&job.ticket, ticket));
+                            return Err(PoolError::new(format!(
+                                "other writes held the SQLite write lock for over {} ms",
+                                self.wait.as_millis()
+                            )));
+                        }
+                        _ => continue,
+                    }
+                    let open = state.open.take();
+                    drop(state);
+                    self.lead(pool, self.turn(), open);
+                }
             }
         }
+    }
+
+    /// The net under a batch left open (`ORPHAN_CHECK`): if the gate is free and the batch open
+    /// on it is `ours`, commits it (and lets the gate go).
+    fn commit_if_left(&self, ours: impl Fn(&Batch) -> bool) {
+        let mut state = self.inner.state();
+        if state.busy || !state.open.as_ref().is_some_and(ours) {
+            return;
+        }
+        state.busy = true;
+        let batch = state.open.take();
+        // Writers still queued: the one woken for the batch has not run for the whole check (a
+        // busy machine), and the member commits without it; it takes the gate after. None
+        // queued: the batch was left for nobody.
+        let orphaned = state.queued == 0;
+        drop(state);
+        let turn = self.turn();
+        if let Some(batch) = batch {
+            if orphaned {
+                tracing::warn!("a write batch was left open with nobody to commit it");
+            } else {
+                tracing::debug!(
+                    "the writer woken for a write batch did not run within {} ms; \
+                     its member committed it",
+                    ORPHAN_CHECK.as_millis()
+                );
+            }
+            let _ = self.commit(batch);
+        }
+        drop(turn);
     }
 
     /// The write turns of this gate, for the checkpoint thread.
@@ -322,6 +501,12 @@ impl WriteGate {
     #[cfg(test)]
     pub(super) fn commits(&self) -> u64 {
         self.inner.commits.load(Ordering::Relaxed)
+    }
+
+    /// How many jobs are queued on the gate now.
+    #[cfg(test)]
+    pub(super) fn jobs(&self) -> usize {
+        self.inner.state().jobs.len()
     }
 
     /// How many writers wait for the gate now.
@@ -347,17 +532,37 @@ impl WriteGate {
 struct Batch {
     conn: SqlitePooled,
     members: usize,
+    /// Where the members that run on their own threads ([`WriteGate::grouped`]) hear how it
+    /// ended.
     outcome: Arc<Outcome>,
+    /// The queued jobs run into it (each counted in `members` once it succeeded).
+    tickets: Vec<Arc<Ticket>>,
+    /// When its transaction began (for the trace of its commit).
+    began: Instant,
+    /// The time its members' work took, together.
+    working: Duration,
 }
 
 impl Batch {
+    /// Tells every member how the batch ended (the first outcome told stands).
+    fn settle(&self, result: Result<(), StoreError>) {
+        for ticket in &self.tickets {
+            ticket.settle(result.clone());
+        }
+        self.outcome.settle(result);
+    }
+
     /// `BEGIN IMMEDIATE` on `conn`.
     fn begin(mut conn: SqlitePooled) -> Result<Self, DbError> {
+        let began = Instant::now();
         AnsiTransactionManager::begin_transaction_sql(&mut *conn, "BEGIN IMMEDIATE")?;
         Ok(Self {
             conn,
             members: 0,
             outcome: Arc::default(),
+            tickets: Vec::new(),
+            began,
+            working: Duration::ZERO,
         })
     }
 }
@@ -367,7 +572,7 @@ impl Drop for Batch {
     /// connection, still in its transaction, is discarded by the pool (which rolls it back), and
     /// the members waiting learn that their writes are gone.
     fn drop(&mut self) {
-        self.outcome.settle(Err(StoreError::Unexpected(
+        self.settle(Err(StoreError::Unexpected(
             "a grant of the same write batch failed; nothing of the batch was stored".to_owned(),
         )));
     }
@@ -409,5 +614,7 @@ impl Outcome {
     }
 }
 
+#[cfg(test)]
+mod queued_tests;
 #[cfg(test)]
 mod tests;

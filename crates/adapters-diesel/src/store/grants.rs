@@ -20,22 +20,33 @@ use super::DieselStore;
 use super::facts;
 use super::grant_units::{GrantReads, RefreshRow, Unit, refresh_record};
 use super::rows::{client_id, grant_id, scope, ts, user_id};
+use crate::db::Pools;
 use crate::error::DbError;
-use crate::macros::{with_conn, with_grouped_tx, with_write};
+use crate::macros::{pg_tx, with_conn, with_grouped_tx, with_write};
 use crate::schema::{oauth_access_tokens as access, oauth_codes as codes, oauth_grants as grants};
 
 impl DieselStore {
-    /// Runs a contested grant's work over its unit in one transaction (on SQLite, possibly one
-    /// shared with the grants queued behind it: `with_grouped_tx!`).
-    fn contest<F, D>(&self, c: Contest<'_, F, D>) -> Result<D, StoreError>
+    /// Runs a contested grant's work over its unit in one transaction: on a SQLite file, one
+    /// shared with the grants queued with it, run by the thread that holds the write gate
+    /// (`WriteGate::queue`); on PostgreSQL, a transaction of its own.
+    fn contest<F: 'static, D: Send + 'static>(&self, c: Contest<'_, F, D>) -> Result<D, StoreError>
     where
         for<'c> Unit<'c, SqliteConnection>: GrantUnit<F, D>,
         for<'c> Unit<'c, PgConnection>: GrantUnit<F, D>,
     {
-        let (hex, presented) = (c.digest.to_hex(), c.client.as_str());
-        let r: Result<D, DbError> = with_grouped_tx!(self.db, conn => {
-            (c.work)(&mut Unit::new(conn, *c.digest, &hex, presented)).map_err(DbError::Store)
-        });
+        let (digest, hex, presented) = (*c.digest, c.digest.to_hex(), c.client.as_str());
+        let work = c.work;
+        let r: Result<D, DbError> = match self.db.pools() {
+            Pools::Sqlite(pool) => {
+                let presented = presented.to_owned();
+                self.db.write_gate().queue(pool, move |conn| {
+                    work(&mut Unit::new(conn, digest, &hex, &presented)).map_err(DbError::Store)
+                })
+            }
+            Pools::Postgres(pool) => pg_tx!(pool, conn => {
+                work(&mut Unit::new(conn, digest, &hex, presented)).map_err(DbError::Store)
+            }),
+        };
         Ok(r?)
     }
 }

@@ -322,23 +322,30 @@ impl OAuthServices {
         };
         let now = self.world.clock.now();
         let grant = self.world.new_grant_id(now);
-        let exchange = CodeExchange {
-            presentation: CodePresentation {
-                client: &client,
-                redirect_uri,
-                verifier: code_verifier,
-            },
-            client_secret: creds.client_secret.as_ref(),
-            now,
-            random: self.token_randomness(),
-            lifetimes: self.world.settings.lifetimes,
-        };
+        // The work owns what it decides on (`GrantWork`): the store may run it on another thread.
+        let (presented, secret) = (client.clone(), creds.client_secret.clone());
+        let (redirect_uri, verifier) = (
+            redirect_uri.map(str::to_owned),
+            code_verifier.map(str::to_owned),
+        );
+        let (random, lifetimes) = (self.token_randomness(), self.world.settings.lifetimes);
         let decision = self.grants.code_grant(Contest {
             digest: &digest,
             client: &client,
-            work: &mut |unit| {
+            work: Box::new(move |unit| {
+                let exchange = CodeExchange {
+                    presentation: CodePresentation {
+                        client: &presented,
+                        redirect_uri: redirect_uri.as_deref(),
+                        verifier: verifier.as_deref(),
+                    },
+                    client_secret: secret.as_ref(),
+                    now,
+                    random,
+                    lifetimes,
+                };
                 decide_and_write(unit, now, |facts| decide_code(facts, &exchange, grant))
-            },
+            }),
         })?;
         match decision.outcome() {
             Ok((grant, tokens)) => Ok(TokenResponse::new(grant, tokens, now)),
@@ -373,20 +380,25 @@ impl OAuthServices {
             }
         };
         let now = self.world.clock.now();
-        let exchange = RefreshExchange {
-            presentation: RefreshPresentation {
-                client: &client,
-                scope,
-            },
-            client_secret: creds.client_secret.as_ref(),
-            now,
-            random: self.token_randomness(),
-            lifetimes: self.world.settings.lifetimes,
-        };
+        // Owned by the work, as in `exchange_code`.
+        let (presented, secret) = (client.clone(), creds.client_secret.clone());
+        let (random, lifetimes) = (self.token_randomness(), self.world.settings.lifetimes);
         let decision = self.grants.refresh_grant(Contest {
             digest: &digest,
             client: &client,
-            work: &mut |unit| decide_and_write(unit, now, |facts| decide_refresh(facts, &exchange)),
+            work: Box::new(move |unit| {
+                let exchange = RefreshExchange {
+                    presentation: RefreshPresentation {
+                        client: &presented,
+                        scope,
+                    },
+                    client_secret: secret.as_ref(),
+                    now,
+                    random,
+                    lifetimes,
+                };
+                decide_and_write(unit, now, |facts| decide_refresh(facts, &exchange))
+            }),
         })?;
         match decision.outcome() {
             Ok(rotation) => Ok(TokenResponse::new(

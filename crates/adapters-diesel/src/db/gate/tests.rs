@@ -11,17 +11,17 @@ use super::*;
 use crate::db::{Database, Pools};
 use crate::schema::organization;
 
-const LONG: Duration = Duration::from_secs(20);
+pub(super) const LONG: Duration = Duration::from_secs(20);
 
 /// Adds `n` to the organization row's `created_at` (which `touched` reads).
-fn add(conn: &mut SqliteConnection, n: i64) -> Result<usize, DbError> {
+pub(super) fn add(conn: &mut SqliteConnection, n: i64) -> Result<usize, DbError> {
     Ok(diesel::update(organization::table)
         .set(organization::created_at.eq(organization::created_at + n))
         .execute(conn)?)
 }
 
 /// `work` as one member of a batch, as a contested grant runs.
-fn grouped<T>(
+pub(super) fn grouped<T>(
     db: &Database,
     work: impl FnOnce(&mut SqliteConnection) -> Result<T, DbError>,
 ) -> Result<T, DbError> {
@@ -32,7 +32,7 @@ fn grouped<T>(
 }
 
 /// Waits until `n` writers wait for the gate.
-fn until_queued(db: &Database, n: usize) {
+pub(super) fn until_queued(db: &Database, n: usize) {
     let start = Instant::now();
     while db.write_gate().queued() != n {
         assert!(start.elapsed() < LONG, "never {n} writers queued");
@@ -41,7 +41,7 @@ fn until_queued(db: &Database, n: usize) {
 }
 
 /// A member's work that says it runs, waits for `go`, then adds `n`.
-fn held(
+pub(super) fn held(
     running: Sender<()>,
     go: Receiver<()>,
     n: i64,
@@ -248,10 +248,20 @@ fn grants_and_plain_writes_racing_lose_nothing() {
     let commits = db.write_gate().commits();
     const EACH: i64 = 150;
     std::thread::scope(|s| {
-        for _ in 0..6 {
-            s.spawn(|| {
+        // Grants running their work on their own threads, and grants queueing it for the
+        // gate's holder (`queue`), in the same batches.
+        for i in 0..6 {
+            let db = &db;
+            s.spawn(move || {
+                let Pools::Sqlite(pool) = db.pools() else {
+                    unreachable!("a SQLite database")
+                };
                 for _ in 0..EACH {
-                    grouped(&db, |conn| add(conn, 1)).unwrap();
+                    if i % 2 == 0 {
+                        grouped(db, |conn| add(conn, 1)).unwrap();
+                    } else {
+                        db.write_gate().queue(pool, |conn| add(conn, 1)).unwrap();
+                    }
                 }
             });
         }
@@ -282,8 +292,12 @@ fn on_a_memory_database_every_grant_commits_alone() {
     db.write_gate().pretend_queued(true);
     let started = Instant::now();
     grouped(&db, |conn| add(conn, 1)).unwrap();
+    let Pools::Sqlite(pool) = db.pools() else {
+        unreachable!("a SQLite database")
+    };
+    db.write_gate().queue(pool, |conn| add(conn, 10)).unwrap();
     let waited = started.elapsed();
     db.write_gate().pretend_queued(false);
     assert!(waited < ORPHAN_CHECK, "waited {waited:?} for a batch");
-    assert_eq!(touched(&db), start + 1);
+    assert_eq!(touched(&db), start + 11);
 }
