@@ -298,14 +298,9 @@ impl WriteGate {
                     Some(b) if b.members < self.inner.limit && state.queued > 0 => {
                         turn.hand_over(&mut state, b);
                     }
-                    Some(mut b) => {
+                    Some(b) => {
                         drop(state);
-                        let result = self.commit_only(&mut b);
-                        // The gate passes on before the members are woken: each wake may give
-                        // this thread's CPU to the member woken, and the next batch need not
-                        // wait for that (docs/performance.md).
-                        drop(turn);
-                        b.settle(result);
+                        let _ = self.commit(b);
                     }
                     None => {}
                 }
@@ -396,13 +391,6 @@ impl WriteGate {
 
     /// Commits `batch` (the caller holds the gate) and tells its members.
     fn commit(&self, mut batch: Batch) -> Result<(), StoreError> {
-        let result = self.commit_only(&mut batch);
-        batch.settle(result.clone());
-        result
-    }
-
-    /// Commits `batch` (the caller holds the gate) without telling its members yet.
-    fn commit_only(&self, batch: &mut Batch) -> Result<(), StoreError> {
         self.inner.commits.fetch_add(1, Ordering::Relaxed);
         let committing = Instant::now();
         let result = AnsiTransactionManager::commit_transaction(&mut *batch.conn)
@@ -419,6 +407,7 @@ impl WriteGate {
                 "group commit"
             );
         }
+        batch.settle(result.clone());
         result
     }
 
