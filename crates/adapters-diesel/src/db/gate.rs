@@ -397,7 +397,8 @@ impl WriteGate {
             .map_err(|e| StoreError::from(DbError::Query(e)));
         if batch.members > 1 {
             // From `BEGIN` to the commit, how much of it the members' work took, and the commit:
-            // the rest of the span is the gate changing hands between the members' threads.
+            // the rest of the span is the gate changing hands between the members' threads (for
+            // queued work, run on one thread, only the holder's own bookkeeping).
             tracing::trace!(
                 members = batch.members,
                 ok = result.is_ok(),
