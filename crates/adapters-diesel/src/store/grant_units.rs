@@ -32,8 +32,7 @@ use super::fixed::{Fixed, FixedSql};
 use super::rows::{client_id, digest, grant_id, scope, ts, user_id};
 use crate::error::DbError;
 use crate::schema::{
-    oauth_access_tokens as access, oauth_codes as codes, oauth_grants as grants,
-    oauth_refresh_tokens as refresh,
+    oauth_access_tokens as access, oauth_grants as grants, oauth_refresh_tokens as refresh,
 };
 
 /// The Rust type of a column of SQL type `Text`, `Bool` or `BigInt`.
@@ -286,21 +285,14 @@ impl GrantWrites for SqliteConnection {
             ))
             .execute(self)?;
         self.insert_tokens(rows)?;
-        diesel::update(codes::table.find(code))
-            .set(codes::grant_id.eq(Some(&rows.grant)))
-            .execute(self)?;
+        Fixed::<LinkCode>::new(&[&rows.grant, code]).execute(self)?;
         Ok(true)
     }
 
     fn spend_refresh(&mut self, spent: &str, rows: &TokenRows) -> QueryResult<bool> {
-        let n = diesel::update(refresh::table.find(spent))
-            .filter(refresh::used_at.is_null())
-            .filter(refresh::revoked_at.is_null())
-            .set((
-                refresh::used_at.eq(Some(rows.now)),
-                refresh::successor_digest.eq(rows.successor().0),
-                refresh::successor_access_digest.eq(Some(&rows.access.0)),
-            ))
+        let (successor, access) = rows.successor();
+        let successor = successor.unwrap_or_default();
+        let n = Fixed::<SpendRefresh>::new(&[&rows.now.to_string(), &successor, access, spent])
             .execute(self)?;
         if n != 1 {
             return Ok(false);
@@ -335,15 +327,58 @@ impl GrantWrites for PgConnection {
     }
 }
 
-/// Sets the timestamp `$column` of the row `$key` of `$table` to `$now` if it is still
-/// `NULL`: how many rows it set (0 or 1).
-macro_rules! stamp_if_null {
-    ($conn:expr, $table:ident, $key:expr, $column:ident, $now:expr) => {
-        diesel::update($table::table.find($key))
-            .filter($table::$column.is_null())
-            .set($table::$column.eq(Some($now)))
-            .execute($conn)
+/// Declares an `UPDATE` of constant text, run with [`Fixed`]. Diesel never caches its own
+/// `UPDATE`s (`UpdateStatement` marks them unsafe to cache, as a changeset's `Option`s may
+/// change the text), so a `diesel::update` is parsed and planned on every call; these are
+/// prepared once a connection. Timestamps are bound as text and cast (on both backends).
+macro_rules! fixed_update {
+    ($(#[$doc:meta])* $name:ident = $sql:expr) => {
+        $(#[$doc])*
+        struct $name;
+        impl FixedSql for $name {
+            const SQL: &'static str = $sql;
+            type Row = ();
+        }
     };
+}
+
+/// An `UPDATE` that sets the timestamp `$column` of the row whose `$key` is the second
+/// parameter to the first, if it is still `NULL`.
+macro_rules! stamp_if_null {
+    ($(#[$doc:meta])* $name:ident: $table:literal, $key:literal, $column:literal) => {
+        fixed_update! {
+            $(#[$doc])*
+            $name = concat!(
+                "UPDATE ", $table, " SET ", $column, " = CAST(? AS BIGINT) WHERE ", $key,
+                " = ? AND ", $column, " IS NULL"
+            )
+        }
+    };
+}
+
+stamp_if_null! {
+    /// Redeems a code (now, digest), unless it was already.
+    RedeemCode: "oauth_codes", "digest", "redeemed_at"
+}
+stamp_if_null! {
+    /// Revokes a grant (now, id), unless it was already.
+    RevokeGrant: "oauth_grants", "id", "revoked_at"
+}
+stamp_if_null! {
+    /// Revokes an access token (now, digest), unless it was already.
+    RevokeAccess: "oauth_access_tokens", "digest", "revoked_at"
+}
+fixed_update! {
+    /// SQLite: links a redeemed code to the grant it gave (grant, digest); after the grant's
+    /// row exists, which the foreign key requires.
+    LinkCode = "UPDATE oauth_codes SET grant_id = ? WHERE digest = ?"
+}
+fixed_update! {
+    /// SQLite: spends a refresh token, only if unused and unrevoked, recording the pair it
+    /// gives (now, the new refresh digest or `''` for none, the new access digest, digest).
+    SpendRefresh = "UPDATE oauth_refresh_tokens SET used_at = CAST(? AS BIGINT), \
+            successor_digest = NULLIF(?, ''), successor_access_digest = ? \
+        WHERE digest = ? AND used_at IS NULL AND revoked_at IS NULL"
 }
 
 /// A refresh token's grant and the grant's client, or else an access token's client.
@@ -405,11 +440,15 @@ macro_rules! grant_reads {
             }
 
             fn redeem_code(&mut self, digest: &str, now: i64) -> QueryResult<bool> {
-                stamp_if_null!(self, codes, digest, redeemed_at, now).map(|n| n == 1)
+                Fixed::<RedeemCode>::new(&[&now.to_string(), digest])
+                    .execute(self)
+                    .map(|n| n == 1)
             }
 
             fn revoke_grant(&mut self, grant: &str, now: i64) -> QueryResult<()> {
-                stamp_if_null!(self, grants, grant, revoked_at, now).map(drop)
+                Fixed::<RevokeGrant>::new(&[&now.to_string(), grant])
+                    .execute(self)
+                    .map(drop)
             }
 
             fn revocation_facts(&mut self, digest: &str) -> QueryResult<RevocationRow> {
@@ -431,7 +470,9 @@ macro_rules! grant_reads {
             }
 
             fn revoke_access_token(&mut self, digest: &str, now: i64) -> QueryResult<()> {
-                stamp_if_null!(self, access, digest, revoked_at, now).map(drop)
+                Fixed::<RevokeAccess>::new(&[&now.to_string(), digest])
+                    .execute(self)
+                    .map(drop)
             }
 
             fn retake_refresh(

@@ -28,7 +28,11 @@ impl Job {
     ) -> (Self, Value<T>) {
         let value: Value<T> = Arc::default();
         let slot = Arc::clone(&value);
+        // The work runs on whichever thread holds the gate, but what it logs belongs to the
+        // request that queued it: its span (request id, route) goes with it.
+        let span = tracing::Span::current();
         let run = Box::new(move |conn: &mut SqliteConnection| {
+            let _request = span.enter();
             // Nested in the batch's transaction, diesel runs `work` in a savepoint.
             let done = conn.transaction(work);
             let ok = done.is_ok();

@@ -65,7 +65,11 @@ fn jobs_behind_a(db: &Database, jobs: Vec<Work>) -> (ThreadId, bool, Vec<Result<
         let mut answers = Vec::new();
         for (i, job) in jobs.into_iter().enumerate() {
             let job_db = db.clone();
-            answers.push(s.spawn(move || queued(&job_db, job)));
+            answers.push(s.spawn(move || {
+                // As a request's handler queues its grant, in the request's span.
+                let _request = tracing::info_span!("request", job = i).entered();
+                queued(&job_db, job)
+            }));
             until_jobs(db, i + 1);
         }
         a_go_tx.send(()).unwrap();
@@ -108,6 +112,39 @@ fn grants_queued_behind_a_writer_run_on_its_thread_and_share_its_commit() {
     .join()
     .unwrap();
     assert_eq!((true, own.1), (own.0, ran.recv().unwrap()));
+}
+
+#[test]
+fn queued_work_logs_under_the_span_of_the_request_that_queued_it() {
+    // Spans have ids only under a subscriber; a registry with no layers records nothing else.
+    let _ = tracing::subscriber::set_global_default(tracing_subscriber::registry());
+    let dir = tempfile::tempdir().unwrap();
+    let db = sqlite_file(dir.path(), LONG);
+    let (seen_tx, seen) = channel();
+    let jobs = (0..3)
+        .map(|_| {
+            let seen_tx = seen_tx.clone();
+            Box::new(move |conn: &mut SqliteConnection| {
+                let span = tracing::Span::current();
+                seen_tx
+                    .send((std::thread::current().id(), span.id()))
+                    .unwrap();
+                add(conn, 1)
+            }) as Work
+        })
+        .collect();
+    let (a_thread, a_ok, answers) = jobs_behind_a(&db, jobs);
+    assert!(a_ok && answers.iter().all(Result::is_ok), "{answers:?}");
+    let seen: Vec<_> = seen.try_iter().collect();
+    assert_eq!(seen.len(), 3);
+    for (thread, span) in &seen {
+        // Run by the holder, whose own span (none here) is not theirs.
+        assert_eq!(*thread, a_thread);
+        assert!(span.is_some(), "queued work ran outside its request's span");
+    }
+    // Each job ran in its own request's span, the one `jobs_behind_a` queued it in.
+    let spans: std::collections::HashSet<_> = seen.iter().map(|(_, s)| s.clone()).collect();
+    assert_eq!(spans.len(), 3);
 }
 
 #[test]
