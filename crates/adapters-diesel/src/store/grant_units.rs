@@ -40,7 +40,7 @@ use crate::schema::{
     oauth_access_tokens as access, oauth_grants as grants, oauth_refresh_tokens as refresh,
 };
 use statements::{
-    ClaimCode, RedeemCode, RedeemPg, RevokeAccess, RevokeGrant, RotatePg, SpendRefresh,
+    LinkCode, RedeemCode, RedeemPg, RevokeAccess, RevokeGrant, RotatePg, SpendRefresh,
 };
 
 /// The Rust type of a column of SQL type `Text`, `Bool` or `BigInt`.
@@ -215,8 +215,9 @@ pub(crate) trait GrantWrites {
 
 impl GrantWrites for SqliteConnection {
     fn claim_code(&mut self, code: &str, offline: bool, rows: &TokenRows) -> QueryResult<bool> {
-        // The grant first: the claim links the code to it in the same statement, which the
-        // foreign key allows only once the grant's row exists.
+        if !self.redeem_code(code, rows.now)? {
+            return Ok(false);
+        }
         diesel::insert_into(grants::table)
             .values((
                 grants::id.eq(&rows.grant),
@@ -227,15 +228,8 @@ impl GrantWrites for SqliteConnection {
                 grants::created_at.eq(rows.now),
             ))
             .execute(self)?;
-        let claimed = Fixed::<ClaimCode>::new(&[&rows.now.to_string(), &rows.grant, code])
-            .execute(self)?
-            == 1;
-        if !claimed {
-            // A lost claim writes nothing: the grant's row goes again (nothing refers to it).
-            diesel::delete(grants::table.find(&rows.grant)).execute(self)?;
-            return Ok(false);
-        }
         self.insert_tokens(rows)?;
+        Fixed::<LinkCode>::new(&[&rows.grant, code]).execute(self)?;
         Ok(true)
     }
 

@@ -48,10 +48,9 @@ stamp_if_null! {
     RevokeAccess: "oauth_access_tokens", "digest", "revoked_at"
 }
 fixed_update! {
-    /// SQLite: claims a code, only if unredeemed, for the grant it gives (now, grant, digest);
-    /// after the grant's row exists, which the foreign key requires.
-    ClaimCode = "UPDATE oauth_codes SET redeemed_at = CAST(? AS BIGINT), grant_id = ? \
-        WHERE digest = ? AND redeemed_at IS NULL"
+    /// SQLite: links a redeemed code to the grant it gave (grant, digest); after the grant's
+    /// row exists, which the foreign key requires.
+    LinkCode = "UPDATE oauth_codes SET grant_id = ? WHERE digest = ?"
 }
 fixed_update! {
     /// SQLite: spends a refresh token, only if unused and unrevoked, recording the pair it
