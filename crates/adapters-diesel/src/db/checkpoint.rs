@@ -275,7 +275,8 @@ fn checkpoint(conn: &mut SqliteConnection, gate: &WriteGate) -> QueryResult<()> 
         }
     }
     if pass.log < RESTART_FRAMES {
-        // A writer started the WAL over meanwhile.
+        // A writer started the WAL over meanwhile (or the pass could not run, `log` -1: another
+        // connection's checkpoint was in the way; the next round tries again).
         return Ok(());
     }
     // A gate busy for the whole connection timeout: the next round tries again.

@@ -6,7 +6,11 @@
 //! waiters sleep, so writes queue far longer than they need to. Every write of this process
 //! (`with_tx!`, `with_write!`, `with_grouped_tx!`) first takes this gate, a queue whose next
 //! waiter is woken as soon as the gate is let go, so the connections of one process never meet
-//! on SQLite's lock; other processes on the same file (the CLI, a second server) still meet it and
+//! on SQLite's lock. The gate is handed to the first waiter in order of arrival: a writer that
+//! lets it go and comes straight back queues behind the others rather than taking it again
+//! before the one woken has run, so a steady stream of writes cannot keep a waiter out (the
+//! checkpoint thread's pass that starts the WAL over, say, which such a stream otherwise kept
+//! out for seconds on a quiet machine); other processes on the same file (the CLI, a second server) still meet it and
 //! wait on `busy_timeout` as before. The wait is bounded by the same `connection_timeout`, after
 //! which the write fails as unavailable (503), as a write that waited out `busy_timeout` does.
 //! PostgreSQL writes do not use it.
@@ -36,7 +40,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -59,14 +63,15 @@ use queue::{Job, Stage, Ticket};
 const BATCH_LIMIT: usize = 32;
 
 /// How often a member waiting for its batch's commit checks that the batch has not been left
-/// open with the gate free and nobody coming. It cannot happen by design (a writer gives up
-/// waiting only while the gate is held, so the member that leaves a batch open always counts
-/// the writers that will take it: [`WriteGate::acquire`]); the check is the net under that
-/// reasoning, since a member left waiting would hold its request forever. Normally the commit
-/// comes first and wakes the member. A member that finds the gate free and its batch still open
-/// while writers are queued commits it too: the writer woken for it has not run for the whole
-/// check, which a busy machine does (seen once in a full `bench/run.sh`); only with nobody
-/// queued is the batch orphaned, and a warning says so.
+/// open with nobody coming. It cannot happen by design (a batch left open is handed with the
+/// gate to a waiting writer, which takes it even when it is about to give up waiting:
+/// [`WriteGate::acquire`]); the check is the net under that reasoning, since a member left
+/// waiting would hold its request forever. Normally the commit comes first and wakes the member.
+/// A member that finds the gate still handed, with its batch on it, to a writer that has not
+/// taken it, takes the gate in that writer's stead, commits the batch, and hands the gate back
+/// to it: that writer has not run for the whole check, which a busy machine does (seen once in
+/// a full `bench/run.sh`). A batch on a free gate with nobody waiting is orphaned, and a warning
+/// says so.
 const ORPHAN_CHECK: Duration = Duration::from_millis(20);
 
 type SqlitePooled = PooledConnection<ConnectionManager<SqliteConnection>>;
@@ -81,8 +86,6 @@ pub(crate) struct WriteGate {
 
 struct Inner {
     state: Mutex<State>,
-    /// Signalled when the gate is let go with writers queued.
-    free: Condvar,
     /// At most this many grants a transaction (1: every grant commits alone).
     limit: usize,
     /// Batches committed (or tried), for the tests.
@@ -93,22 +96,56 @@ struct Inner {
 
 /// The gate's state, changed only under its (briefly held) mutex.
 ///
-/// The gate is a flag and a condition variable rather than a mutex held while writing: a
-/// waiter then sleeps at once, where `parking_lot`'s mutex first spins through `sched_yield`
-/// (about 1.5 calls a grant under the peer benchmark's load, and a context switch each on a
-/// busy machine: docs/performance.md).
+/// The gate is a flag and a line of waiters, each sleeping on a condition variable of its own,
+/// rather than a mutex held while writing: a waiter then sleeps at once, where `parking_lot`'s
+/// mutex first spins through `sched_yield` (about 1.5 calls a grant under the peer benchmark's
+/// load, and a context switch each on a busy machine: docs/performance.md), and the gate goes
+/// to the first in line, never to a writer that comes back first (module docs).
 #[derive(Default)]
 struct State {
-    /// A writer holds the gate (a [`Turn`] is alive).
+    /// A writer holds the gate (a [`Turn`] is alive), or it was handed to one (`handed`).
     busy: bool,
-    /// Writers waiting for the gate.
-    queued: usize,
+    /// Writers waiting for the gate, in order of arrival.
+    waiters: VecDeque<Arc<Waiter>>,
+    /// The writer the gate was handed to, which has not taken it yet: no [`Turn`] is alive, and
+    /// `busy` stays set, so that nobody else takes it meanwhile.
+    handed: Option<Arc<Waiter>>,
     /// The batch a grant left open for the next one, if any.
     open: Option<Batch>,
     /// Grants whose work waits to be run by the gate's holder, in order of arrival. Not empty
     /// only while the gate is held, or a writer queued for it will take it (and, letting it go,
     /// hands it to the first of them: [`Inner::let_go`]).
     jobs: VecDeque<Job>,
+}
+
+impl State {
+    /// Writers waiting for the gate, the one it was handed to included.
+    #[cfg(test)]
+    fn queued(&self) -> usize {
+        self.waiters.len() + usize::from(self.handed.is_some())
+    }
+
+    /// Hands the gate (`busy` stays set) to the first writer waiting, and wakes it; `false`:
+    /// nobody waits.
+    fn hand(&mut self) -> bool {
+        let Some(next) = self.waiters.pop_front() else {
+            return false;
+        };
+        debug_assert!(self.busy && self.handed.is_none());
+        next.granted.store(true, Ordering::Relaxed);
+        next.wake.notify_one();
+        self.handed = Some(next);
+        true
+    }
+}
+
+/// A writer waiting for the gate ([`WriteGate::acquire`]). Both fields change only under the
+/// gate's lock, with which `wake` is used.
+#[derive(Default)]
+struct Waiter {
+    /// The gate was handed to it.
+    granted: AtomicBool,
+    wake: Condvar,
 }
 
 impl Inner {
@@ -124,15 +161,14 @@ impl Inner {
     /// and otherwise the jobs, so that neither waits out the other.
     fn let_go(&self, state: &mut State, led: bool) {
         if let Some(first) = state.jobs.front()
-            && !(led && state.queued > 0)
+            && (!led || state.waiters.is_empty())
         {
             // The gate stays held: it passes to that thread.
             first.ticket.lead();
             return;
         }
-        state.busy = false;
-        if state.queued > 0 {
-            self.free.notify_one();
+        if !state.hand() {
+            state.busy = false;
         }
     }
 }
@@ -156,14 +192,13 @@ pub(crate) struct Turn<'g> {
 }
 
 impl Turn<'_> {
-    /// Lets the gate go, under its lock (`state`), leaving `batch` on it for the next grant,
-    /// and wakes the next writer. The caller saw writers queued under the same lock, so one of
-    /// them will take the batch.
+    /// Hands the gate, under its lock (`state`), to the next writer, with `batch` left open on
+    /// it for the next grant. The caller saw writers waiting under the same lock.
     fn hand_over(mut self, state: &mut State, batch: Batch) {
         self.released = true;
-        state.busy = false;
         state.open = Some(batch);
-        self.inner.free.notify_one();
+        let handed = state.hand();
+        debug_assert!(handed, "a batch handed over with nobody waiting");
     }
 }
 
@@ -186,7 +221,6 @@ impl WriteGate {
         Self {
             inner: Arc::new(Inner {
                 state: Mutex::new(State::default()),
-                free: Condvar::new(),
                 limit: if grouped { BATCH_LIMIT } else { 1 },
                 commits: AtomicU64::new(0),
                 writes: Writes::default(),
@@ -295,7 +329,7 @@ impl WriteGate {
             let next = if room { state.jobs.pop_front() } else { None };
             let Some(job) = next else {
                 match batch {
-                    Some(b) if b.members < self.inner.limit && state.queued > 0 => {
+                    Some(b) if b.members < self.inner.limit && !state.waiters.is_empty() => {
                         turn.hand_over(&mut state, b);
                     }
                     Some(b) => {
@@ -346,9 +380,10 @@ impl WriteGate {
         }
     }
 
-    /// Takes the gate (and the batch left open on it), waiting at most `connection_timeout`.
-    /// A waiter gives up only while the gate is held, so the writer holding it, which counts the
-    /// queue when it lets go, never leaves a batch for a waiter that is gone.
+    /// Takes the gate (and the batch left open on it), waiting at most `connection_timeout` in
+    /// line behind the writers that came first. A waiter gives up only while the gate is not
+    /// handed to it (it checks that first), so a gate, and a batch, handed to a waiter are
+    /// always taken.
     fn acquire(&self) -> Result<(Turn<'_>, Option<Batch>), PoolError> {
         if !no_wait::may_wait() {
             return Err(would_wait("a write"));
@@ -356,24 +391,25 @@ impl WriteGate {
         let deadline = Instant::now() + self.wait;
         let mut state = self.inner.state();
         if state.busy {
-            state.queued += 1;
-            while state.busy {
+            let me = Arc::new(Waiter::default());
+            state.waiters.push_back(Arc::clone(&me));
+            while !me.granted.load(Ordering::Relaxed) {
                 let left = deadline.saturating_duration_since(Instant::now());
                 if left.is_zero() {
-                    state.queued -= 1;
+                    state.waiters.retain(|w| !Arc::ptr_eq(w, &me));
                     return Err(PoolError::new(format!(
                         "another write held the SQLite write lock for over {} ms",
                         self.wait.as_millis()
                     )));
                 }
-                state = self
-                    .inner
-                    .free
+                state = me
+                    .wake
                     .wait_timeout(state, left)
                     .unwrap_or_else(PoisonError::into_inner)
                     .0;
             }
-            state.queued -= 1;
+            debug_assert!(state.handed.as_ref().is_some_and(|h| Arc::ptr_eq(h, &me)));
+            state.handed = None;
         }
         state.busy = true;
         let open = state.open.take();
@@ -463,19 +499,26 @@ impl WriteGate {
         }
     }
 
-    /// The net under a batch left open (`ORPHAN_CHECK`): if the gate is free and the batch open
-    /// on it is `ours`, commits it (and lets the gate go).
+    /// The net under a batch left open (`ORPHAN_CHECK`): if the batch open on the gate is
+    /// `ours`, and the gate is free or handed to a writer that has not taken it, commits the
+    /// batch (and lets the gate go, to that writer first).
     fn commit_if_left(&self, ours: impl Fn(&Batch) -> bool) {
         let mut state = self.inner.state();
-        if state.busy || !state.open.as_ref().is_some_and(ours) {
+        if !state.open.as_ref().is_some_and(ours) {
+            return;
+        }
+        // Handed to a writer that has not run for the whole check (a busy machine): the member
+        // commits without it, and the writer, first in line again, takes the gate after.
+        if let Some(writer) = state.handed.take() {
+            writer.granted.store(false, Ordering::Relaxed);
+            state.waiters.push_front(writer);
+        } else if state.busy {
             return;
         }
         state.busy = true;
         let batch = state.open.take();
-        // Writers still queued: the one woken for the batch has not run for the whole check (a
-        // busy machine), and the member commits without it; it takes the gate after. None
-        // queued: the batch was left for nobody.
-        let orphaned = state.queued == 0;
+        // Nobody waiting: the batch was left for nobody.
+        let orphaned = state.waiters.is_empty();
         drop(state);
         let turn = self.turn();
         if let Some(batch) = batch {
@@ -513,18 +556,21 @@ impl WriteGate {
     /// How many writers wait for the gate now.
     #[cfg(test)]
     pub(super) fn queued(&self) -> usize {
-        self.inner.state().queued
+        self.inner.state().queued()
     }
 
-    /// Counts one more writer as queued (or, `false`, one fewer) without one waiting, for the
-    /// test of the net under a batch left open with nobody coming.
+    /// Puts a writer in line that never takes the gate (or, `false`, takes it out of line
+    /// again, letting the gate go if it was handed to it), for the tests of the net under a
+    /// batch left open with nobody coming. The tests that use it have no other writer waiting.
     #[cfg(test)]
     pub(super) fn pretend_queued(&self, queued: bool) {
         let mut state = self.inner.state();
         if queued {
-            state.queued += 1;
+            state.waiters.push_back(Arc::default());
+        } else if state.handed.take().is_some() {
+            self.inner.let_go(&mut state, false);
         } else {
-            state.queued -= 1;
+            state.waiters.pop_back();
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The group commit of the write gate, on a SQLite file database: what a batch commits, when
 //! its members answer, and what they hear when one of them fails.
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::{Duration, Instant};
 
@@ -288,16 +289,76 @@ fn on_a_memory_database_every_grant_commits_alone() {
     db.migrate(&mut |_| {}).unwrap();
     db.ensure_namespace([7; 16]).unwrap();
     let start = touched(&db);
-    // Even with a writer queued, the one connection is not kept in an open batch.
-    db.write_gate().pretend_queued(true);
-    let started = Instant::now();
-    grouped(&db, |conn| add(conn, 1)).unwrap();
+    // Even with a writer queued, the one connection is not kept in an open batch. (The
+    // pretended writer never takes the gate handed to it; taking it out of line lets it go.)
     let Pools::Sqlite(pool) = db.pools() else {
         unreachable!("a SQLite database")
     };
-    db.write_gate().queue(pool, |conn| add(conn, 10)).unwrap();
-    let waited = started.elapsed();
-    db.write_gate().pretend_queued(false);
-    assert!(waited < ORPHAN_CHECK, "waited {waited:?} for a batch");
+    let gate = db.write_gate();
+    gate.pretend_queued(true);
+    let started = Instant::now();
+    grouped(&db, |conn| add(conn, 1)).unwrap();
+    let grouped_waited = started.elapsed();
+    gate.pretend_queued(false);
+    gate.pretend_queued(true);
+    let started = Instant::now();
+    gate.queue(pool, |conn| add(conn, 10)).unwrap();
+    let queued_waited = started.elapsed();
+    gate.pretend_queued(false);
+    for waited in [grouped_waited, queued_waited] {
+        assert!(waited < ORPHAN_CHECK, "waited {waited:?} for a batch");
+    }
     assert_eq!(touched(&db), start + 11);
+}
+
+/// A writer that lets the gate go and comes straight back, over and over (as a stream of
+/// writes back to back does), queues behind the writer waiting instead of taking the gate
+/// again before that one has woken: otherwise a quiet machine, where coming back takes a
+/// microsecond and waking a few tens, kept a waiter out for as long as the stream lasted (the
+/// checkpoint thread, whose WAL then never started over). Only a writer that took the gate
+/// just before the other lined up can find it waiting as its turn begins: at most once a try.
+#[test]
+fn a_writer_coming_straight_back_queues_behind_the_one_waiting() {
+    const TRIES: u64 = 50;
+    let dir = tempfile::tempdir().unwrap();
+    let db = sqlite_file(dir.path(), LONG);
+    let gate = db.write_gate();
+    let turns = AtomicU64::new(0);
+    let cut_in = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let mut longest = Duration::ZERO;
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            while !stop.load(Ordering::Relaxed) {
+                let _turn = gate.enter().unwrap();
+                if gate.queued() > 0 {
+                    cut_in.fetch_add(1, Ordering::Relaxed);
+                }
+                turns.fetch_add(1, Ordering::Relaxed);
+                let began = Instant::now();
+                while began.elapsed() < Duration::from_micros(20) {
+                    std::hint::spin_loop();
+                }
+            }
+        });
+        let start = Instant::now();
+        while turns.load(Ordering::Relaxed) < 10 {
+            assert!(start.elapsed() < LONG, "the looping writer never ran");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        for _ in 0..TRIES {
+            let asked = Instant::now();
+            let turn = gate.enter().unwrap();
+            longest = longest.max(asked.elapsed());
+            drop(turn);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    let cut_in = cut_in.into_inner();
+    assert!(
+        cut_in <= TRIES,
+        "the looping writer began {cut_in} turns while the other waited \
+         ({TRIES} tries, the longest waited {longest:?})"
+    );
 }
