@@ -697,4 +697,4 @@ fn with_pg_migration_lock<T>(
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -111,25 +111,35 @@ fn sqlite_memory_connections_keep_the_default_checkpoints() {
     assert_eq!(wal_autocheckpoint(&mut pool.get().unwrap()), 1000);
 }
 
+/// A statement prepared on a SQLite connection, with how often it ran and how often it was
+/// prepared again after the first time, as SQLite counts them (`sqlite_stmt`).
 #[derive(QueryableByName, Debug)]
-struct PreparedStatement {
+pub(crate) struct PreparedStatement {
     #[diesel(sql_type = Text)]
-    sql: String,
+    pub(crate) sql: String,
     #[diesel(sql_type = BigInt)]
-    run: i64,
+    pub(crate) run: i64,
     #[diesel(sql_type = BigInt)]
-    reprep: i64,
+    pub(crate) reprep: i64,
 }
 
-/// The statements prepared on `conn` that read `objects` with a `LIMIT`, as SQLite counts
-/// their runs and their preparations after the first (`sqlite_stmt`).
-fn limited_reads(conn: &mut diesel::SqliteConnection) -> Vec<PreparedStatement> {
+/// The statements prepared on `conn` now whose text is `LIKE` `pattern` (this query aside).
+pub(crate) fn prepared_statements(
+    conn: &mut diesel::SqliteConnection,
+    pattern: &str,
+) -> Vec<PreparedStatement> {
     diesel::sql_query(
         "SELECT sql, run, reprep FROM sqlite_stmt \
-         WHERE sql LIKE '%FROM `objects`%LIMIT%' AND sql NOT LIKE '%sqlite_stmt%'",
+         WHERE sql LIKE ? AND sql NOT LIKE '%sqlite_stmt%'",
     )
+    .bind::<Text, _>(pattern)
     .load(conn)
     .unwrap()
+}
+
+/// The statements prepared on `conn` that read `objects` with a `LIMIT`.
+fn limited_reads(conn: &mut diesel::SqliteConnection) -> Vec<PreparedStatement> {
+    prepared_statements(conn, "%FROM `objects`%LIMIT%")
 }
 
 /// diesel binds every parameter again on each execution of a cached statement, `LIMIT ?`

@@ -32,16 +32,16 @@ use super::fixed::{Fixed, FixedSql};
 use super::rows::{client_id, digest, grant_id, scope, ts, user_id};
 use crate::error::DbError;
 
-mod statements;
-#[cfg(test)]
-mod tests;
-
 use crate::schema::{
     oauth_access_tokens as access, oauth_grants as grants, oauth_refresh_tokens as refresh,
 };
 use statements::{
     LinkCode, RedeemCode, RedeemPg, RevokeAccess, RevokeGrant, RotatePg, SpendRefresh,
 };
+
+mod statements;
+#[cfg(test)]
+mod tests;
 
 /// The Rust type of a column of SQL type `Text`, `Bool` or `BigInt`.
 macro_rules! rust_of {

@@ -6,6 +6,7 @@ use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Nullable, Text};
 
 use super::{GrantReads, GrantWrites, TokenRows};
+use crate::db::tests::{PreparedStatement, prepared_statements};
 use crate::db::{Database, PoolOptions, Pools};
 use crate::schema::oauth_codes as codes;
 
@@ -32,23 +33,13 @@ fn rows(g: &str, a: &str, r: &str) -> TokenRows {
     }
 }
 
-#[derive(QueryableByName, Debug)]
-struct Prepared {
-    #[diesel(sql_type = Text)]
-    sql: String,
-    #[diesel(sql_type = BigInt)]
-    run: i64,
-}
-
-/// The statements prepared on `conn` now (`sqlite_stmt`), with how often each ran.
-fn prepared(conn: &mut SqliteConnection) -> Vec<Prepared> {
-    diesel::sql_query("SELECT sql, run FROM sqlite_stmt WHERE sql NOT LIKE '%sqlite_stmt%'")
-        .load(conn)
-        .unwrap()
+/// The statements prepared on `conn` now, with how often each ran.
+fn prepared(conn: &mut SqliteConnection) -> Vec<PreparedStatement> {
+    prepared_statements(conn, "%")
 }
 
 /// How often the one prepared statement whose text starts with `head` ran.
-fn runs(stmts: &[Prepared], head: &str) -> i64 {
+fn runs(stmts: &[PreparedStatement], head: &str) -> i64 {
     let found: Vec<_> = stmts.iter().filter(|s| s.sql.starts_with(head)).collect();
     assert_eq!(found.len(), 1, "one prepared statement {head}…: {stmts:#?}");
     found[0].run
