@@ -211,7 +211,7 @@ fn sqlite_is_built_for_one_thread_per_connection() {
         "THREADSAFE=2",
         "DEFAULT_MEMSTATUS=0",
         "DEFAULT_FOREIGN_KEYS",
-        "STMTJRNL_SPILL=-1",
+        "STMTJRNL_SPILL=262144",
     ] {
         assert!(
             options.iter().any(|o| o == wanted),
