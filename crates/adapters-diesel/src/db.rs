@@ -538,6 +538,13 @@ fn sqlite_pool(
 /// connection (first probe after 30 s, then every 10 s, 3 unanswered: dead), and
 /// `tcp_user_timeout` (30 s for data sent and never acknowledged). Only a URI
 /// (`postgres://…`) is changed; a `key=value` connection string is left as it is.
+///
+/// Also `gssencmode=disable`, unless the URL or `PGGSSENCMODE` sets it: libpq's default,
+/// `prefer`, looks for Kerberos credentials on every connection, and a process that exits while
+/// one of its threads is inside that (a pool opening a connection on its own thread) aborts in
+/// libkrb5's teardown (`krb5int_getspecific: Assertion ... failed`, seen in CI). `prefer` falls
+/// back to an unencrypted connection anyway; a deployment that wants GSSAPI encryption says
+/// `gssencmode=require` (docs/operations.md).
 pub(crate) fn with_network_timeouts(url: &str, connect: Duration) -> String {
     if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
         return url.to_owned();
@@ -556,10 +563,13 @@ pub(crate) fn with_network_timeouts(url: &str, connect: Duration) -> String {
         ("keepalives_interval", "10"),
         ("keepalives_count", "3"),
         ("tcp_user_timeout", "30000"),
+        ("gssencmode", "disable"),
     ];
+    let gss_from_env = std::env::var_os("PGGSSENCMODE").is_some();
     let mut out = url.to_owned();
     for (name, value) in wanted {
-        if !has(name) {
+        let set_elsewhere = has(name) || (name == "gssencmode" && gss_from_env);
+        if !set_elsewhere {
             out.push(if out.contains('?') { '&' } else { '?' });
             out.push_str(name);
             out.push('=');

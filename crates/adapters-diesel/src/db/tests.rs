@@ -544,7 +544,19 @@ mod network_timeouts {
         assert_eq!(
             with_network_timeouts("postgres://u@h/db", five),
             "postgres://u@h/db?connect_timeout=5&keepalives=1&keepalives_idle=30\
-             &keepalives_interval=10&keepalives_count=3&tcp_user_timeout=30000"
+             &keepalives_interval=10&keepalives_count=3&tcp_user_timeout=30000\
+             &gssencmode=disable"
+        );
+        assert!(
+            with_network_timeouts("postgres://h/db?gssencmode=require", five)
+                .starts_with("postgres://h/db?gssencmode=require&"),
+            "the operator's own choice stands"
+        );
+        assert_eq!(
+            with_network_timeouts("postgres://h/db?gssencmode=require", five)
+                .matches("gssencmode")
+                .count(),
+            1
         );
         let own =
             with_network_timeouts("postgresql://h/db?sslmode=require&connect_timeout=9", five);
