@@ -532,20 +532,27 @@ fn sqlite_pool(
         .map_err(|e| ConnectError::Pool(e.to_string()))
 }
 
-/// `url` with libpq's network timeouts added where it sets none, so that a server that
-/// vanishes without closing its connections (a dead switch, a failed-over host) is noticed:
-/// `connect_timeout` (the pool's wait, in whole seconds, at least 2), TCP keepalives on an idle
-/// connection (first probe after 30 s, then every 10 s, 3 unanswered: dead), and
-/// `tcp_user_timeout` (30 s for data sent and never acknowledged). Only a URI
-/// (`postgres://…`) is changed; a `key=value` connection string is left as it is.
+/// `url` with libpq's network timeouts added where neither it nor libpq's environment sets
+/// them, so that a server that vanishes without closing its connections (a dead switch, a
+/// failed-over host) is noticed: `connect_timeout` (the pool's wait, in whole seconds, at least
+/// 2), TCP keepalives on an idle connection (first probe after 30 s, then every 10 s, 3
+/// unanswered: dead), and `tcp_user_timeout` (30 s for data sent and never acknowledged). Only a
+/// URI (`postgres://…`) is changed; a `key=value` connection string is left as it is.
 ///
-/// Also `gssencmode=disable`, unless the URL or `PGGSSENCMODE` sets it: libpq's default,
-/// `prefer`, looks for Kerberos credentials on every connection, and a process that exits while
-/// one of its threads is inside that (a pool opening a connection on its own thread) aborts in
-/// libkrb5's teardown (`krb5int_getspecific: Assertion ... failed`, seen in CI). `prefer` falls
-/// back to an unencrypted connection anyway; a deployment that wants GSSAPI encryption says
-/// `gssencmode=require` (docs/operations.md).
-pub(crate) fn with_network_timeouts(url: &str, connect: Duration) -> String {
+/// Also `gssencmode=disable`: libpq's default, `prefer`, looks for Kerberos credentials on
+/// every connection, and a process that exits while one of its threads is inside that (a pool
+/// opening a connection on its own thread) aborts in libkrb5's teardown (`krb5int_getspecific:
+/// Assertion ... failed`, seen in CI). `prefer` falls back to an unencrypted connection anyway;
+/// a deployment that wants GSSAPI encryption says `gssencmode=require` (docs/operations.md).
+///
+/// `env_sets` says whether libpq's environment variable of that name is set
+/// (`PGCONNECT_TIMEOUT`, `PGGSSENCMODE`); a parameter set there is the operator's, and a
+/// parameter in the URL would override it.
+pub(crate) fn tuned_pg_url(
+    url: &str,
+    connect: Duration,
+    env_sets: impl Fn(&str) -> bool,
+) -> String {
     if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
         return url.to_owned();
     }
@@ -556,19 +563,23 @@ pub(crate) fn with_network_timeouts(url: &str, connect: Duration) -> String {
             .any(|pair| pair.split('=').next() == Some(name))
     };
     let connect = connect.as_secs().max(2).to_string();
+    // Each parameter with libpq's environment variable for it, where it has one.
     let wanted = [
-        ("connect_timeout", connect.as_str()),
-        ("keepalives", "1"),
-        ("keepalives_idle", "30"),
-        ("keepalives_interval", "10"),
-        ("keepalives_count", "3"),
-        ("tcp_user_timeout", "30000"),
-        ("gssencmode", "disable"),
+        (
+            "connect_timeout",
+            connect.as_str(),
+            Some("PGCONNECT_TIMEOUT"),
+        ),
+        ("keepalives", "1", None),
+        ("keepalives_idle", "30", None),
+        ("keepalives_interval", "10", None),
+        ("keepalives_count", "3", None),
+        ("tcp_user_timeout", "30000", None),
+        ("gssencmode", "disable", Some("PGGSSENCMODE")),
     ];
-    let gss_from_env = std::env::var_os("PGGSSENCMODE").is_some();
     let mut out = url.to_owned();
-    for (name, value) in wanted {
-        let set_elsewhere = has(name) || (name == "gssencmode" && gss_from_env);
+    for (name, value, env) in wanted {
+        let set_elsewhere = has(name) || env.is_some_and(&env_sets);
         if !set_elsewhere {
             out.push(if out.contains('?') { '&' } else { '?' });
             out.push_str(name);
@@ -588,7 +599,9 @@ fn pg_pool(url: &str, opts: &PoolOptions) -> Result<PgPool, ConnectError> {
             url::scrub(e.to_string().trim_end(), url)
         ))
     };
-    let tuned = with_network_timeouts(url, opts.connection_timeout);
+    let tuned = tuned_pg_url(url, opts.connection_timeout, |name| {
+        std::env::var_os(name).is_some()
+    });
     let url = tuned.as_str();
     // See `sqlite_pool`: report permanent errors (bad credentials, unknown database) at once.
     drop(PgConnection::establish(url).map_err(|e| fail(&e))?);

@@ -535,43 +535,67 @@ fn a_dead_pg_connection_is_replaced_once_its_check_window_has_passed() {
     assert!(r.is_ok(), "{r:?}");
 }
 
-mod network_timeouts {
+mod tuned_pg_url {
     use super::*;
+
+    /// No libpq environment variable set.
+    fn unset(_: &str) -> bool {
+        false
+    }
+
+    fn tuned(url: &str, connect: Duration) -> String {
+        tuned_pg_url(url, connect, unset)
+    }
 
     #[test]
     fn timeouts_are_added_only_where_the_url_sets_none() {
         let five = Duration::from_secs(5);
         assert_eq!(
-            with_network_timeouts("postgres://u@h/db", five),
+            tuned("postgres://u@h/db", five),
             "postgres://u@h/db?connect_timeout=5&keepalives=1&keepalives_idle=30\
              &keepalives_interval=10&keepalives_count=3&tcp_user_timeout=30000\
              &gssencmode=disable"
         );
         assert!(
-            with_network_timeouts("postgres://h/db?gssencmode=require", five)
+            tuned("postgres://h/db?gssencmode=require", five)
                 .starts_with("postgres://h/db?gssencmode=require&"),
             "the operator's own choice stands"
         );
         assert_eq!(
-            with_network_timeouts("postgres://h/db?gssencmode=require", five)
+            tuned("postgres://h/db?gssencmode=require", five)
                 .matches("gssencmode")
                 .count(),
             1
         );
-        let own =
-            with_network_timeouts("postgresql://h/db?sslmode=require&connect_timeout=9", five);
+        let own = tuned("postgresql://h/db?sslmode=require&connect_timeout=9", five);
         assert!(
             own.starts_with("postgresql://h/db?sslmode=require&connect_timeout=9&keepalives=1")
         );
         assert_eq!(own.matches("connect_timeout").count(), 1, "{own}");
         assert_eq!(
-            with_network_timeouts("host=h dbname=db", five),
+            tuned("host=h dbname=db", five),
             "host=h dbname=db",
             "a key=value string is the operator's"
         );
         assert!(
-            with_network_timeouts("postgres://h/db", Duration::from_millis(300))
-                .contains("connect_timeout=2&")
+            tuned("postgres://h/db", Duration::from_millis(300)).contains("connect_timeout=2&")
         );
+    }
+
+    #[test]
+    fn a_parameter_set_in_libpqs_environment_is_left_to_it() {
+        let five = Duration::from_secs(5);
+        let asked = std::cell::RefCell::new(Vec::new());
+        let gss_set = |name: &str| {
+            asked.borrow_mut().push(name.to_owned());
+            name == "PGGSSENCMODE"
+        };
+        let url = tuned_pg_url("postgres://h/db", five, gss_set);
+        assert!(!url.contains("gssencmode"), "{url}");
+        assert!(url.contains("connect_timeout=5"), "{url}");
+        assert_eq!(*asked.borrow(), ["PGCONNECT_TIMEOUT", "PGGSSENCMODE"]);
+        let url = tuned_pg_url("postgres://h/db", five, |name| name == "PGCONNECT_TIMEOUT");
+        assert!(!url.contains("connect_timeout"), "{url}");
+        assert!(url.ends_with("&gssencmode=disable"), "{url}");
     }
 }
