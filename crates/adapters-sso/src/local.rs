@@ -176,42 +176,75 @@ impl LocalDirectory {
     }
 }
 
-/// The argon2 working memory of the verifications that may run at once: one buffer per CPU,
-/// allocated once and reused. A verification waits for a free buffer, so at most that many run
-/// at a time, and the allocator never sees a 19 MiB block per blocking thread (glibc keeps such
-/// blocks in per-thread arenas, so memory grew with every new thread and never came back).
+/// The argon2 working memory of the verifications that may run at once: one buffer per CPU.
+/// A verification waits for a free buffer, so at most that many run at a time, and the
+/// allocator never sees a 19 MiB block per blocking thread (glibc keeps such blocks in
+/// per-thread arenas, so memory grew with every new thread and never came back).
+///
+/// A buffer is handed on, grown, only to a verification already waiting for one: a burst of
+/// sign-ins reuses its buffers (a fresh 19 MiB costs about 4 800 page faults, a third of a
+/// hash on a virtual machine), and once the burst is over the memory goes back to the system
+/// instead of staying resident for the life of the process (19 MiB a CPU after a single
+/// sign-in; docs/performance.md).
 #[derive(Debug)]
 struct HashPermits {
-    free: std::sync::Mutex<Vec<Vec<Block>>>,
+    state: std::sync::Mutex<PermitState>,
     released: std::sync::Condvar,
+}
+
+/// The buffers not in use (empty ones not yet grown), and how many verifications wait for one.
+#[derive(Debug)]
+struct PermitState {
+    free: Vec<Vec<Block>>,
+    waiting: usize,
 }
 
 impl HashPermits {
     fn new(permits: usize) -> Self {
         Self {
-            free: std::sync::Mutex::new(vec![Vec::new(); permits.max(1)]),
+            state: std::sync::Mutex::new(PermitState {
+                free: vec![Vec::new(); permits.max(1)],
+                waiting: 0,
+            }),
             released: std::sync::Condvar::new(),
         }
     }
 
-    /// Runs `f` with a free buffer, and gives the buffer back afterwards.
+    /// Runs `f` with a free buffer, and gives the buffer back afterwards: grown to a waiting
+    /// verification, emptied otherwise.
     fn run<T>(&self, f: impl FnOnce(&mut Vec<Block>) -> T) -> T {
+        let lock = || self.state.lock().unwrap_or_else(|p| p.into_inner());
         let mut blocks = {
-            let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
+            let mut state = lock();
             loop {
-                if let Some(b) = free.pop() {
+                if let Some(b) = state.free.pop() {
                     break b;
                 }
-                free = self.released.wait(free).unwrap_or_else(|p| p.into_inner());
+                state.waiting += 1;
+                state = self.released.wait(state).unwrap_or_else(|p| p.into_inner());
+                state.waiting -= 1;
             }
         };
         let out = f(&mut blocks);
-        self.free
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(blocks);
+        let mut state = lock();
+        let unused = if state.waiting == 0 {
+            std::mem::take(&mut blocks)
+        } else {
+            Vec::new()
+        };
+        state.free.push(blocks);
+        drop(state);
         self.released.notify_one();
+        // Freed outside the lock: 19 MiB given back to the system is a system call.
+        drop(unused);
         out
+    }
+
+    /// The capacity of each free buffer, in blocks.
+    #[cfg(test)]
+    fn free_capacities(&self) -> Vec<usize> {
+        let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        state.free.iter().map(Vec::capacity).collect()
     }
 }
 
@@ -598,6 +631,45 @@ mod tests {
                 "one verification took {known:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_buffer_is_kept_only_for_a_verification_already_waiting() {
+        use std::sync::mpsc;
+        let permits = Arc::new(HashPermits::new(1));
+        // Alone: the buffer it grew is given back to the system afterwards.
+        permits.run(|blocks| blocks.resize(64, Block::default()));
+        assert_eq!(permits.free_capacities(), [0]);
+        // A second verification waits while the first holds the only buffer: it gets the
+        // buffer as the first grew it (positive control: the hand-on is seen), and, alone
+        // in its turn, empties it.
+        let (started, holding) = mpsc::channel();
+        let (release, released) = mpsc::channel::<()>();
+        let first = {
+            let permits = permits.clone();
+            std::thread::spawn(move || {
+                permits.run(|blocks| {
+                    blocks.resize(64, Block::default());
+                    started.send(()).unwrap();
+                    released.recv().unwrap();
+                })
+            })
+        };
+        holding.recv().unwrap();
+        let second = {
+            let permits = permits.clone();
+            std::thread::spawn(move || permits.run(|blocks| blocks.capacity()))
+        };
+        while permits.state.lock().unwrap().waiting == 0 {
+            std::thread::yield_now();
+        }
+        release.send(()).unwrap();
+        first.join().unwrap();
+        assert!(
+            second.join().unwrap() >= 64,
+            "the waiting verification got a fresh buffer"
+        );
+        assert_eq!(permits.free_capacities(), [0]);
     }
 
     #[test]
