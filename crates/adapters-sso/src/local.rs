@@ -210,12 +210,12 @@ impl HashPermits {
         }
     }
 
-    /// Runs `f` with a free buffer, and gives the buffer back afterwards: grown to a waiting
-    /// verification, emptied otherwise.
+    /// Runs `f` with a free buffer, and gives the buffer back afterwards (also when `f`
+    /// panics, so that a permit is never lost): grown to a waiting verification, emptied
+    /// otherwise.
     fn run<T>(&self, f: impl FnOnce(&mut Vec<Block>) -> T) -> T {
-        let lock = || self.state.lock().unwrap_or_else(|p| p.into_inner());
-        let mut blocks = {
-            let mut state = lock();
+        let blocks = {
+            let mut state = self.lock();
             loop {
                 if let Some(b) = state.free.pop() {
                     break b;
@@ -225,8 +225,20 @@ impl HashPermits {
                 state.waiting -= 1;
             }
         };
-        let out = f(&mut blocks);
-        let mut state = lock();
+        let mut lent = Lent {
+            permits: self,
+            blocks,
+        };
+        f(&mut lent.blocks)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, PermitState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Takes `blocks` back: grown to a waiting verification, emptied otherwise.
+    fn give_back(&self, mut blocks: Vec<Block>) {
+        let mut state = self.lock();
         let unused = if state.waiting == 0 {
             std::mem::take(&mut blocks)
         } else {
@@ -237,7 +249,6 @@ impl HashPermits {
         self.released.notify_one();
         // Freed outside the lock: 19 MiB given back to the system is a system call.
         drop(unused);
-        out
     }
 
     /// The capacity of each free buffer, in blocks.
@@ -245,6 +256,18 @@ impl HashPermits {
     fn free_capacities(&self) -> Vec<usize> {
         let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         state.free.iter().map(Vec::capacity).collect()
+    }
+}
+
+/// A buffer lent by [`HashPermits::run`], given back when dropped, unwinding included.
+struct Lent<'p> {
+    permits: &'p HashPermits,
+    blocks: Vec<Block>,
+}
+
+impl Drop for Lent<'_> {
+    fn drop(&mut self) {
+        self.permits.give_back(std::mem::take(&mut self.blocks));
     }
 }
 
@@ -670,6 +693,22 @@ mod tests {
             "the waiting verification got a fresh buffer"
         );
         assert_eq!(permits.free_capacities(), [0]);
+    }
+
+    #[test]
+    fn a_verification_that_panics_gives_its_permit_back() {
+        let permits = HashPermits::new(1);
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            permits.run(|_| std::panic::resume_unwind(Box::new("a verification failed")))
+        }));
+        assert!(panicked.is_err());
+        assert_eq!(
+            permits.free_capacities(),
+            [0],
+            "the only permit is free again"
+        );
+        // And the next verification gets it (without it, this would wait for ever).
+        assert_eq!(permits.run(|_| 7), 7);
     }
 
     #[test]
