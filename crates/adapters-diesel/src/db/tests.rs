@@ -192,8 +192,10 @@ struct CompileOption {
 
 /// SQLite is built in multi-thread mode without memory statistics (`.cargo/config.toml`), so it
 /// locks no mutex around each call on a connection or each allocation; diesel never lets two
-/// threads use one connection at once, which is what that mode asks. The control: a flag the
-/// build always sets is listed the same way.
+/// threads use one connection at once, which is what that mode asks. Without the bundled
+/// build's memory management, so each connection keeps its own page cache instead of one
+/// shared by the process under one mutex. The control: a flag the build always sets is listed
+/// the same way.
 #[test]
 fn sqlite_is_built_for_one_thread_per_connection() {
     let db = Database::connect("sqlite::memory:", &PoolOptions::default()).unwrap();
@@ -218,6 +220,10 @@ fn sqlite_is_built_for_one_thread_per_connection() {
             "{wanted} missing from {options:?}"
         );
     }
+    assert!(
+        !options.iter().any(|o| o == "ENABLE_MEMORY_MANAGEMENT"),
+        "the page caches are one, shared: {options:?}"
+    );
 }
 
 #[test]
