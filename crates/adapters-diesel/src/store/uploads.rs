@@ -5,6 +5,8 @@
 //! write: `lock_upload` is one `UPDATE … WHERE nobody or an expired lease or the same holder
 //! holds it … RETURNING`, so of two concurrent callers one wins on either backend.
 
+use std::fmt::Write as _;
+
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Bool, Integer, Text};
 use medialib_domain::media::derived::DerivedSet;
@@ -167,9 +169,8 @@ impl MediaRow {
     }
 }
 
-/// How many ids one statement of `media_of` names: under SQLite's smallest
-/// limit of bound parameters (999 before 3.32), and more than a catalog page holds (at most
-/// 1000 members, read in two statements).
+/// How many ids one statement of `media_of` (a library page's members) names: under SQLite's
+/// smallest limit of bound parameters (999 before 3.32).
 const IDS_PER_STATEMENT: usize = 500;
 
 /// The rows `load` reads for `ids`, one statement per [`IDS_PER_STATEMENT`] of them, on the
@@ -213,12 +214,10 @@ impl DerivedRows for SqliteConnection {
         let mut list = String::with_capacity(ids.len() * 39 + 2);
         list.push('[');
         for (i, id) in ids.iter().enumerate() {
-            if i > 0 {
-                list.push(',');
-            }
-            list.push('"');
-            list.push_str(&id.to_string());
-            list.push('"');
+            let sep = if i > 0 { "," } else { "" };
+            // Written in place, not through a `String` of its own per id.
+            write!(list, "{sep}\"{id}\"")
+                .map_err(|e| diesel::result::Error::SerializationError(e.into()))?;
         }
         list.push(']');
         Fixed::<DerivedOfList>::new(&[&list]).load(self)
