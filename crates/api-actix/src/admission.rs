@@ -16,6 +16,9 @@
 //!   shortest wait near zero and is served entirely, however many connections carry it; a load
 //!   it cannot serve is held near the concurrency at which waits meet the target, so that
 //!   admitted requests wait behind few, and the cap comes back by doublings, not all at once.
+//!   While a cap is in force, a request that has already waited longer than the target when
+//!   its work would start is refused then, before any work ([`Slot::overdue`]): CoDel's drop
+//!   at the head of the queue, for the requests admitted before the cap was set.
 //! - **A hard bound** (`max_in_flight`, queued requests included), which keeps memory and
 //!   threads bounded whatever the delays say.
 //!
@@ -251,11 +254,30 @@ impl Default for Admission {
 }
 
 impl Slot {
-    /// Marks the start of the request's work: its wait since admission is what the
+    /// Marks the start of the request's work at `now`: its wait since admission is what the
     /// queueing-delay rule watches.
-    pub(crate) fn begin(&self) {
+    pub(crate) fn begin(&self, now: Instant) {
         self.admission
-            .observe(self.admitted.elapsed(), Instant::now());
+            .observe(now.saturating_duration_since(self.admitted), now);
+    }
+
+    /// Whether the request, about to start its work at `now`, is refused instead (a 503 with
+    /// `Retry-After`, counted as shed): a cap is in force, so a queue has stood, and it has
+    /// already waited longer than the target. CoDel's drop at the head of the queue. The cap
+    /// only refuses requests yet to come; those admitted before it was set (a wave of 512
+    /// catalog listings arriving at once, all admitted within the first interval) would
+    /// otherwise each be served after waiting for all those ahead of them, seconds on a slow
+    /// machine, while every newcomer is refused. Refused before its work, it has changed
+    /// nothing, and the client tries again after the `Retry-After` like any refused one.
+    pub(crate) fn overdue(&self, now: Instant) -> bool {
+        let a = &self.admission;
+        let Some(d) = &a.delay else { return false };
+        let overdue = a.shedding() && self.waited(now) > d.target;
+        if overdue {
+            a.shed.fetch_add(1, Ordering::Relaxed);
+            d.refused.fetch_add(1, Ordering::Relaxed);
+        }
+        overdue
     }
 
     /// Notes that the request's work ran for `took`: time that [`Slot::end_waits`] does not
@@ -488,6 +510,36 @@ mod tests {
             a.tick(t);
         }
         assert!(!a.shedding(), "lifted by the reads' intervals alone");
+    }
+
+    /// Behind a standing queue (a cap in force), a request that has already waited longer than
+    /// the target is refused at the start of its work, and counted as shed. The controls: the
+    /// same wait with no cap in force (a burst draining) is served, and so is a request under
+    /// the cap that waited no longer than the target.
+    #[test]
+    fn behind_a_standing_queue_a_request_that_waited_past_the_target_is_refused() {
+        let a = Arc::new(Admission::new(Some(4096), Some(TARGET)));
+        let late = a.try_enter().unwrap();
+        let past = late.admitted + TARGET + ms(1);
+        assert!(!late.overdue(past), "no cap: served");
+        assert_eq!(a.shed(), 0);
+        let crowd: Vec<_> = (0..99).filter_map(|_| a.try_enter()).collect();
+        let t0 = Instant::now();
+        a.observe(ms(300), t0);
+        a.observe(ms(300), t0 + INTERVAL);
+        assert_eq!(a.cap(), 50);
+        assert!(
+            late.overdue(past),
+            "waited past the target behind a standing queue"
+        );
+        assert_eq!(a.shed(), 1, "counted as shed");
+        drop(crowd);
+        let fresh = a.try_enter().expect("under the cap");
+        assert!(
+            !fresh.overdue(fresh.admitted + TARGET),
+            "waited the target, no more"
+        );
+        assert_eq!(a.shed(), 1);
     }
 
     /// A slot's waits are its time since admission less the time its work ran.

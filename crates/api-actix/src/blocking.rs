@@ -167,17 +167,22 @@ where
     // a database after its request was answered 503 (its result, slot and all, is dropped
     // when it ends).
     let work = web::block(move || {
-        if waits == Waits::EndAtStart {
-            slot.begin();
-        }
         let started = Instant::now();
+        if waits == Waits::EndAtStart {
+            slot.begin(started);
+        }
+        // Waited too long behind a standing queue: refused before the work, not served late.
+        if slot.overdue(started) {
+            return (None, slot);
+        }
         let result = span.in_scope(|| f(&services));
         slot.worked(started.elapsed());
-        (result, slot)
+        (Some(result), slot)
     });
     let done = within_deadline(state, work).await?;
     match done {
-        Ok((result, slot)) => result.map(|t| (t, slot)).map_err(Into::into),
+        Ok((None, _slot)) => Err(ApiError::Overloaded),
+        Ok((Some(result), slot)) => result.map(|t| (t, slot)).map_err(Into::into),
         Err(e) => {
             tracing::error!(error = %e, "blocking task failed");
             Err(ApiError::Internal)
@@ -265,6 +270,46 @@ mod tests {
                 "waiting after the work: {wait_after}"
             );
         }
+    }
+
+    /// Behind a standing queue, a request that waited longer than the target is answered 503
+    /// at the start of its work, which never runs; the control, a request admitted then, runs.
+    #[actix_web::test]
+    async fn behind_a_standing_queue_a_request_that_waited_too_long_is_refused_unworked() {
+        let target = std::time::Duration::from_millis(50);
+        let state = state_with(crate::HttpConfig {
+            shed_queue_delay: Some(target),
+            ..crate::HttpConfig::default()
+        });
+        for _ in 0..3 {
+            let slot = admit(&state).unwrap();
+            let work = |_: &Services| -> Result<(), ApiError> { Ok(()) };
+            let ((), slot) = run_then_wait(&state, slot, work).await.unwrap();
+            tokio::time::sleep(3 * target).await;
+            slot.end_waits();
+        }
+        assert!(state.admission.shedding(), "a queue stood");
+        let ran = Arc::new(AtomicUsize::new(0));
+        for waits in [true, false] {
+            let slot = admit(&state).unwrap();
+            if waits {
+                tokio::time::sleep(2 * target).await;
+            }
+            let counted = Arc::clone(&ran);
+            let work = move |_: &Services| -> Result<(), ApiError> {
+                counted.fetch_add(1, Ordering::SeqCst);
+                Ok(())
+            };
+            let answer = run_admitted(&state, slot, work).await;
+            assert_eq!(
+                matches!(answer, Err(ApiError::Overloaded)),
+                waits,
+                "waited {waits}: {answer:?}"
+            );
+            assert_eq!(ran.load(Ordering::SeqCst), usize::from(!waits));
+        }
+        assert_eq!(state.admission.shed(), 1);
+        assert_eq!(state.admission.in_flight(), 0, "both slots given back");
     }
 
     /// Once the load is gone, reads answered on the worker lift a cap by themselves (they
