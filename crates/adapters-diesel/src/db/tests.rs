@@ -111,6 +111,18 @@ fn sqlite_memory_connections_keep_the_default_checkpoints() {
     assert_eq!(wal_autocheckpoint(&mut pool.get().unwrap()), 1000);
 }
 
+/// A connection to a new migrated `sqlite::memory:` database: the pool's one connection,
+/// which holds the pool (and so the database) for as long as it lives.
+pub(crate) fn migrated_memory_connection() -> PooledConnection<ConnectionManager<SqliteConnection>>
+{
+    let db = Database::connect("sqlite::memory:", &PoolOptions::default()).unwrap();
+    db.migrate(&mut |_| {}).unwrap();
+    let Pools::Sqlite(pool) = db.pools() else {
+        unreachable!()
+    };
+    pool.get().unwrap()
+}
+
 /// A statement prepared on a SQLite connection, with how often it ran and how often it was
 /// prepared again after the first time, as SQLite counts them (`sqlite_stmt`).
 #[derive(QueryableByName, Debug)]
@@ -151,12 +163,7 @@ fn limited_reads(conn: &mut diesel::SqliteConnection) -> Vec<PreparedStatement> 
 #[test]
 fn a_cached_statement_with_a_bound_limit_is_not_prepared_again() {
     use crate::schema::objects;
-    let db = Database::connect("sqlite::memory:", &PoolOptions::default()).unwrap();
-    db.migrate(&mut |_| {}).unwrap();
-    let Pools::Sqlite(pool) = db.pools() else {
-        unreachable!()
-    };
-    let conn = &mut *pool.get().unwrap();
+    let conn = &mut *migrated_memory_connection();
     let read = |conn: &mut diesel::SqliteConnection, id: &str| {
         objects::table
             .find(id)

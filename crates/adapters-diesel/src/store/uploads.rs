@@ -697,19 +697,13 @@ impl UploadRepository for DieselStore {
 mod tests {
     use super::*;
     use crate::db::tests::prepared_statements;
-    use crate::db::{Database, PoolOptions, Pools};
 
     /// On SQLite, the stills of any number of objects are read by one statement, prepared once
     /// a connection and reused whatever the number of ids: an `IN` list's text changes with its
     /// length, and diesel finalizes such a statement after each use (docs/performance.md).
     #[test]
     fn the_derived_files_of_any_number_of_objects_are_read_by_one_cached_statement() {
-        let db = Database::connect("sqlite::memory:", &PoolOptions::default()).unwrap();
-        db.migrate(&mut |_| {}).unwrap();
-        let Pools::Sqlite(pool) = db.pools() else {
-            unreachable!()
-        };
-        let conn = &mut *pool.get().unwrap();
+        let conn = &mut *crate::db::tests::migrated_memory_connection();
         let ids: Vec<ObjectId> = (0..700)
             .map(|i| ObjectId::parse(&format!("00000000-0000-4000-8000-{i:012x}")).unwrap())
             .collect();

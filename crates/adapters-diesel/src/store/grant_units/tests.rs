@@ -7,7 +7,6 @@ use diesel::sql_types::{BigInt, Nullable, Text};
 
 use super::{GrantReads, GrantWrites, TokenRows};
 use crate::db::tests::{PreparedStatement, prepared_statements};
-use crate::db::{Database, PoolOptions, Pools};
 use crate::schema::oauth_codes as codes;
 
 const SETUP: &str = "\
@@ -66,12 +65,7 @@ fn spent(conn: &mut SqliteConnection, digest: &str) -> Spent {
 
 #[test]
 fn the_grants_writes_change_what_they_claim_and_are_prepared_once_a_connection() {
-    let db = Database::connect("sqlite::memory:", &PoolOptions::default()).unwrap();
-    db.migrate(&mut |_| {}).unwrap();
-    let Pools::Sqlite(pool) = db.pools() else {
-        unreachable!()
-    };
-    let conn = &mut *pool.get().unwrap();
+    let conn = &mut *crate::db::tests::migrated_memory_connection();
     conn.batch_execute(SETUP).unwrap();
 
     // A code is claimed once; the grant it gave is linked to it.
