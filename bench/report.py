@@ -408,7 +408,9 @@ def main():
               "the run.")
     md.append("- **medialib:** release build, `medialib serve` with its defaults (actix-web "
               "workers = CPUs, r2d2 pool of 8), `MEDIALIB_CODE_TTL=3600`, rate limits off; "
-              "seeded through the CLI and the HTTP API (`bench/seed.py`).\n")
+              "seeded through the CLI and the HTTP API (`bench/seed.py`). PostgreSQL on loopback "
+              "is reached without TLS, by medialib (its default there, docs/operations.md) and "
+              "by pgbench for the ceilings alike.\n")
     md.append("## Results\n")
     md.append("| scenario | req/s | p50 ms | p99 ms | measured | ceiling | ratio | target | met? |")
     md.append("|---|---:|---:|---:|---:|---|---:|---|---|")

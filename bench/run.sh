@@ -96,6 +96,11 @@ large=${BENCH_LARGE:-10000}
 page=${BENCH_PAGE:-1000}
 scenarios=${BENCH_SCENARIOS:-all}
 pg_admin=${BENCH_PG_URL:-postgres://postgres@127.0.0.1:5432/postgres}
+# pgbench, for the ceilings, connects as medialib does: medialib turns libpq's default TLS
+# (`prefer`) off on loopback (docs/operations.md), so pgbench does too, unless the environment
+# (or an `sslmode` in BENCH_PG_URL) says otherwise. A ceiling that paid for TLS which medialib
+# does not would flatter the ratios.
+pg_tls=${PGSSLMODE:-disable}
 # The bench client's redirect URI (bench/seed.py uses the same).
 redirect=http://127.0.0.1/callback
 if [ "$smoke" = 1 ]; then
@@ -729,7 +734,7 @@ PY
             psql "$db_url" -qtAc "INSERT INTO oauth_refresh_tokens (digest, grant_id, created_at, expires_at)
                 SELECT 'bench-' || n, '$grant', 1, 4000000000 FROM generate_series(1, 200000) n" >/dev/null
             for script in token_write scan; do
-                out=$(pgbench -n -M prepared -c 8 -j "$threads" -T "$duration" \
+                out=$(PGSSLMODE=$pg_tls pgbench -n -M prepared -c 8 -j "$threads" -T "$duration" \
                     -D grant="$grant" -D lib="$lib_small" -f "$bench/pgbench/$script.sql" "$db_url" 2>&1)
                 printf '%s\n' "$out" >>"$work/pgbench.log"
                 tps=$(printf '%s\n' "$out" | pgbench_tps)
@@ -749,7 +754,7 @@ PY
             # With the CPU of pgbench and of PostgreSQL per transaction, beside the describe's.
             pg0=$(pg_ticks 1)
             # (a subshell: `times` there counts pgbench alone)
-            (pgbench -n -S -M prepared -c 8 -j "$threads" -T "$duration" "$pg_url" \
+            (PGSSLMODE=$pg_tls pgbench -n -S -M prepared -c 8 -j "$threads" -T "$duration" "$pg_url" \
                 >"$work/pgbench.out" 2>&1; times >"$work/times")
             # Its backends' CPU reaches the postmaster's count once they have ended and been
             # reaped.

@@ -545,9 +545,16 @@ fn sqlite_pool(
 /// Assertion ... failed`, seen in CI). `prefer` falls back to an unencrypted connection anyway;
 /// a deployment that wants GSSAPI encryption says `gssencmode=require` (docs/operations.md).
 ///
+/// Also `sslmode=disable` when every host the URL names is loopback (`127.0.0.1`, `[::1]`,
+/// `localhost`) and nothing in the URL or libpq's environment says anything about TLS: libpq's
+/// default, `prefer`, encrypts such a connection without checking whom it talks to, which
+/// protects nothing on a path that never leaves the machine and costs about a fifth of a
+/// describe's CPU on both ends (docs/performance.md). An operator who wants TLS there anyway says
+/// so (`sslmode=require` in the URL, or `PGSSLMODE`; docs/operations.md).
+///
 /// `env_sets` says whether libpq's environment variable of that name is set
-/// (`PGCONNECT_TIMEOUT`, `PGGSSENCMODE`); a parameter set there is the operator's, and a
-/// parameter in the URL would override it.
+/// (`PGCONNECT_TIMEOUT`, `PGGSSENCMODE`, the TLS ones); a parameter set there is the operator's,
+/// and a parameter in the URL would override it.
 pub(crate) fn tuned_pg_url(
     url: &str,
     connect: Duration,
@@ -578,6 +585,13 @@ pub(crate) fn tuned_pg_url(
         ("gssencmode", "disable", Some("PGGSSENCMODE")),
     ];
     let mut out = url.to_owned();
+    if url::only_loopback_hosts(url)
+        && !TLS_PARAMETERS.iter().any(|name| has(name))
+        && !TLS_ENVIRONMENT.iter().any(|name| env_sets(name))
+    {
+        out.push(if out.contains('?') { '&' } else { '?' });
+        out.push_str("sslmode=disable");
+    }
     for (name, value, env) in wanted {
         let set_elsewhere = has(name) || env.is_some_and(&env_sets);
         if !set_elsewhere {
@@ -589,6 +603,31 @@ pub(crate) fn tuned_pg_url(
     }
     out
 }
+
+/// libpq's connection parameters about TLS: a URL that sets any of them keeps libpq's own
+/// `sslmode` (the operator is configuring TLS).
+const TLS_PARAMETERS: [&str; 8] = [
+    "sslmode",
+    "requiressl",
+    "sslnegotiation",
+    "sslrootcert",
+    "sslcert",
+    "sslkey",
+    "sslcrl",
+    "sslcrldir",
+];
+
+/// libpq's environment variables about TLS, in the same way.
+const TLS_ENVIRONMENT: [&str; 8] = [
+    "PGSSLMODE",
+    "PGREQUIRESSL",
+    "PGSSLNEGOTIATION",
+    "PGSSLROOTCERT",
+    "PGSSLCERT",
+    "PGSSLKEY",
+    "PGSSLCRL",
+    "PGSSLCRLDIR",
+];
 
 /// Builds the PostgreSQL pool.
 fn pg_pool(url: &str, opts: &PoolOptions) -> Result<PgPool, ConnectError> {

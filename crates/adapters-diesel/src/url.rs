@@ -87,6 +87,39 @@ fn split_authority(url: &str) -> Option<(usize, &str)> {
     Some((start, &rest[..end]))
 }
 
+/// Whether every host the URL names is this machine's loopback (`localhost`, `127.0.0.0/8`,
+/// `[::1]`), so that its connections never leave the machine. A URL that names no host (a Unix
+/// socket, or `PGHOST`), or that sets `host` or `hostaddr` among its parameters, is not.
+pub(crate) fn only_loopback_hosts(url: &str) -> bool {
+    let Some((_, authority)) = split_authority(url) else {
+        return false;
+    };
+    let hosts = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, hosts)| hosts);
+    let query = url.split_once('?').map_or("", |(_, q)| q);
+    let named_elsewhere = query.split('&').any(|pair| {
+        let name = pair.split('=').next().unwrap_or("");
+        name == "host" || name == "hostaddr"
+    });
+    !hosts.is_empty() && !named_elsewhere && hosts.split(',').all(loopback_host)
+}
+
+/// Whether one `host[:port]` of a URL's authority is a loopback name or address.
+fn loopback_host(host: &str) -> bool {
+    if let Some(bracketed) = host.strip_prefix('[') {
+        return bracketed
+            .split_once(']')
+            .and_then(|(ip, _)| ip.parse::<std::net::Ipv6Addr>().ok())
+            .is_some_and(|ip| ip.is_loopback());
+    }
+    let name = host.split(':').next().unwrap_or("");
+    name.eq_ignore_ascii_case("localhost")
+        || name
+            .parse::<std::net::Ipv4Addr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 /// The value of a `password=` query parameter.
 fn query_password(url: &str) -> Option<&str> {
     let (_, query) = url.split_once('?')?;
@@ -100,6 +133,35 @@ fn query_password(url: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn loopback_is_every_host_on_this_machine_and_nothing_else() {
+        for url in [
+            "postgres://127.0.0.1/db",
+            "postgres://u:p@127.0.0.1:5432/db?sslmode=x",
+            "postgresql://localhost",
+            "postgres://LOCALHOST:5433/db",
+            "postgres://u@[::1]:5432/db",
+            "postgres://127.0.0.2,localhost:5433/db",
+        ] {
+            assert!(only_loopback_hosts(url), "{url}");
+        }
+        for url in [
+            "postgres://db.internal/db",
+            "postgres://10.0.0.1/db",
+            "postgres://127.0.0.1,db.internal/db",
+            "postgres://[2001:db8::1]:5432/db",
+            "postgres:///db",
+            "postgres://u@/db",
+            "postgres://127.0.0.1/db?host=db.internal",
+            "postgres://localhost/db?hostaddr=10.0.0.1",
+            "postgres://127.0.0.1.evil.example/db",
+            "postgres://localhost.evil.example/db",
+            "host=127.0.0.1 dbname=db",
+        ] {
+            assert!(!only_loopback_hosts(url), "{url}");
+        }
+    }
 
     #[test]
     fn parses_sqlite_forms() {

@@ -454,6 +454,47 @@ fn without_waiting_postgres_is_never_used() {
     assert!(read_namespace(&db).unwrap().is_some(), "the control");
 }
 
+/// A row of `pg_stat_ssl`, or of `SHOW ssl`.
+#[derive(QueryableByName)]
+struct Ssl {
+    #[diesel(sql_type = Text)]
+    ssl: String,
+}
+
+/// End to end, through libpq and a real server: a URL naming loopback and nothing about TLS
+/// opens connections without TLS, although the server offers it (the control: its `ssl` is on,
+/// so libpq's own default, `prefer`, would have encrypted them).
+#[test]
+fn a_loopback_database_is_reached_without_tls() {
+    let Some(pg) = crate::testing::PgTestDb::create_or_skip() else {
+        return;
+    };
+    let Some(bare) = pg.url.strip_suffix("?sslmode=disable") else {
+        eprintln!("a test database URL of the environment's own: skipping");
+        return;
+    };
+    assert!(url::only_loopback_hosts(bare), "{}", url::redact(bare));
+    let db = Database::connect(bare, &PoolOptions::default()).unwrap();
+    let Pools::Postgres(pool) = db.pools() else {
+        unreachable!()
+    };
+    let conn = &mut **pool.get().unwrap();
+    let offered = diesel::sql_query("SHOW ssl")
+        .get_result::<Ssl>(conn)
+        .unwrap();
+    if offered.ssl != "on" {
+        eprintln!("this PostgreSQL server offers no TLS: nothing to show");
+        return;
+    }
+    let used = diesel::sql_query(
+        "SELECT CASE WHEN ssl THEN 'on' ELSE 'off' END AS ssl \
+         FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+    )
+    .get_result::<Ssl>(conn)
+    .unwrap();
+    assert_eq!(used.ssl, "off");
+}
+
 #[test]
 fn invalid_pool_options_are_errors_not_panics() {
     let zero = PoolOptions {
@@ -593,6 +634,34 @@ mod tuned_pg_url {
         assert!(
             tuned("postgres://h/db", Duration::from_millis(300)).contains("connect_timeout=2&")
         );
+    }
+
+    #[test]
+    fn tls_is_left_off_on_loopback_only_where_nothing_asks_for_it() {
+        let five = Duration::from_secs(5);
+        let off = |url: &str| tuned(url, five).contains("sslmode=disable");
+        assert!(off("postgres://postgres@127.0.0.1:5432/db"));
+        assert!(off("postgres://u@[::1]/db?application_name=x"));
+        assert!(off("postgres://localhost"));
+        assert!(
+            tuned("postgres://localhost", five)
+                .starts_with("postgres://localhost?sslmode=disable&")
+        );
+        // Another host, or a URL or environment that says anything about TLS: libpq decides.
+        assert!(!off("postgres://db.internal/db"));
+        assert!(!off("postgres://127.0.0.1/db?sslmode=require"));
+        assert!(!off("postgres://127.0.0.1/db?sslrootcert=/etc/ca.pem"));
+        assert!(!off("postgres://127.0.0.1/db?host=db.internal"));
+        assert_eq!(
+            tuned("postgres://127.0.0.1/db?sslmode=verify-full", five)
+                .matches("sslmode")
+                .count(),
+            1
+        );
+        for name in ["PGSSLMODE", "PGSSLROOTCERT"] {
+            let url = tuned_pg_url("postgres://127.0.0.1/db", five, |set| set == name);
+            assert!(!url.contains("sslmode"), "{name}: {url}");
+        }
     }
 
     #[test]
