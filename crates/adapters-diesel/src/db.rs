@@ -546,15 +546,16 @@ fn sqlite_pool(
 /// a deployment that wants GSSAPI encryption says `gssencmode=require` (docs/operations.md).
 ///
 /// Also `sslmode=disable` when every host the URL names is loopback (`127.0.0.1`, `[::1]`,
-/// `localhost`) and nothing in the URL or libpq's environment says anything about TLS: libpq's
-/// default, `prefer`, encrypts such a connection without checking whom it talks to, which
-/// protects nothing on a path that never leaves the machine and costs about a fifth of a
-/// describe's CPU on both ends (docs/performance.md). An operator who wants TLS there anyway says
-/// so (`sslmode=require` in the URL, or `PGSSLMODE`; docs/operations.md).
+/// `localhost`; and no `PGHOSTADDR` points elsewhere) and nothing in the URL or libpq's
+/// environment says anything about TLS: libpq's default, `prefer`, encrypts such a connection
+/// without checking whom it talks to, which protects nothing on a path that never leaves the
+/// machine and costs about a fifth of a describe's CPU on both ends (docs/performance.md). An
+/// operator who wants TLS there anyway says so (`sslmode=require` in the URL, or `PGSSLMODE`;
+/// docs/operations.md).
 ///
 /// `env_sets` says whether libpq's environment variable of that name is set
-/// (`PGCONNECT_TIMEOUT`, `PGGSSENCMODE`, the TLS ones); a parameter set there is the operator's,
-/// and a parameter in the URL would override it.
+/// (`PGCONNECT_TIMEOUT`, `PGGSSENCMODE`, `PGHOSTADDR`, the TLS ones); a parameter set there is
+/// the operator's, and a parameter in the URL would override it.
 pub(crate) fn tuned_pg_url(
     url: &str,
     connect: Duration,
@@ -585,7 +586,9 @@ pub(crate) fn tuned_pg_url(
         ("gssencmode", "disable", Some("PGGSSENCMODE")),
     ];
     let mut out = url.to_owned();
+    // `PGHOSTADDR` would send a URL's loopback name to another address.
     if url::only_loopback_hosts(url)
+        && !env_sets("PGHOSTADDR")
         && !TLS_PARAMETERS.iter().any(|name| has(name))
         && !TLS_ENVIRONMENT.iter().any(|name| env_sets(name))
     {

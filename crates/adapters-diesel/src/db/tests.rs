@@ -658,7 +658,7 @@ mod tuned_pg_url {
                 .count(),
             1
         );
-        for name in ["PGSSLMODE", "PGSSLROOTCERT"] {
+        for name in ["PGSSLMODE", "PGSSLROOTCERT", "PGHOSTADDR"] {
             let url = tuned_pg_url("postgres://127.0.0.1/db", five, |set| set == name);
             assert!(!url.contains("sslmode"), "{name}: {url}");
         }
