@@ -142,11 +142,17 @@ impl Admission {
                 worked: Duration::ZERO,
             })
         } else {
-            self.shed.fetch_add(1, Ordering::Relaxed);
-            if let Some(d) = &self.delay {
-                d.refused.fetch_add(1, Ordering::Relaxed);
-            }
+            self.count_refusal();
             None
+        }
+    }
+
+    /// Counts a request refused by shedding: in the shed total, and in the refusals the
+    /// queueing-delay rule lifts its cap by.
+    fn count_refusal(&self) {
+        self.shed.fetch_add(1, Ordering::Relaxed);
+        if let Some(d) = &self.delay {
+            d.refused.fetch_add(1, Ordering::Relaxed);
         }
     }
 
@@ -274,8 +280,7 @@ impl Slot {
         let Some(d) = &a.delay else { return false };
         let overdue = a.shedding() && self.waited(now) > d.target;
         if overdue {
-            a.shed.fetch_add(1, Ordering::Relaxed);
-            d.refused.fetch_add(1, Ordering::Relaxed);
+            a.count_refusal();
         }
         overdue
     }
