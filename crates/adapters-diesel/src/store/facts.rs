@@ -3,27 +3,26 @@
 //! [`GrantRepository::client_and_bearer`] (introspection).
 //!
 //! A statement is a `UNION ALL` of small branches, each an index lookup, that all return the
-//! same twelve columns: a one-letter kind, then six text, four integer and one boolean
-//! column, filled as the kind needs (NULL otherwise). One round trip answers what used to
+//! same fifteen columns: a one-letter kind, then six text, four integer, one boolean and three
+//! more text columns, filled as the kind needs (NULL otherwise). One round trip answers what used to
 //! take five to fifteen; the services still decide, on the rows as read. Only a collection
 //! that has parents costs a second statement, the recursive walk up the graph ([`Ancestry`]):
 //! the common case (a library, which is top-level) never runs a recursive query, whose
 //! set-union PostgreSQL sizes from statistics (1.5 ms per execution before the first
 //! `ANALYZE` of a large `memberships`, 0.1 ms after).
 //!
-//! | kind | what | text columns | integers | boolean |
-//! |---|---|---|---|---|
-//! | `c` | the collection is live | | | |
-//! | `m` | the object is a direct member of the collection | | | |
-//! | `o` | the object (any lifecycle) | id, type, title, description, owner, shortcode | duration, created, modified, deleted | public |
-//! | `p` | one property of the object | key, value | | |
-//! | `e` | a membership edge above the collection (direct ones, or all from [`Ancestry`]) | collection, member | | |
-//! | `l` | an explicit entry of the reader there | collection, level | | |
-//! | `t` | the access token | grant, user, client, scope | expires, revoked, grant revoked | |
-//! | `u` | the token's user | id, uniqueId, first name, last name | | org admin |
-//! | `d` | the files derived from the object's media (`DerivedSet` as text) | text | | |
-//! | `k` | a registered client ([`ClientAndBearer`] only) | id, name, secret digest | | |
-//! | `r` | one of its redirect URIs ([`ClientAndBearer`] only) | uri | position | |
+//! | kind | what | text columns | integers | boolean | more text |
+//! |---|---|---|---|---|---|
+//! | `c` | the collection is live | | | | |
+//! | `m` | the object is a direct member of the collection | | | | |
+//! | `o` | the object (any lifecycle) | id, type, title, description, owner, shortcode | duration, created, modified, deleted | public | |
+//! | `p` | one property of the object | key, value | | | |
+//! | `e` | a membership edge above the collection (direct ones, or all from [`Ancestry`]) | collection, member | | | |
+//! | `l` | an explicit entry of the reader there | collection, level | | | |
+//! | `t` | the access token, its user (NULL when the user is gone) and, in [`BearerFacts`], the holder's entry on the collection (NULL without one): one read of the token | grant, user, client, scope, uniqueId, first name | expires, revoked, grant revoked | org admin | last name, entry's collection, entry's level |
+//! | `d` | the files derived from the object's media (`DerivedSet` as text) | text | | | |
+//! | `k` | a registered client ([`ClientAndBearer`] only) | id, name, secret digest | | | |
+//! | `r` | one of its redirect URIs ([`ClientAndBearer`] only) | uri | position | | |
 //!
 //! The first branch of each statement casts its NULLs, so PostgreSQL types every column from
 //! it (it resolves a `UNION` pairwise, and two untyped NULLs would become text).
@@ -56,6 +55,9 @@ type FactColumns = (
     Nullable<BigInt>,
     Nullable<BigInt>,
     Nullable<Bool>,
+    Nullable<Text>,
+    Nullable<Text>,
+    Nullable<Text>,
 );
 
 /// One row as read.
@@ -72,6 +74,9 @@ pub(crate) type FactRow = (
     Option<i64>,
     Option<i64>,
     Option<bool>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
 );
 
 /// Branches `c`, `m`, `o`, `p`, `d`; parameters: collection, collection, object, object, object,
@@ -81,16 +86,20 @@ macro_rules! object_branches {
         "SELECT 'c', CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), \
                 CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), \
                 CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), \
-                CAST(NULL AS BIGINT), CAST(NULL AS BOOLEAN) \
+                CAST(NULL AS BIGINT), CAST(NULL AS BOOLEAN), \
+                CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT) \
             FROM objects WHERE id = ? AND deleted_at IS NULL \
-        UNION ALL SELECT 'm', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL \
+        UNION ALL SELECT 'm', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
+                NULL, NULL, NULL \
             FROM memberships WHERE collection_id = ? AND member_id = ? \
         UNION ALL SELECT 'o', id, object_type, title, description, owner_id, shortcode, \
-                duration, created_at, modified_at, deleted_at, public \
+                duration, created_at, modified_at, deleted_at, public, NULL, NULL, NULL \
             FROM objects WHERE id = ? \
-        UNION ALL SELECT 'p', key, value, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL \
+        UNION ALL SELECT 'p', key, value, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
+                NULL, NULL, NULL \
             FROM object_properties WHERE object_id = ? \
-        UNION ALL SELECT 'd', derived, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL \
+        UNION ALL SELECT 'd', derived, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
+                NULL, NULL, NULL \
             FROM media WHERE object_id = ? AND derived IS NOT NULL "
     };
 }
@@ -99,27 +108,35 @@ macro_rules! object_branches {
 macro_rules! parent_edges {
     () => {
         "UNION ALL SELECT 'e', collection_id, member_id, NULL, NULL, NULL, NULL, \
-                NULL, NULL, NULL, NULL, NULL \
+                NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL \
             FROM memberships WHERE member_id = ? "
     };
 }
 
-/// Branches `t` and `u`; parameters: digest, digest. `$union` is `"UNION ALL "` unless they
-/// come first, and then the NULLs are typed (see the module).
-macro_rules! token_branches {
+/// Branch `t`: the access token by its digest, with its grant's revocation, its user and,
+/// where `$entry` joins `permissions` as `p`, the user's entry there (`$entry` ends with the
+/// digest's `WHERE`). The token is read once for all three. `$union` is `"UNION ALL "` unless
+/// the branch comes first, and then the NULLs are typed (see the module). Parameter: digest
+/// (after any of `$entry`'s).
+macro_rules! token_branch {
     ($union:literal) => {
+        token_branch!(
+            $union,
+            "CAST(NULL AS TEXT), CAST(NULL AS TEXT) ",
+            "WHERE t.digest = ? "
+        )
+    };
+    ($union:literal, $entry_columns:literal, $entry:literal) => {
         concat!(
             $union,
             "SELECT 't', t.grant_id, t.user_id, t.client_id, t.scope, \
-                    CAST(NULL AS TEXT), CAST(NULL AS TEXT), \
+                    u.unique_id, u.first_name, \
                     t.expires_at, t.revoked_at, g.revoked_at, \
-                    CAST(NULL AS BIGINT), CAST(NULL AS BOOLEAN) \
-                FROM oauth_access_tokens t JOIN oauth_grants g ON g.id = t.grant_id \
-                WHERE t.digest = ? \
-            UNION ALL SELECT 'u', u.id, u.unique_id, u.first_name, u.last_name, NULL, NULL, \
-                    NULL, NULL, NULL, NULL, u.org_admin \
-                FROM oauth_access_tokens t JOIN users u ON u.id = t.user_id \
-                WHERE t.digest = ? "
+                    CAST(NULL AS BIGINT), u.org_admin, u.last_name, ",
+            $entry_columns,
+            "FROM oauth_access_tokens t JOIN oauth_grants g ON g.id = t.grant_id \
+                LEFT JOIN users u ON u.id = t.user_id ",
+            $entry
         )
     };
 }
@@ -139,24 +156,25 @@ impl FixedSql for UserFacts {
         object_branches!(),
         parent_edges!(),
         "UNION ALL SELECT 'l', collection_id, level, NULL, NULL, NULL, NULL, \
-                NULL, NULL, NULL, NULL, NULL \
+                NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL \
             FROM permissions WHERE user_id = ? AND collection_id = ?"
     );
     type Row = FactColumns;
 }
 
-/// A token holder's reads: the six of [`AnonymousFacts`], collection (parents), digest and
-/// collection (the holder's entry on it), then the digest twice (token, user).
+/// A token holder's reads: the six of [`AnonymousFacts`], collection (parents), then
+/// collection and digest (the token with its user and the holder's entry on the collection).
 pub(crate) struct BearerFacts;
 impl FixedSql for BearerFacts {
     const SQL: &'static str = concat!(
         object_branches!(),
         parent_edges!(),
-        "UNION ALL SELECT 'l', p.collection_id, p.level, NULL, NULL, NULL, NULL, \
-                NULL, NULL, NULL, NULL, NULL \
-            FROM oauth_access_tokens t JOIN permissions p ON p.user_id = t.user_id \
-            WHERE t.digest = ? AND p.collection_id = ? ",
-        token_branches!("UNION ALL ")
+        token_branch!(
+            "UNION ALL ",
+            "p.collection_id, p.level ",
+            "LEFT JOIN permissions p ON p.user_id = t.user_id AND p.collection_id = ? \
+                WHERE t.digest = ? "
+        )
     );
     type Row = FactColumns;
 }
@@ -176,35 +194,37 @@ impl FixedSql for Ancestry {
         SELECT 'e', collection_id, member_id, CAST(NULL AS TEXT), CAST(NULL AS TEXT), \
                 CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS BIGINT), \
                 CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), \
-                CAST(NULL AS BOOLEAN) \
+                CAST(NULL AS BOOLEAN), CAST(NULL AS TEXT), CAST(NULL AS TEXT), \
+                CAST(NULL AS TEXT) \
             FROM up \
         UNION ALL SELECT 'l', collection_id, level, NULL, NULL, NULL, NULL, \
-                NULL, NULL, NULL, NULL, NULL \
+                NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL \
             FROM permissions WHERE user_id = ? \
                 AND (collection_id = ? OR collection_id IN (SELECT collection_id FROM up))";
     type Row = FactColumns;
 }
 
-/// An access token and its user: the digest twice.
+/// An access token and its user: the digest.
 pub(crate) struct BearerOnly;
 impl FixedSql for BearerOnly {
-    const SQL: &'static str = token_branches!("");
+    const SQL: &'static str = token_branch!("");
     type Row = FactColumns;
 }
 
-/// A client (`k`), its redirect URIs (`r`), then an access token and its user (`t`, `u`):
-/// introspection's reads in one statement. Parameters: client, client, digest, digest.
+/// A client (`k`), its redirect URIs (`r`), then an access token and its user (`t`):
+/// introspection's reads in one statement. Parameters: client, client, digest.
 pub(crate) struct ClientAndBearer;
 impl FixedSql for ClientAndBearer {
     const SQL: &'static str = concat!(
         "SELECT 'k', id, name, secret_digest, CAST(NULL AS TEXT), CAST(NULL AS TEXT), \
                 CAST(NULL AS TEXT), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), \
-                CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS BOOLEAN) \
+                CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS BOOLEAN), \
+                CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS TEXT) \
             FROM oauth_clients WHERE id = ? \
         UNION ALL SELECT 'r', uri, NULL, NULL, NULL, NULL, NULL, CAST(position AS BIGINT), \
-                NULL, NULL, NULL, NULL \
+                NULL, NULL, NULL, NULL, NULL, NULL, NULL \
             FROM oauth_client_redirect_uris WHERE client_id = ? ",
-        token_branches!("UNION ALL ")
+        token_branch!("UNION ALL ")
     );
     type Row = FactColumns;
 }
@@ -221,7 +241,7 @@ where
     for<'a> Fixed<'a, ClientAndBearer>: diesel::query_dsl::LoadQuery<'a, C, FactRow>,
 {
     let d = digest.to_hex();
-    Fixed::<ClientAndBearer>::new(&[client, client, &d, &d]).load(conn)
+    Fixed::<ClientAndBearer>::new(&[client, client, &d]).load(conn)
 }
 
 /// Reads the facts of `object` through `collection` for `reader` on one connection: one
@@ -253,7 +273,7 @@ where
         Reader::Bearer(d) => {
             let d = d.to_hex();
             let rows: Vec<FactRow> =
-                Fixed::<BearerFacts>::new(&[c, c, o, o, o, o, c, &d, c, &d, &d]).load(conn)?;
+                Fixed::<BearerFacts>::new(&[c, c, o, o, o, o, c, c, &d]).load(conn)?;
             // The token's user, whose entries count (none when the token is unknown).
             let user = rows.iter().find(|r| r.0 == "t").and_then(|r| r.2.clone());
             (rows, user)
@@ -274,7 +294,12 @@ where
     for<'a> Fixed<'a, BearerOnly>: diesel::query_dsl::LoadQuery<'a, C, FactRow>,
 {
     let d = digest.to_hex();
-    Fixed::<BearerOnly>::new(&[&d, &d]).load(conn)
+    Fixed::<BearerOnly>::new(&[&d]).load(conn)
+}
+
+/// A permission level as stored; anything else is `Corrupt`.
+pub(super) fn level(text: &str) -> Result<PermissionLevel, StoreError> {
+    PermissionLevel::parse(text).map_err(|e| StoreError::Corrupt(format!("level: {e}")))
 }
 
 fn corrupt(what: &str) -> StoreError {
@@ -295,7 +320,7 @@ pub(crate) fn into_facts(rows: Vec<FactRow>) -> Result<ReadFacts, StoreError> {
     let mut entries = Vec::new();
     let mut token: Option<AccessTokenRecord> = None;
     let mut user = None;
-    for (kind, s1, s2, s3, s4, s5, s6, n1, n2, n3, n4, f1) in rows {
+    for (kind, s1, s2, s3, s4, s5, s6, n1, n2, n3, n4, f1, s7, s8, s9) in rows {
         match kind.as_str() {
             "c" => facts.collection_live = true,
             "m" => facts.member = true,
@@ -316,15 +341,12 @@ pub(crate) fn into_facts(rows: Vec<FactRow>) -> Result<ReadFacts, StoreError> {
             }
             "p" => properties.push((need(s1, "p")?, need(s2, "p")?)),
             "e" => edges.push((object_id(&need(s1, "e")?)?, object_id(&need(s2, "e")?)?)),
-            "l" => {
-                let level = PermissionLevel::parse(&need(s2, "l")?)
-                    .map_err(|e| StoreError::Corrupt(format!("level: {e}")))?;
-                entries.push((object_id(&need(s1, "l")?)?, level));
-            }
+            "l" => entries.push((object_id(&need(s1, "l")?)?, level(&need(s2, "l")?)?)),
             "t" => {
+                let holder = need(s2, "t")?;
                 token = Some(AccessTokenRecord {
                     grant: grant_id(&need(s1, "t")?)?,
-                    user: user_id(&need(s2, "t")?)?,
+                    user: user_id(&holder)?,
                     client: client_id(&need(s3, "t")?)?,
                     scope: scope(&need(s4, "t")?)?,
                     expires_at: ts(need(n1, "t")?),
@@ -333,18 +355,23 @@ pub(crate) fn into_facts(rows: Vec<FactRow>) -> Result<ReadFacts, StoreError> {
                         grant: n3.is_some(),
                     },
                 });
-            }
-            "u" => {
-                let row = UserRow {
-                    id: need(s1, "u")?,
-                    unique_id: need(s2, "u")?,
-                    first_name: need(s3, "u")?,
-                    last_name: need(s4, "u")?,
-                    org_admin: need(f1, "u")?,
-                    created_at: 0,
-                    modified_at: 0,
-                };
-                user = Some(row.into_domain()?);
+                // The user's columns are NULL when no user has the token's user id.
+                if let Some(unique_id) = s5 {
+                    let row = UserRow {
+                        id: holder,
+                        unique_id,
+                        first_name: need(s6, "t")?,
+                        last_name: need(s7, "t")?,
+                        org_admin: need(f1, "t")?,
+                        created_at: 0,
+                        modified_at: 0,
+                    };
+                    user = Some(row.into_domain()?);
+                }
+                // The holder's entry on the collection ([`BearerFacts`] only).
+                if let Some(collection) = s8 {
+                    entries.push((object_id(&collection)?, level(&need(s9, "t")?)?));
+                }
             }
             "d" => {
                 let text = need(s1, "d")?;

@@ -16,6 +16,7 @@ use medialib_ports::{
     UpdateObjectError,
 };
 
+use super::facts::level;
 use super::rows::{ObjectRow, UserRow, object_id, user_id};
 use super::{DieselStore, Locks as _, facts, flatten, listing};
 use crate::error::DbError;
@@ -196,10 +197,6 @@ macro_rules! follow_modified {
             .set(memberships::member_modified_at.eq($modified))
             .execute($conn)?;
     }};
-}
-
-fn level(s: &str) -> Result<PermissionLevel, StoreError> {
-    PermissionLevel::parse(s).map_err(|e| StoreError::Corrupt(format!("level: {e}")))
 }
 
 impl MediaRepository for DieselStore {
