@@ -564,12 +564,7 @@ pub(crate) fn tuned_pg_url(
     if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
         return url.to_owned();
     }
-    let query = url.split_once('?').map_or("", |(_, q)| q);
-    let has = |name: &str| {
-        query
-            .split('&')
-            .any(|pair| pair.split('=').next() == Some(name))
-    };
+    let has = |name: &str| url::has_parameter(url, name);
     let connect = connect.as_secs().max(2).to_string();
     // Each parameter with libpq's environment variable for it, where it has one.
     let wanted = [

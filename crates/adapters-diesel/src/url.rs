@@ -97,12 +97,16 @@ pub(crate) fn only_loopback_hosts(url: &str) -> bool {
     let hosts = authority
         .rsplit_once('@')
         .map_or(authority, |(_, hosts)| hosts);
-    let query = url.split_once('?').map_or("", |(_, q)| q);
-    let named_elsewhere = query.split('&').any(|pair| {
-        let name = pair.split('=').next().unwrap_or("");
-        name == "host" || name == "hostaddr"
-    });
+    let named_elsewhere = has_parameter(url, "host") || has_parameter(url, "hostaddr");
     !hosts.is_empty() && !named_elsewhere && hosts.split(',').all(loopback_host)
+}
+
+/// Whether the URL's query sets the parameter `name` (to anything, even nothing).
+pub(crate) fn has_parameter(url: &str, name: &str) -> bool {
+    let query = url.split_once('?').map_or("", |(_, q)| q);
+    query
+        .split('&')
+        .any(|pair| pair.split('=').next() == Some(name))
 }
 
 /// Whether one `host[:port]` of a URL's authority is a loopback name or address.
