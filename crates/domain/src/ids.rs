@@ -65,6 +65,9 @@ impl fmt::Display for OrgNamespace {
     }
 }
 
+/// The length of an id's text: 32 hex digits and 4 dashes.
+pub const UUID_TEXT_LEN: usize = 36;
+
 macro_rules! uuid_id {
     ($(#[$meta:meta])* $name:ident, $field:literal) => {
         $(#[$meta])*
@@ -85,6 +88,13 @@ macro_rules! uuid_id {
             /// The 16 raw bytes.
             pub fn as_bytes(&self) -> &[u8; 16] {
                 self.0.as_bytes()
+            }
+
+            /// The id as its `Display` writes it (hyphenated, lower case), written into `buf`:
+            /// for writers that put many ids into one answer without the formatting
+            /// machinery.
+            pub fn encode_into<'b>(&self, buf: &'b mut [u8; UUID_TEXT_LEN]) -> &'b str {
+                self.0.hyphenated().encode_lower(buf)
             }
         }
 
@@ -189,6 +199,24 @@ mod tests {
     use super::*;
 
     const NS: [u8; 16] = [7; 16];
+
+    #[test]
+    fn an_encoded_id_is_its_display() {
+        let ns = OrgNamespace::from_random(NS);
+        for random in [[0; 16], [0xab; 16], [0xff; 16]] {
+            let object = ObjectId::generate(&ns, random);
+            let user = UserId::generate(&ns, random);
+            let mut buf = [0; UUID_TEXT_LEN];
+            assert_eq!(object.encode_into(&mut buf), object.to_string());
+            assert_eq!(user.encode_into(&mut buf), user.to_string());
+        }
+        let upper = ObjectId::parse("0123456789ABCDEF0123456789ABCDEF").unwrap();
+        let mut buf = [0; UUID_TEXT_LEN];
+        assert_eq!(
+            upper.encode_into(&mut buf),
+            "01234567-89ab-cdef-0123-456789abcdef"
+        );
+    }
 
     #[test]
     fn ordered_grant_ids_sort_by_time_then_sequence_as_text() {

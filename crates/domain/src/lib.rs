@@ -30,7 +30,7 @@ pub use catalog_page::{
 };
 pub use graph::{CollectionGraph, MembershipError, check_add_member};
 pub use housekeeping::PurgeCutoffs;
-pub use ids::{GrantId, IdOrZero, InvalidUuid, ObjectId, OrgNamespace, UserId};
+pub use ids::{GrantId, IdOrZero, InvalidUuid, ObjectId, OrgNamespace, UUID_TEXT_LEN, UserId};
 pub use object::{
     AfterRemoval, Lifecycle, MediaObject, NewObject, ObjectFields, ObjectPatch, ObjectType,
     ShortCode, StoredObject, TypeRequired, UpdateError,
