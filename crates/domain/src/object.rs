@@ -119,8 +119,19 @@ impl ShortCode {
 
     /// Parses a stored or requested shortcode.
     pub fn parse(input: &str) -> Result<Self, InvalidShortCode> {
+        Self::check(input)?;
+        Ok(Self(input.to_owned()))
+    }
+
+    /// [`parse`](Self::parse), keeping `input`'s allocation (a stored row's text).
+    pub fn parse_owned(input: String) -> Result<Self, InvalidShortCode> {
+        Self::check(&input)?;
+        Ok(Self(input))
+    }
+
+    fn check(input: &str) -> Result<(), InvalidShortCode> {
         if input.len() == Self::LEN && input.bytes().all(|b| b.is_ascii_alphanumeric()) {
-            Ok(Self(input.to_owned()))
+            Ok(())
         } else {
             Err(InvalidShortCode)
         }
@@ -548,7 +559,9 @@ mod tests {
         assert_ne!(s, ShortCode::from_random([0xfe; 16]));
         for bad in ["", "abc", "../../etc", "abcdefghi!", "abcdefghijk"] {
             assert!(ShortCode::parse(bad).is_err(), "{bad}");
+            assert!(ShortCode::parse_owned(bad.to_owned()).is_err(), "{bad}");
         }
+        assert_eq!(ShortCode::parse_owned(s.as_str().to_owned()), Ok(s.clone()));
     }
 
     #[test]

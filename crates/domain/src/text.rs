@@ -108,9 +108,19 @@ impl Title {
 
     /// Parses a title.
     pub fn parse(input: &str) -> Result<Self, InvalidText> {
-        check_len(input, "title", Self::MAX_CHARS)?;
-        check_no_nul(input, "title")?;
+        Self::check(input)?;
         Ok(Self(input.to_owned()))
+    }
+
+    /// [`parse`](Self::parse), keeping `input`'s allocation (a stored row's text).
+    pub fn parse_owned(input: String) -> Result<Self, InvalidText> {
+        Self::check(&input)?;
+        Ok(Self(input))
+    }
+
+    fn check(input: &str) -> Result<(), InvalidText> {
+        check_len(input, "title", Self::MAX_CHARS)?;
+        check_no_nul(input, "title")
     }
 }
 
@@ -120,9 +130,19 @@ impl Description {
 
     /// Parses a description.
     pub fn parse(input: &str) -> Result<Self, InvalidText> {
-        check_len(input, "description", Self::MAX_CHARS)?;
-        check_no_nul(input, "description")?;
+        Self::check(input)?;
         Ok(Self(input.to_owned()))
+    }
+
+    /// [`parse`](Self::parse), keeping `input`'s allocation (a stored row's text).
+    pub fn parse_owned(input: String) -> Result<Self, InvalidText> {
+        Self::check(&input)?;
+        Ok(Self(input))
+    }
+
+    fn check(input: &str) -> Result<(), InvalidText> {
+        check_len(input, "description", Self::MAX_CHARS)?;
+        check_no_nul(input, "description")
     }
 }
 
@@ -207,16 +227,17 @@ impl Properties {
         Self::default()
     }
 
-    /// Parses key/value pairs; a later duplicate key replaces the earlier one.
+    /// Parses key/value pairs; a later duplicate key replaces the earlier one. Owned texts
+    /// (a stored row's) are kept, borrowed ones copied.
     pub fn parse<I, K, V>(pairs: I) -> Result<Self, InvalidProperties>
     where
         I: IntoIterator<Item = (K, V)>,
-        K: AsRef<str>,
-        V: AsRef<str>,
+        K: AsRef<str> + Into<String>,
+        V: AsRef<str> + Into<String>,
     {
         let mut map = BTreeMap::new();
-        for (k, v) in pairs {
-            let (k, v) = (k.as_ref(), v.as_ref());
+        for (key, value) in pairs {
+            let (k, v) = (key.as_ref(), value.as_ref());
             let key_ok = !k.is_empty()
                 && check_len(k, "key", Self::MAX_KEY_CHARS).is_ok()
                 && !k.chars().any(char::is_control);
@@ -231,7 +252,7 @@ impl Properties {
             if v.contains('\0') {
                 return Err(InvalidProperties::ValueNul { key: k.to_owned() });
             }
-            map.insert(k.to_owned(), v.to_owned());
+            map.insert(key.into(), value.into());
             if map.len() > Self::MAX_KEYS {
                 return Err(InvalidProperties::TooMany {
                     max: Self::MAX_KEYS,
@@ -299,6 +320,23 @@ mod tests {
         assert_eq!(
             Title::parse(&"x".repeat(300)).unwrap_err().to_string(),
             "title is longer than 255 characters"
+        );
+    }
+
+    #[test]
+    fn owned_texts_follow_the_same_rules() {
+        let long = "é".repeat(256);
+        let longer = "x".repeat(65_537);
+        for input in ["", "plain", "a\0b", "tab\tand\nnewline", &long, &longer] {
+            assert_eq!(Title::parse_owned(input.to_owned()), Title::parse(input));
+            assert_eq!(
+                Description::parse_owned(input.to_owned()),
+                Description::parse(input)
+            );
+        }
+        assert!(
+            Title::parse_owned(long).is_err(),
+            "the control: one that fails"
         );
     }
 

@@ -127,8 +127,8 @@ impl ObjectRow {
         properties: Vec<(String, String)>,
     ) -> Result<MediaObject, StoreError> {
         let fields = ObjectFields {
-            title: Title::parse(&self.title).map_err(|e| corrupt("title", e))?,
-            description: Description::parse(&self.description)
+            title: Title::parse_owned(self.title).map_err(|e| corrupt("title", e))?,
+            description: Description::parse_owned(self.description)
                 .map_err(|e| corrupt("description", e))?,
             public: self.public,
             duration: self
@@ -143,7 +143,8 @@ impl ObjectRow {
             object_type: ObjectType::parse(&self.object_type).map_err(|e| corrupt("type", e))?,
             fields,
             owner: user_id(&self.owner_id)?,
-            shortcode: ShortCode::parse(&self.shortcode).map_err(|e| corrupt("shortcode", e))?,
+            shortcode: ShortCode::parse_owned(self.shortcode)
+                .map_err(|e| corrupt("shortcode", e))?,
             created: ts(self.created_at),
             modified: ts(self.modified_at),
             lifecycle: match self.deleted_at {
