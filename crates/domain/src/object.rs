@@ -117,18 +117,6 @@ impl ShortCode {
         Self(s)
     }
 
-    /// Parses a stored or requested shortcode.
-    pub fn parse(input: &str) -> Result<Self, InvalidShortCode> {
-        Self::check(input)?;
-        Ok(Self(input.to_owned()))
-    }
-
-    /// [`parse`](Self::parse), keeping `input`'s allocation (a stored row's text).
-    pub fn parse_owned(input: String) -> Result<Self, InvalidShortCode> {
-        Self::check(&input)?;
-        Ok(Self(input))
-    }
-
     fn check(input: &str) -> Result<(), InvalidShortCode> {
         if input.len() == Self::LEN && input.bytes().all(|b| b.is_ascii_alphanumeric()) {
             Ok(())
@@ -142,6 +130,12 @@ impl ShortCode {
         &self.0
     }
 }
+
+crate::text::parse_by_check!(
+    ShortCode,
+    InvalidShortCode,
+    "Parses a stored or requested shortcode."
+);
 
 impl fmt::Debug for ShortCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -102,49 +102,46 @@ text_newtype!(
     PersonName
 );
 
-impl Title {
-    /// Longest title, in characters.
-    pub const MAX_CHARS: usize = 255;
+/// `parse` (which copies the input) and `parse_owned` (which keeps a stored row's allocation)
+/// for a newtype over `String` whose rules are its `check`.
+macro_rules! parse_by_check {
+    ($name:ident, $error:ty, $doc:expr) => {
+        impl $name {
+            #[doc = $doc]
+            pub fn parse(input: &str) -> Result<Self, $error> {
+                Self::check(input)?;
+                Ok(Self(input.to_owned()))
+            }
 
-    /// Parses a title.
-    pub fn parse(input: &str) -> Result<Self, InvalidText> {
-        Self::check(input)?;
-        Ok(Self(input.to_owned()))
-    }
+            /// [`parse`](Self::parse), keeping `input`'s allocation (a stored row's text).
+            pub fn parse_owned(input: String) -> Result<Self, $error> {
+                Self::check(&input)?;
+                Ok(Self(input))
+            }
+        }
+    };
+}
+pub(crate) use parse_by_check;
 
-    /// [`parse`](Self::parse), keeping `input`'s allocation (a stored row's text).
-    pub fn parse_owned(input: String) -> Result<Self, InvalidText> {
-        Self::check(&input)?;
-        Ok(Self(input))
-    }
+/// The rules of a free text of at most `$max` characters without NUL, named `$field` in its
+/// errors, and its parsing.
+macro_rules! free_text_parsing {
+    ($name:ident, $field:literal, $max:expr) => {
+        impl $name {
+            #[doc = concat!("Longest ", $field, ", in characters.")]
+            pub const MAX_CHARS: usize = $max;
 
-    fn check(input: &str) -> Result<(), InvalidText> {
-        check_len(input, "title", Self::MAX_CHARS)?;
-        check_no_nul(input, "title")
-    }
+            fn check(input: &str) -> Result<(), InvalidText> {
+                check_len(input, $field, Self::MAX_CHARS)?;
+                check_no_nul(input, $field)
+            }
+        }
+        parse_by_check!($name, InvalidText, concat!("Parses a ", $field, "."));
+    };
 }
 
-impl Description {
-    /// Longest description, in characters.
-    pub const MAX_CHARS: usize = 65_536;
-
-    /// Parses a description.
-    pub fn parse(input: &str) -> Result<Self, InvalidText> {
-        Self::check(input)?;
-        Ok(Self(input.to_owned()))
-    }
-
-    /// [`parse`](Self::parse), keeping `input`'s allocation (a stored row's text).
-    pub fn parse_owned(input: String) -> Result<Self, InvalidText> {
-        Self::check(&input)?;
-        Ok(Self(input))
-    }
-
-    fn check(input: &str) -> Result<(), InvalidText> {
-        check_len(input, "description", Self::MAX_CHARS)?;
-        check_no_nul(input, "description")
-    }
-}
+free_text_parsing!(Title, "title", 255);
+free_text_parsing!(Description, "description", 65_536);
 
 impl UniqueId {
     /// Longest uniqueId, in characters.
