@@ -627,7 +627,7 @@ impl RefreshTokenRecord {
     /// Here use outranks revocation: a used token presented again is a reuse, and revokes
     /// its grant family (again, if it already was), whatever else happened to it; but for a
     /// retry, which gets a new pair in place of the one it got before (see
-    /// [`RefreshTokenRecord::retry_of`]).
+    /// `RefreshTokenRecord::retry_of`, private).
     pub fn rotate(
         self,
         p: &RefreshPresentation<'_>,

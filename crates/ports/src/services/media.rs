@@ -107,7 +107,7 @@ pub struct CatalogPage {
 }
 
 /// Receives a catalog answer while it is read, so that a large one is written out member
-/// by member instead of being collected first ([`Services::list_catalog_into`]).
+/// by member instead of being collected first ([`MediaServices::list_catalog_into`]).
 pub trait CatalogSink {
     /// Called once the listing is allowed, before any member: the answer's `ts` and the
     /// caller's effective level on the listed collection.

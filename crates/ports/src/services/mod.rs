@@ -108,7 +108,7 @@ impl World {
 }
 
 /// Media use cases: objects, memberships, permissions on objects, catalog listing, describe.
-/// The authorization gate's callers all go through [`MediaServices::gate`].
+/// The authorization gate's callers all go through `MediaServices::gate`.
 #[derive(Clone)]
 pub struct MediaServices {
     pub(crate) world: World,
