@@ -1,6 +1,7 @@
 //! `describe`: read (public subset or complete record), create (PUT), update (POST).
 
 use actix_web::HttpResponse;
+use actix_web::http::header::ContentType;
 use medialib_domain::{Action, IdOrZero, NewObject, ObjectId, ObjectPatch};
 use medialib_ports::services::{DescribeWithTokenFailed, Placement};
 
@@ -11,7 +12,7 @@ use crate::auth::presented_token;
 use crate::blocking::{run, run_read};
 use crate::error::ApiError;
 use crate::input::Form;
-use crate::records::{AnyRecord, DescribeRecord, LimitedRecord, UuidBody, images};
+use crate::records::{AnyRecord, EMPTY_MAP, RecordWriter, UuidBody, images};
 
 /// The fields of describe PUT and POST (spec §4.2).
 const FIELDS: &[&str] = &[
@@ -109,16 +110,25 @@ pub(crate) async fn read(call: &Call<'_>, path: DescribePath) -> Answer {
     })
     .await?;
     let base = call.state.base_url();
-    let images = images(&links, base);
-    let record = match view {
-        medialib_domain::DescribeView::Full => {
-            AnyRecord::Full(DescribeRecord::new(&object, base, authenticated, images))
-        }
-        medialib_domain::DescribeView::Limited => {
-            AnyRecord::Limited(LimitedRecord::new(&object, base, authenticated, images))
-        }
-    };
-    Ok(HttpResponse::Ok().json(record))
+    // Written straight into the body (`RecordWriter`): the same JSON as the owned records'.
+    let written = (|| {
+        let images = if links.is_empty() {
+            EMPTY_MAP.to_vec()
+        } else {
+            serde_json::to_vec(&images(&links, base))?
+        };
+        let mut body = Vec::with_capacity(640 + images.len());
+        let full = matches!(view, medialib_domain::DescribeView::Full);
+        RecordWriter::new(base).write(&mut body, &object, full, authenticated, &images)?;
+        Ok::<_, serde_json::Error>(body)
+    })();
+    let body = written.map_err(|e| {
+        tracing::error!(error = %e, "cannot write the describe record");
+        ApiError::Internal
+    })?;
+    Ok(HttpResponse::Ok()
+        .insert_header(ContentType::json())
+        .body(body))
 }
 
 impl From<DescribeWithTokenFailed> for ApiError {

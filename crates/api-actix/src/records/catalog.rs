@@ -34,13 +34,7 @@ pub struct CatalogResponse {
 /// members get the complete record, the rest the limited one (`authenticated` is `"true"`:
 /// listing needs a token).
 ///
-/// A member's record is written straight into the body, the same bytes serde_json writes for
-/// [`DescribeRecord`](super::DescribeRecord) and [`LimitedRecord`](super::LimitedRecord) (a
-/// test holds the two to it): its keys are constants, written as bytes; its free texts
-/// (title, description, properties) go through serde_json's string escaping; ids, numbers
-/// and the permLink are written without `fmt`, as none of them can need escaping. serde's
-/// derive escaped every constant key of every member and formatted each id through the
-/// formatting machinery, a sixth of a large listing's CPU (docs/performance.md).
+/// Each member's record is written by a [`RecordWriter`].
 ///
 /// `images` cannot be read while the listing is (the store is busy handing out members, and
 /// one read per member is what must not happen): each member's is written `{}` and its place
@@ -50,9 +44,7 @@ pub struct CatalogResponse {
 pub struct CatalogWriter<'a> {
     out: Vec<u8>,
     base_url: &'a str,
-    /// `"BASE_URL/w/` as a JSON string's opening, escaped once: a member's permLink is this,
-    /// its shortcode and `/"`.
-    perm_link_start: Vec<u8>,
+    records: RecordWriter,
     complete: usize,
     written: usize,
     next: Option<PageCursor>,
@@ -71,13 +63,10 @@ struct ImagesSlot {
 impl<'a> CatalogWriter<'a> {
     /// A writer for records under `base_url`, the first `complete` of them complete.
     pub fn new(base_url: &'a str, complete: usize) -> Self {
-        // A string always serializes; its closing quote is left off, to follow each shortcode.
-        let mut perm_link_start = serde_json::to_vec(&format!("{base_url}/w/")).unwrap_or_default();
-        perm_link_start.pop();
         Self {
             out: Vec::new(),
             base_url,
-            perm_link_start,
+            records: RecordWriter::new(base_url),
             complete,
             written: 0,
             next: None,
@@ -115,17 +104,61 @@ impl<'a> CatalogWriter<'a> {
         Some(fill_images(self.out, &self.slots, images, self.base_url))
     }
 
-    /// Appends `o`'s record: the complete one (the fields of `DescribeRecord`, in its order)
-    /// or the limited one (those of `LimitedRecord`).
+    /// Appends `o`'s record, complete or limited by its place, its `images` as `{}`.
     fn write(&mut self, o: &MediaObject) -> serde_json::Result<()> {
+        if self.written > 0 {
+            self.out.push(b',');
+        }
         let full = self.written < self.complete;
-        let f = o.fields();
-        let out = &mut self.out;
-        out.extend_from_slice(if self.written > 0 {
-            b",{\"type\":\""
-        } else {
-            b"{\"type\":\""
+        let at = self
+            .records
+            .write(&mut self.out, o, full, true, EMPTY_MAP)?;
+        self.slots.push(ImagesSlot {
+            at,
+            object: o.id(),
+            kind: o.object_type(),
         });
+        self.written += 1;
+        Ok(())
+    }
+}
+
+/// Writes describe records straight into a body, the same bytes serde_json writes for
+/// [`DescribeRecord`](super::DescribeRecord) and [`LimitedRecord`](super::LimitedRecord) (a
+/// test holds the two to it): the keys are constants, written as bytes; the free texts
+/// (title, description, properties) go through serde_json's string escaping; ids, numbers
+/// and the permLink are written without `fmt`, as none of them can need escaping. serde's
+/// derive escaped every constant key of every record and formatted each id through the
+/// formatting machinery, and the owned records copied every text first (docs/performance.md).
+#[derive(Debug)]
+pub struct RecordWriter {
+    /// `"BASE_URL/w/` as a JSON string's opening, escaped once: a permLink is this, the
+    /// object's shortcode and `/"`.
+    perm_link_start: Vec<u8>,
+}
+
+impl RecordWriter {
+    /// A writer for records under `base_url`.
+    pub fn new(base_url: &str) -> Self {
+        // A string always serializes; its closing quote is left off, to follow each shortcode.
+        let mut perm_link_start = serde_json::to_vec(&format!("{base_url}/w/")).unwrap_or_default();
+        perm_link_start.pop();
+        Self { perm_link_start }
+    }
+
+    /// Appends `o`'s record to `out`: the complete one (the fields of `DescribeRecord`, in its
+    /// order) when `full`, else the limited one (those of `LimitedRecord`), with `images` (a
+    /// JSON object, written as given) as its `images`. Returns where `images` starts in `out`.
+    pub fn write(
+        &self,
+        out: &mut Vec<u8>,
+        o: &MediaObject,
+        full: bool,
+        authenticated: bool,
+        images: &[u8],
+    ) -> serde_json::Result<usize> {
+        let f = o.fields();
+        out.extend_from_slice(b"{\"type\":\"");
         out.extend_from_slice(o.object_type().as_str().as_bytes());
         out.extend_from_slice(b"\",\"title\":");
         text(out, f.title.as_str())?;
@@ -135,7 +168,7 @@ impl<'a> CatalogWriter<'a> {
         }
         out.extend_from_slice(b",\"images\":");
         let at = out.len();
-        out.extend_from_slice(EMPTY_MAP);
+        out.extend_from_slice(images);
         out.extend_from_slice(b",\"public\":\"");
         out.extend_from_slice(bool_str(f.public).as_bytes());
         out.push(b'"');
@@ -161,28 +194,40 @@ impl<'a> CatalogWriter<'a> {
         out.extend_from_slice(b",\"uuid\":\"");
         let mut id = [0; UUID_TEXT_LEN];
         out.extend_from_slice(o.id().encode_into(&mut id).as_bytes());
+        let authenticated: &[u8] = if authenticated {
+            b"\"authenticated\":\"true\""
+        } else {
+            b"\"authenticated\":\"false\""
+        };
         if full {
             out.extend_from_slice(b"\",\"userId\":\"");
             out.extend_from_slice(o.owner().encode_into(&mut id).as_bytes());
-            out.extend_from_slice(b"\",\"authenticated\":\"true\",\"permLink\":");
-            perm_link(out, &self.perm_link_start, o);
+            out.extend_from_slice(b"\",");
+            out.extend_from_slice(authenticated);
+            out.extend_from_slice(b",\"permLink\":");
+            self.perm_link(out, o);
             out.extend_from_slice(b",\"created\":");
             number(out, o.created().epoch_seconds());
             out.extend_from_slice(b",\"modified\":");
             number(out, o.modified().epoch_seconds());
         } else {
             out.extend_from_slice(b"\",\"permLink\":");
-            perm_link(out, &self.perm_link_start, o);
-            out.extend_from_slice(b",\"authenticated\":\"true\"");
+            self.perm_link(out, o);
+            out.push(b',');
+            out.extend_from_slice(authenticated);
         }
         out.push(b'}');
-        self.slots.push(ImagesSlot {
-            at,
-            object: o.id(),
-            kind: o.object_type(),
-        });
-        self.written += 1;
-        Ok(())
+        Ok(at)
+    }
+
+    /// [`perm_link`](super::perm_link) as a JSON string: the escaped start, the shortcode (ten
+    /// letters or digits, the domain's `ShortCode`, so nothing to escape) and the closing `/"`.
+    fn perm_link(&self, out: &mut Vec<u8>, o: &MediaObject) {
+        let code = o.shortcode().as_str();
+        debug_assert!(code.bytes().all(|b| b.is_ascii_alphanumeric()));
+        out.extend_from_slice(&self.perm_link_start);
+        out.extend_from_slice(code.as_bytes());
+        out.extend_from_slice(b"/\"");
     }
 }
 
@@ -194,16 +239,6 @@ fn text(out: &mut Vec<u8>, value: &str) -> serde_json::Result<()> {
 /// `value` as a JSON number.
 fn number(out: &mut Vec<u8>, value: impl itoa::Integer) {
     out.extend_from_slice(itoa::Buffer::new().format(value).as_bytes());
-}
-
-/// [`perm_link`](super::perm_link) as a JSON string: the escaped start, the shortcode (ten
-/// letters or digits, the domain's `ShortCode`, so nothing to escape) and the closing `/"`.
-fn perm_link(out: &mut Vec<u8>, start: &[u8], o: &MediaObject) {
-    let code = o.shortcode().as_str();
-    debug_assert!(code.bytes().all(|b| b.is_ascii_alphanumeric()));
-    out.extend_from_slice(start);
-    out.extend_from_slice(code.as_bytes());
-    out.extend_from_slice(b"/\"");
 }
 
 /// `body` with the `{}` at each slot replaced by the member's images, when it has any.
@@ -230,8 +265,8 @@ fn fill_images(
     Ok(out)
 }
 
-/// A member's `images` as first written.
-const EMPTY_MAP: &[u8] = b"{}";
+/// `images` with none: a member's as first written, a described object's without stills.
+pub const EMPTY_MAP: &[u8] = b"{}";
 
 impl CatalogSink for CatalogWriter<'_> {
     fn start(&mut self, ts: Timestamp, _level: PermissionLevel) {
@@ -263,7 +298,7 @@ mod tests {
     use medialib_domain::UserId;
 
     use super::*;
-    use crate::records::{DescribeRecord, LimitedRecord};
+    use crate::records::{AnyRecord, DescribeRecord, LimitedRecord};
 
     fn object(n: u8, title: &str, props: &[(&str, &str)], duration: Option<u32>) -> MediaObject {
         let ns = OrgNamespace::from_random([3; 16]);
@@ -328,6 +363,63 @@ mod tests {
             "https://media.example.edu/a\\\"b",
         ] {
             catalog_json_matches_under(base, &items);
+        }
+    }
+
+    /// A describe answer is exactly what the owned record serializes to, for every kind of
+    /// record, caller and images.
+    #[test]
+    fn a_describe_record_matches_the_owned_record() {
+        let objects = [
+            object(1, "Plain", &[], None),
+            object(
+                2,
+                "Quotes \" and \\ é 🎬",
+                &[("course", "C1"), ("a", "é\t")],
+                Some(90),
+            ),
+            object(3, "Third", &[("z", "")], Some(0)),
+        ];
+        let stills = links(&[
+            (ImageSize::Thumbnail, "/m/a/1/s/stills/128x128.jpg"),
+            (ImageSize::Large, "/m/a/1/\"s\"/1280x760.jpg"),
+        ]);
+        let none = links(&[]);
+        for base in [
+            "https://media.example.edu",
+            "https://media.example.edu/a\\\"b",
+        ] {
+            let writer = RecordWriter::new(base);
+            for o in &objects {
+                for (full, authenticated, l) in [true, false]
+                    .into_iter()
+                    .flat_map(|f| [true, false].map(move |a| (f, a)))
+                    .flat_map(|(f, a)| [&none, &stills].map(move |l| (f, a, l)))
+                {
+                    let images = crate::records::images(l, base);
+                    let owned = if full {
+                        AnyRecord::Full(DescribeRecord::new(o, base, authenticated, images))
+                    } else {
+                        AnyRecord::Limited(LimitedRecord::new(o, base, authenticated, images))
+                    };
+                    let written_images = if l.is_empty() {
+                        EMPTY_MAP.to_vec()
+                    } else {
+                        serde_json::to_vec(&crate::records::images(l, base)).unwrap()
+                    };
+                    let mut body = b"[".to_vec();
+                    let at = writer
+                        .write(&mut body, o, full, authenticated, &written_images)
+                        .unwrap();
+                    assert_eq!(&body[at..at + written_images.len()], &written_images[..]);
+                    assert_eq!(
+                        String::from_utf8(body[1..].to_vec()).unwrap(),
+                        serde_json::to_string(&owned).unwrap(),
+                        "{full} {authenticated} {}",
+                        l.is_empty()
+                    );
+                }
+            }
         }
     }
 
