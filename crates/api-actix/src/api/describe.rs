@@ -1,5 +1,7 @@
 //! `describe`: read (public subset or complete record), create (PUT), update (POST).
 
+use std::borrow::Cow;
+
 use actix_web::HttpResponse;
 use actix_web::http::header::ContentType;
 use medialib_domain::{Action, IdOrZero, NewObject, ObjectId, ObjectPatch};
@@ -113,9 +115,9 @@ pub(crate) async fn read(call: &Call<'_>, path: DescribePath) -> Answer {
     // Written straight into the body (`RecordWriter`): the same JSON as the owned records'.
     let written = (|| {
         let images = if links.is_empty() {
-            EMPTY_MAP.to_vec()
+            Cow::Borrowed(EMPTY_MAP)
         } else {
-            serde_json::to_vec(&images(&links, base))?
+            Cow::Owned(serde_json::to_vec(&images(&links, base))?)
         };
         let mut body = Vec::with_capacity(640 + images.len());
         let full = matches!(view, medialib_domain::DescribeView::Full);

@@ -1,5 +1,6 @@
 //! The catalog response (spec §2.9), and the writer that streams it member by member while
-//! the listing is read, with records that borrow from each object instead of owning copies.
+//! the listing is read; and [`RecordWriter`], which writes a describe record straight from the
+//! object, for each member and for the describe GET's answer.
 
 use std::collections::HashMap;
 
