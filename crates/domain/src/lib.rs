@@ -9,6 +9,7 @@ pub mod authz;
 pub mod catalog_page;
 pub mod form;
 pub mod graph;
+pub mod hex;
 pub mod housekeeping;
 pub mod ids;
 pub mod lti;

@@ -71,12 +71,7 @@ impl TokenDigest {
 
     /// Lowercase hex, as stored.
     pub fn to_hex(&self) -> String {
-        use fmt::Write as _;
-        let mut s = String::with_capacity(64);
-        for b in self.0 {
-            let _ = write!(s, "{b:02x}");
-        }
-        s
+        crate::hex::lower(&self.0)
     }
 
     /// Compares in constant time.
@@ -141,7 +136,8 @@ impl TokenKind {
             && body
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-        well_formed.then(|| TokenDigest::of(&Secret(presented.to_owned())))
+        // Digested as presented, without a copy into a `Secret` first.
+        well_formed.then(|| TokenDigest(Sha256::digest(presented.as_bytes()).into()))
     }
 }
 

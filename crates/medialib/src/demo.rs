@@ -12,7 +12,7 @@ use medialib_adapters_sso::{PasswordError, hash_password};
 use medialib_domain::oauth::{ClientId, CodeChallenge, CodeVerifier};
 use medialib_domain::{
     Caller, Description, DurationSecs, NewObject, ObjectFields, ObjectId, ObjectType, PersonName,
-    Properties, Secret, Title, UniqueId, User,
+    Properties, Secret, Title, UniqueId, User, hex,
 };
 use medialib_ports::services::clients::NewClient;
 use medialib_ports::services::{NewUserInput, Placement};
@@ -414,14 +414,6 @@ fn random_password(random: &dyn RandomSource) -> String {
     out
 }
 
-/// Lowercase hex of `bytes`.
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().fold(String::new(), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
-}
-
 /// Percent-encodes everything but RFC 3986's unreserved characters.
 fn encode(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -465,8 +457,8 @@ impl Instructions {
             library: data.library,
             client_id: data.client_id.clone(),
             client_secret: data.client_secret.clone(),
-            state: hex(&random.bytes16()),
-            code_verifier: Secret::new(hex(&random.bytes32())),
+            state: hex::lower(&random.bytes16()),
+            code_verifier: Secret::new(hex::lower(&random.bytes32())),
             code_ttl,
         }
     }
@@ -635,6 +627,5 @@ mod tests {
         );
         assert_eq!(encode("read write"), "read%20write");
         assert_eq!(encode("a-b.c_d~e"), "a-b.c_d~e");
-        assert_eq!(hex(&[0, 15, 255]), "000fff");
     }
 }

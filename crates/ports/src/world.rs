@@ -67,10 +67,7 @@ impl<R: RandomSource + ?Sized> RandomExt for R {
         b
     }
     fn hex(&self, n: usize) -> String {
-        self.bytes16()
-            .iter()
-            .take(n)
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        let bytes = self.bytes16();
+        medialib_domain::hex::lower(&bytes[..n.min(bytes.len())])
     }
 }

@@ -272,7 +272,7 @@ fn file_name(s: Option<&str>) -> Result<Option<FileName>, StoreError> {
 
 /// Lowercase hex.
 fn to_hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    medialib_domain::hex::lower(bytes)
 }
 
 /// Bytes from hex (either case); `None` when it is not an even number of hex digits.

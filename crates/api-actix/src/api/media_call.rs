@@ -112,7 +112,7 @@ impl MediaRecord {
             source: r.source.map(|s| SourceRecord {
                 filename: s.filename.map(|f| f.as_str().to_owned()),
                 size: s.size,
-                sha256: s.sha256.iter().map(|b| format!("{b:02x}")).collect(),
+                sha256: medialib_domain::hex::lower(&s.sha256),
                 content_type: s.content_type,
             }),
             files: view

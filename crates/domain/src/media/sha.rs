@@ -99,7 +99,7 @@ impl ResumableSha256 {
     /// pending bytes in hex.
     pub fn to_text(&self) -> String {
         let words: String = self.state.iter().map(|w| format!("{w:08x}")).collect();
-        let pending: String = self.pending.iter().map(|b| format!("{b:02x}")).collect();
+        let pending = crate::hex::lower(&self.pending);
         format!("sha256:{words}:{}:{pending}", self.length)
     }
 

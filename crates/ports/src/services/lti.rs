@@ -11,7 +11,7 @@ use medialib_domain::lti::v1p3::{
 use medialib_domain::lti::{Course, CourseRole, course_level_after_launch, own_page};
 use medialib_domain::{
     Action, Description, MediaObject, NewObject, ObjectFields, ObjectId, ObjectType, Properties,
-    Secret, ShortCode,
+    Secret, ShortCode, hex,
 };
 
 use super::{MediaServices, SessionServices, SignInError, StartedSession, World};
@@ -286,14 +286,7 @@ impl LtiServices {
             let consumer = LtiConsumer {
                 key: format!("ml-{}", self.world.random.hex(12)),
                 name: name.to_owned(),
-                secret: Secret::new(
-                    self.world
-                        .random
-                        .bytes32()
-                        .iter()
-                        .map(|b| format!("{b:02x}"))
-                        .collect::<String>(),
-                ),
+                secret: Secret::new(hex::lower(&self.world.random.bytes32())),
                 created_at: self.world.clock.now(),
             };
             match self.lti.add_lti_consumer(&consumer) {
@@ -476,12 +469,7 @@ impl LtiServices {
 
     /// A secret for a login's state or nonce, or a response's nonce: 256 random bits.
     fn fresh_secret(&self) -> String {
-        self.world
-            .random
-            .bytes32()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        hex::lower(&self.world.random.bytes32())
     }
 
     /// An OIDC third-party-initiated login (LTI Core 1.3 §5.1.1): checks it, keeps a fresh
