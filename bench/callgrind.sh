@@ -16,7 +16,11 @@
 # (`callgrind_annotate --inclusive=yes` on it names where the instructions go).
 #
 # Scenarios:
-#   describe        GET /api/describe/c/{library}/o/{public video}: the bench's public describe
+#   describe        GET /api/describe/c/{library}/o/{public video} of the demo: a processed
+#                   video, with stills (the describe of real media)
+#   describe_public the same GET of the object bench/run.sh describes (bench/seed.py's public
+#                   video, no media), anonymous: the bench's public describe
+#   describe_bearer the same with seed.py's access token: the bench's bearer describe
 #   healthz         GET /healthz: a constant JSON answer through medialib's whole middleware
 #                   stack (request id and span, path normalisation, metrics, CORS, headers);
 #                   the describe's cost less this one is the handler's
@@ -27,7 +31,9 @@
 #                   rate limiters counted it; limits at 1 000 000 a minute, never reached)
 #
 # Environment: MEDIALIB_LOG (default `warn`, as bench/run.sh), BENCH_CG_DIR (default
-# /tmp/medialib-callgrind). Only loopback; each run stops by itself.
+# /tmp/medialib-callgrind). Only loopback; each run stops by itself. describe_public and
+# describe_bearer seed a database of their own through the CLI and the HTTP API, as
+# bench/run.sh does, on every invocation (the token expires), outside valgrind.
 set -euo pipefail
 
 binary=$(realpath "$1")
@@ -65,6 +71,38 @@ read -r library video < <(sqlite3 "$dir/demo.db" \
     "select replace(m.collection_id, '-', ''), replace(o.id, '-', '') from objects o
      join memberships m on m.member_id = o.id
      where o.public = 1 and o.object_type = 'video' limit 1;" | tr '|' ' ')
+source_db=$dir/demo.db
+token=
+# The bench's shape: a user, a client, seed.py's libraries, its public video and token.
+if [[ $scenario == describe_public || $scenario == describe_bearer ]]; then
+    source_db=$dir/seeded-$$.db
+    seed=$dir/seed-$$
+    rm -rf "$source_db" "$seed"
+    mkdir -p "$seed"
+    "$binary" migrate --database-url "sqlite://$source_db" >/dev/null
+    printf '%s\n' 'benchmark password' |
+        "$binary" user add --database-url "sqlite://$source_db" --unique-id bench \
+            --first-name Bench --last-name Mark --password-stdin >/dev/null
+    "$binary" client add --database-url "sqlite://$source_db" --json --name bench \
+        --redirect-uri http://127.0.0.1/callback >"$seed/client.json"
+    read -r client_id client_secret < <(python3 -c \
+        'import json,sys; d=json.load(open(sys.argv[1])); print(d["client_id"], d["client_secret"])' \
+        "$seed/client.json")
+    port=$(free_port)
+    MEDIALIB_LOG=warn "$binary" serve --database-url "sqlite://$source_db" \
+        --bind "127.0.0.1:$port" >"$seed/server.log" 2>&1 &
+    pid=$!
+    wait_ready "http://127.0.0.1:$port/readyz" "$pid"
+    python3 "$(dirname "$0")/seed.py" setup "http://127.0.0.1:$port" "$seed" "$client_id" \
+        "$client_secret" bench 'benchmark password' 1 2 >/dev/null
+    kill -TERM "$pid"
+    wait "$pid" || true
+    read -r library video token < <(python3 -c \
+        'import json,sys; d=json.load(open(sys.argv[1])); print(d["public_library"], d["public_video"], d["access_token"])' \
+        "$seed/state.json")
+    rm -rf "$seed"
+    trap 'rm -f "$source_db" "$source_db-wal" "$source_db-shm"' EXIT
+fi
 
 run() { # COUNT -> total Ir
     local count=$1 port db out pid base
@@ -72,7 +110,7 @@ run() { # COUNT -> total Ir
     db=$dir/run-$$.db
     out=$dir/callgrind.out.$$
     rm -f "$db" "$db-wal" "$db-shm" "$out"
-    cp "$dir/demo.db" "$db"
+    cp "$source_db" "$db"
     # MALLOC_ARENA_MAX set: else `serve` executes itself again (crates/medialib/src/malloc.rs)
     # and the new image runs outside valgrind.
     local env=(MALLOC_ARENA_MAX=2 MEDIALIB_LOG="$log_level" MEDIALIB_LOG_FORMAT=json MEDIALIB_PURGE_INTERVAL=86400
@@ -97,7 +135,7 @@ run() { # COUNT -> total Ir
     : >"$cfg"
     for _ in $(seq 1 "$count"); do
         case $scenario in
-        describe | describe_cors)
+        describe | describe_cors | describe_public | describe_bearer)
             echo "url = \"$base/api/describe/c/$library/o/$video\"" >>"$cfg" ;;
         healthz) echo "url = \"$base/healthz\"" >>"$cfg" ;;
         hello) echo "url = \"$base/\"" >>"$cfg" ;;
@@ -109,6 +147,7 @@ run() { # COUNT -> total Ir
     done
     local headers=()
     [[ $scenario == describe_cors ]] && headers=(-H "Origin: https://lms.example.edu")
+    [[ $scenario == describe_bearer ]] && headers=(-H "Authorization: Bearer $token")
     curl -s "${headers[@]}" -K "$cfg"
     kill -TERM "$pid"
     wait "$pid" || true
