@@ -148,13 +148,12 @@ impl Dimensions {
 
     /// Parses `WxH` as [`fmt::Display`] writes it; `None` when it is not a size.
     pub fn parse(text: &str) -> Option<Self> {
-        let (w, h) = text.split_once('x')?;
-        let digits =
-            |s: &str| !s.is_empty() && s.len() <= 6 && s.bytes().all(|b| b.is_ascii_digit());
-        if !digits(w) || !digits(h) {
-            return None;
-        }
-        Self::new(w.parse().ok()?, h.parse().ok()?)
+        // By hand, in one pass (every still of every processed member of a catalog answer
+        // comes through here): the digits before the first `x`, then those after it.
+        let bytes = text.as_bytes();
+        let x = bytes.iter().position(|&b| b == b'x')?;
+        let (w, h) = (&bytes[..x], &bytes[x + 1..]);
+        Self::new(side(w)?, side(h)?)
     }
 
     /// Width in pixels.
@@ -184,6 +183,16 @@ impl Dimensions {
             height: self.width,
         }
     }
+}
+
+/// One side of a [`Dimensions`]: one to six ASCII digits.
+fn side(digits: &[u8]) -> Option<u32> {
+    if digits.is_empty() || digits.len() > 6 {
+        return None;
+    }
+    digits.iter().try_fold(0u32, |n, &d| {
+        d.is_ascii_digit().then(|| n * 10 + u32::from(d - b'0'))
+    })
 }
 
 impl fmt::Display for Dimensions {
@@ -374,6 +383,48 @@ impl MediaProbe {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// The rules of [`Dimensions::parse`] written the plain way: the oracle of its one-pass form.
+    fn dimensions_reference(text: &str) -> Option<Dimensions> {
+        let (w, h) = text.split_once('x')?;
+        let digits =
+            |s: &str| !s.is_empty() && s.len() <= 6 && s.bytes().all(|b| b.is_ascii_digit());
+        if !digits(w) || !digits(h) {
+            return None;
+        }
+        Dimensions::new(w.parse().ok()?, h.parse().ok()?)
+    }
+
+    #[test]
+    fn dimensions_parse_as_display_writes_them() {
+        let d = Dimensions::new(1280, 720).unwrap();
+        assert_eq!(Dimensions::parse(&d.to_string()), Some(d));
+        assert_eq!(Dimensions::parse("999999x1"), Dimensions::new(999_999, 1));
+        for bad in [
+            "",
+            "x",
+            "1x",
+            "x1",
+            "0x5",
+            "5x0",
+            "1280X720",
+            "1280x720x1",
+            "1234567x1",
+            "+1x1",
+            "1 x1",
+            "１x1",
+            "-1x1",
+        ] {
+            assert_eq!(Dimensions::parse(bad), None, "{bad:?}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn dimensions_parse_agrees_with_the_plain_rules(text in "[0-9x+ -]{0,16}") {
+            prop_assert_eq!(Dimensions::parse(&text), dimensions_reference(&text));
+        }
+    }
 
     #[test]
     fn seconds_parse_as_ffprobe_writes_them() {
