@@ -11,7 +11,7 @@ use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Bool, Integer, Text};
 use medialib_domain::media::derived::DerivedSet;
 use medialib_domain::media::{FileName, MediaState, ResumableSha256, StorageKey, UploadProgress};
-use medialib_domain::{MediaObject, ObjectId, Timestamp};
+use medialib_domain::{MediaObject, ObjectId, Timestamp, hex};
 use medialib_ports::{
     CreateObjectError, Finish, LockRequest, MediaRecord, NewMedia, Progress, SourceFile, Staging,
     StoreError, UploadLock, UploadRecord, UploadRepository,
@@ -121,7 +121,7 @@ impl MediaRow {
             source_filename: source
                 .and_then(|s| s.filename.as_ref().map(|f| f.as_str().to_owned())),
             source_size: source.map(|s| signed("source size", s.size)).transpose()?,
-            source_sha256: source.map(|s| to_hex(&s.sha256)),
+            source_sha256: source.map(|s| hex::lower(&s.sha256)),
             source_content_type: source.map(|s| s.content_type.clone()),
             modified_at: m.modified.epoch_seconds(),
             derived: m.derived.as_ref().map(DerivedSet::to_text),
@@ -268,11 +268,6 @@ fn file_name(s: Option<&str>) -> Result<Option<FileName>, StoreError> {
     s.map(FileName::parse)
         .transpose()
         .map_err(|e| corrupt("file name", e))
-}
-
-/// Lowercase hex.
-fn to_hex(bytes: &[u8]) -> String {
-    medialib_domain::hex::lower(bytes)
 }
 
 /// Bytes from hex (either case); `None` when it is not an even number of hex digits.
@@ -544,13 +539,13 @@ impl UploadRepository for DieselStore {
     }
 
     fn media_signing_key(&self, candidate: &[u8; 32]) -> Result<Vec<u8>, StoreError> {
-        let hex = to_hex(candidate);
+        let key_hex = hex::lower(candidate);
         let stored: Option<Option<String>> = (|| -> Result<_, DbError> {
             with_write!(self.db, conn => {
                 // Conditional: of concurrent first starts, the first writer's key stays.
                 diesel::update(organization::table.find(1))
                     .filter(organization::media_signing_key.is_null())
-                    .set(organization::media_signing_key.eq(&hex))
+                    .set(organization::media_signing_key.eq(&key_hex))
                     .execute(conn)?;
                 Ok(organization::table
                     .find(1)
@@ -719,7 +714,7 @@ mod tests {
     #[test]
     fn hex_round_trips_and_refuses_what_is_not_hex() {
         let bytes = [0u8, 1, 0xab, 0xff];
-        assert_eq!(to_hex(&bytes), "0001abff");
+        assert_eq!(hex::lower(&bytes), "0001abff");
         assert_eq!(from_hex("0001abff").as_deref(), Some(&bytes[..]));
         assert_eq!(from_hex("0001ABFF").as_deref(), Some(&bytes[..]));
         assert_eq!(from_hex(""), Some(vec![]));
