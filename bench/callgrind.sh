@@ -88,20 +88,23 @@ if [[ $scenario == describe_public || $scenario == describe_bearer ]]; then
     read -r client_id client_secret < <(python3 -c \
         'import json,sys; d=json.load(open(sys.argv[1])); print(d["client_id"], d["client_secret"])' \
         "$seed/client.json")
+    # Whatever happens from here, the seeding server and the copies go when the script ends.
+    trap 'if [[ -n ${seed_pid:-} ]]; then kill "$seed_pid" 2>/dev/null || true; fi; rm -rf "$seed" "$source_db" "$source_db-wal" "$source_db-shm"' EXIT
     port=$(free_port)
     MEDIALIB_LOG=warn "$binary" serve --database-url "sqlite://$source_db" \
         --bind "127.0.0.1:$port" >"$seed/server.log" 2>&1 &
     pid=$!
+    seed_pid=$pid
     wait_ready "http://127.0.0.1:$port/readyz" "$pid"
     python3 "$(dirname "$0")/seed.py" setup "http://127.0.0.1:$port" "$seed" "$client_id" \
         "$client_secret" bench 'benchmark password' 1 2 >/dev/null
     kill -TERM "$pid"
     wait "$pid" || true
+    seed_pid=
     read -r library video token < <(python3 -c \
         'import json,sys; d=json.load(open(sys.argv[1])); print(d["public_library"], d["public_video"], d["access_token"])' \
         "$seed/state.json")
     rm -rf "$seed"
-    trap 'rm -f "$source_db" "$source_db-wal" "$source_db-shm"' EXIT
 fi
 
 run() { # COUNT -> total Ir
