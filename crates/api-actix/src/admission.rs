@@ -626,6 +626,12 @@ impl Transfers {
 }
 
 impl Transfers {
+    /// Slots free right now.
+    #[cfg(test)]
+    pub(crate) fn available(&self) -> usize {
+        self.0.available_permits()
+    }
+
     /// A slot, held until dropped; `None` when every slot is taken.
     pub(crate) fn try_enter(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
         Arc::clone(&self.0).try_acquire_owned().ok()

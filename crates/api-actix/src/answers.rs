@@ -126,12 +126,24 @@ impl AnswerBudget {
     }
 }
 
-/// A body of known size yielded [`CHUNK`] bytes at a time, holding its [`Share`] of the budget
-/// (if it has one) until it is dropped.
+/// A body of known size yielded [`CHUNK`] bytes at a time, holding what bounds its memory
+/// until it is dropped (sent, or the connection closed).
 #[derive(Debug)]
 pub(crate) struct Chunked {
     rest: Bytes,
-    _share: Option<Share>,
+    _held: Held,
+}
+
+/// What a [`Chunked`] body holds while it lives (for its `Drop` alone: nothing reads it).
+#[derive(Debug)]
+#[expect(dead_code, reason = "held to be given back when the body is dropped")]
+enum Held {
+    /// Its share of the [`AnswerBudget`] (a listing).
+    Share(Share),
+    /// Its transfer slot (a media file's range, read whole): [`crate::admission::Transfers`]
+    /// bounds how many such bodies exist at once, so a crowd of clients that ask for ranges
+    /// and do not read them gets 503s, not a server that holds a MiB for each of them.
+    Slot(crate::transfer::Slot),
 }
 
 impl Chunked {
@@ -139,17 +151,17 @@ impl Chunked {
     pub(crate) fn new(body: impl Into<Bytes>, share: Share) -> Self {
         Self {
             rest: body.into(),
-            _share: Some(share),
+            _held: Held::Share(share),
         }
     }
 
-    /// `body`, whose memory something else bounds (a media file's range, read whole: the
-    /// transfer slots bound those), yielded in chunks all the same so that the connection's
-    /// write buffer does not keep its size.
-    pub(crate) fn unbudgeted(body: impl Into<Bytes>) -> Self {
+    /// `body`, a media file's range read whole, holding the transfer `slot` it was read under;
+    /// yielded in chunks all the same so that the connection's write buffer does not keep
+    /// its size.
+    pub(crate) fn holding(body: impl Into<Bytes>, slot: crate::transfer::Slot) -> Self {
         Self {
             rest: body.into(),
-            _share: None,
+            _held: Held::Slot(slot),
         }
     }
 }

@@ -95,8 +95,9 @@ fn plan(info: &ObjectInfo, c: &Conditions) -> Plan {
 
 /// Answers of at most this many bytes are read whole on the thread that opened the file and
 /// sent from memory: no second thread and no chunk queue for a player's typical range (an
-/// HLS segment, a 1 MiB slice). At most [`crate::admission::Transfers`]' slots of them exist
-/// at once, so this bounds the memory they take.
+/// HLS segment, a 1 MiB slice). Each holds its transfer slot until it has been sent, so at
+/// most [`crate::admission::Transfers`]' slots of them exist at once, which bounds the memory
+/// they take.
 const SMALL_ANSWER: u64 = 1024 * 1024;
 
 /// The body of a GET: read already, or to stream.
@@ -194,7 +195,7 @@ async fn answer(
     };
     let redirect = state.config().storage_redirect;
     let head = method == Method::HEAD;
-    let opened = on_thread(state, move |s| {
+    let (opened, slot) = on_thread(state, move |s| {
         let uploads = s.uploads();
         let delivery: Delivery =
             uploads.open_delivery(&object, &expires, &signature, &file, redirect)?;
@@ -216,8 +217,8 @@ async fn answer(
         })?;
         Ok::<_, DeliverFailed>((delivery, plan, Some(body)))
     })
-    .await??;
-    let (delivery, plan, reading) = opened;
+    .await?;
+    let (delivery, plan, reading) = opened?;
     if let Some(url) = &delivery.redirect {
         return Ok(HttpResponse::Found()
             .insert_header((header::LOCATION, url.as_str()))
@@ -275,10 +276,10 @@ async fn answer(
             // In slices: actix-http copies each chunk into the connection's write buffer,
             // which would otherwise keep the size of the largest range for as long as the
             // connection lives (and copy a whole MiB out of the CPU's cache at once).
-            Ok(builder.body(crate::answers::Chunked::unbudgeted(bytes)))
+            Ok(builder.body(crate::answers::Chunked::holding(bytes, slot)))
         }
         Body::Stream(reader) => {
-            let body = stream(state, reader)?;
+            let body = stream(state, slot, reader)?;
             Ok(builder.body(actix_web::body::SizedStream::new(length, body)))
         }
     }
@@ -294,5 +295,104 @@ mod tests {
         assert!(none_match("W/\"a\", \"b\"", "\"a\""));
         assert!(none_match("*", "\"a\""));
         assert!(!none_match("\"b\"", "\"a\""));
+    }
+
+    struct Up;
+
+    impl crate::Readiness for Up {
+        fn ready(&self) -> Result<(), String> {
+            Ok(())
+        }
+    }
+
+    /// A delivered body holds its transfer slot until it has been sent, whether it was read
+    /// whole (a range of at most [`SMALL_ANSWER`]) or is streamed: the slots bound the bytes
+    /// waiting for slow clients. Both hand the connection slices of at most
+    /// [`crate::answers::CHUNK`]. A HEAD, which sends no bytes, gives its slot back at once.
+    #[actix_web::test]
+    async fn a_delivered_body_holds_its_transfer_slot_until_it_is_sent() {
+        use std::sync::Arc;
+
+        use actix_web::test;
+        use medialib_adapters_memory::storage::MemoryStorage;
+        use medialib_adapters_memory::testing::world;
+        use medialib_domain::media::{UploadDescription, UploadLimits};
+        use medialib_domain::{IdOrZero, Lifetime};
+        use medialib_ports::services::{UploadSettings, UploadTarget};
+
+        const MIB: usize = 1024 * 1024;
+        let w = world();
+        let services = w.h.services.clone().with_storage(
+            Arc::new(MemoryStorage::new(MIB)),
+            UploadSettings {
+                limits: UploadLimits {
+                    max_size: 4 * MIB as u64,
+                    quota: None,
+                },
+                expiry: Lifetime::from_seconds(3_600).unwrap(),
+                url_ttl: Lifetime::from_seconds(600).unwrap(),
+                signing_key: None,
+                instance: "test".into(),
+            },
+        );
+        let alice = w.alice.as_caller();
+        let bytes: Vec<u8> = (0..3 * MIB).map(|i| (i * 7 % 251) as u8).collect();
+        let uploads = services.uploads();
+        let target = UploadTarget {
+            collection: w.lib,
+            object: IdOrZero::Zero,
+        };
+        let described = UploadDescription::from_fields(&[("filename", "clip.mp4")]).unwrap();
+        let object = uploads
+            .begin(&alice, target, bytes.len() as u64, described)
+            .unwrap()
+            .object;
+        uploads
+            .append(&alice, w.lib, object, 0, None, &mut &bytes[..])
+            .unwrap();
+        let url = uploads.media(Some(&alice), w.lib, object).unwrap().files[0]
+            .path
+            .clone();
+        let state = AppState::new(Arc::new(Up), services, crate::HttpConfig::default());
+        let transfers = state.transfers().clone();
+        let app = test::init_service(crate::app(state)).await;
+        let all = transfers.available();
+
+        for (range, length) in [("bytes=0-1023", 1024), ("bytes=0-2097151", 2 * MIB)] {
+            assert_eq!(length > SMALL_ANSWER as usize, range.ends_with("151"));
+            let request = test::TestRequest::get()
+                .uri(&url)
+                .insert_header((header::RANGE, range))
+                .to_request();
+            let res = test::call_service(&app, request).await;
+            assert_eq!(res.status(), StatusCode::PARTIAL_CONTENT, "{range}");
+            assert_eq!(transfers.available(), all - 1, "{range}: held while unsent");
+            // Read as the connection reads it: chunk by chunk, none larger than a slice.
+            let mut body = Box::pin(res.into_body());
+            let mut read = Vec::new();
+            while let Some(chunk) = std::future::poll_fn(|cx| {
+                actix_web::body::MessageBody::poll_next(body.as_mut(), cx)
+            })
+            .await
+            {
+                let chunk = chunk.ok().unwrap();
+                assert!(
+                    chunk.len() <= crate::answers::CHUNK,
+                    "{range}: {} bytes",
+                    chunk.len()
+                );
+                read.extend_from_slice(&chunk);
+            }
+            drop(body);
+            assert_eq!(read[..], bytes[..length], "{range}");
+            assert_eq!(transfers.available(), all, "{range}: given back once sent");
+        }
+        let head = test::TestRequest::default()
+            .method(Method::HEAD)
+            .uri(&url)
+            .to_request();
+        let res = test::call_service(&app, head).await;
+        assert_eq!(res.status(), StatusCode::OK);
+        assert_eq!(transfers.available(), all, "a HEAD holds nothing");
     }
 }
