@@ -30,7 +30,13 @@
 # - Range GET: a BENCH_MEDIA_RANGE_MIB (64) MiB file uploaded through tus, its delivery URL
 #   from the media call (`files[0].url`); wrk with bench/wrk/range.lua (1 MiB at random
 #   MiB-aligned offsets) against medialib and against Debian's nginx serving the same file
-#   from medialib's storage directory, runs alternating. Target ≥ 0.6 of nginx's req/s.
+#   from medialib's storage directory, runs alternating. Target ≥ 0.8 of nginx's req/s
+#   (issue 22).
+# - HLS segment GET: a BENCH_MEDIA_HLS_SECS (24) s BENCH_MEDIA_HLS_SIZE (1280x720) clip with
+#   sound (ffmpeg's testsrc2, encoded once, not measured) uploaded to the same server and
+#   processed by its worker; the segments of its highest rendition, as its playlist lists
+#   them (bench/media.py segments), fetched at random by wrk with bench/wrk/range.lua, from
+#   medialib and from the same nginx serving the stored file. Target ≥ 0.8 (issue 22).
 #
 # Both sides of every ratio run on the same 2 CPUs, in the same minutes: a build or another
 # benchmark running at the same time slows both, so the ratios cancel most of it (the
@@ -39,12 +45,13 @@
 # Writes bench/results-media.json and the "Media" section of docs/performance.md.
 #
 # --smoke: CI's check that this harness does not rot: a 16 MiB upload, 8 × 2 and 8 × 4 MiB,
-# a 4 MiB file for 1-second wrk runs; the debug build (BENCH_BINARY, if set, is the binary
+# a 4 MiB file and a 4 s 640x360 clip for 1-second wrk runs; the debug build (BENCH_BINARY, if set, is the binary
 # used instead); Garage only when its binary is installed; the report goes to a temporary
 # copy of docs/performance.md, never to docs/.
 #
 # Environment: BENCH_MEDIA_UPLOAD_MIB, BENCH_MEDIA_CHUNK_MIB, BENCH_MEDIA_PARALLEL,
-# BENCH_MEDIA_RSS_SMALL_MIB, BENCH_MEDIA_RSS_LARGE_MIB, BENCH_MEDIA_RANGE_MIB (above);
+# BENCH_MEDIA_RSS_SMALL_MIB, BENCH_MEDIA_RSS_LARGE_MIB, BENCH_MEDIA_RANGE_MIB,
+# BENCH_MEDIA_HLS_SECS, BENCH_MEDIA_HLS_SIZE (above);
 # BENCH_MEDIA_RANGE_CONNECTIONS (wrk connections, 16), BENCH_THREADS (wrk threads, 2),
 # BENCH_DURATION (s, 5), BENCH_WARMUP (s, 2), BENCH_REPS (3); BENCH_PERF (a directory: a
 # system-wide profile of each measured Range GET run, split by bench/perf_split.py, as in
@@ -70,6 +77,8 @@ if [ "$smoke" = 1 ]; then
     rss_small_mib=${BENCH_MEDIA_RSS_SMALL_MIB:-2}
     rss_large_mib=${BENCH_MEDIA_RSS_LARGE_MIB:-4}
     range_mib=${BENCH_MEDIA_RANGE_MIB:-4}
+    hls_secs=${BENCH_MEDIA_HLS_SECS:-4}
+    hls_size=${BENCH_MEDIA_HLS_SIZE:-640x360}
     duration=${BENCH_DURATION:-1}
     warmup=${BENCH_WARMUP:-1}
     reps=${BENCH_REPS:-1}
@@ -78,6 +87,8 @@ else
     rss_small_mib=${BENCH_MEDIA_RSS_SMALL_MIB:-256}
     rss_large_mib=${BENCH_MEDIA_RSS_LARGE_MIB:-1024}
     range_mib=${BENCH_MEDIA_RANGE_MIB:-64}
+    hls_secs=${BENCH_MEDIA_HLS_SECS:-24}
+    hls_size=${BENCH_MEDIA_HLS_SIZE:-1280x720}
     duration=${BENCH_DURATION:-5}
     warmup=${BENCH_WARMUP:-2}
     reps=${BENCH_REPS:-3}
@@ -102,6 +113,7 @@ trap 'exit 130' INT TERM
 
 step "tools"
 command -v wrk >/dev/null || apt_install wrk wrk
+command -v ffmpeg >/dev/null || apt_install ffmpeg ffmpeg
 # Debian's postinst starts nginx as a service where it can (not in a container without an
 # init); this script runs its own nginx on a free port either way.
 nginx=$(command -v nginx || echo /usr/sbin/nginx)
@@ -143,6 +155,14 @@ for n in "$rss_small_mib" "$rss_large_mib" "$range_mib"; do
         exit 2
     }
 done
+
+step "a ${hls_secs} s ${hls_size} clip with sound (encoded once, not measured)"
+clip=$work/clip.mp4
+ffmpeg -hide_banner -loglevel error -y \
+    -f lavfi -i "testsrc2=size=${hls_size}:rate=30:duration=${hls_secs}" \
+    -f lavfi -i "sine=frequency=440:beep_factor=4:duration=${hls_secs}" \
+    -c:v libx264 -preset veryfast -crf 20 -pix_fmt yuv420p -c:a aac -b:a 128k -shortest "$clip"
+ls -l "$clip"
 
 # medialib's storage directories live in $work, on the same file system as dd's output.
 ceilings() { # SUFFIX (before|after)
@@ -266,17 +286,32 @@ for size in "$rss_small_mib" "$rss_large_mib"; do
     fi
 done
 
-step "Range GET: a ${range_mib} MiB file, medialib against nginx"
+step "Range and HLS segment GETs: a ${range_mib} MiB file and the clip, medialib against nginx"
 start_medialib range "file://$work/range/media"
 upload_to range_upload --length $((range_mib * MIB)) --name range.bin
 uuid=$(json_field "$results/range_upload.json" 'd["uploads"][0]["uuid"]')
 media_path=$("$python" "$bench/media.py" url "$base" "$token" "$lib" "$uuid")
-stored=$(find "$work/range/media" -path '*staging~*' -prune -o -type f -name 'source*' -print)
-[ "$(printf '%s\n' "$stored" | wc -l)" = 1 ] && [ -f "$stored" ] || {
-    echo "expected one stored source under $work/range/media, found: $stored" >&2
-    exit 1
+# stored_file NAME_PATTERN: the one file under the server's storage with that path ending.
+stored_file() {
+    local found
+    found=$(find "$work/range/media" -path '*staging~*' -prune -o -type f -path "$1" -print)
+    [ "$(printf '%s\n' "$found" | wc -l)" = 1 ] && [ -f "$found" ] || {
+        echo "expected one stored $1 under $work/range/media, found: $found" >&2
+        exit 1
+    }
+    printf '%s\n' "$found"
 }
-relative=${stored#"$work/range/media"}
+stored=$(stored_file '*/source*')
+relative=${stored#"$work"}
+"$python" "$bench/media.py" upload "$base" "$token" "$lib" "$clip" "$results/clip_upload.json" \
+    --name clip.mp4
+clip_uuid=$(json_field "$results/clip_upload.json" 'd["uploads"][0]["uuid"]')
+# Waits for the worker: nothing is measured while it processes.
+"$python" "$bench/media.py" segments "$base" "$token" "$lib" "$clip_uuid" "$results/segments.json"
+hls_path=$(json_field "$results/segments.json" 'd["path"]')
+hls_stored=$(stored_file "*/$(json_field "$results/segments.json" 'd["stored_suffix"]')")
+hls_relative=${hls_stored#"$work"}
+hls_ranges=$(json_field "$results/segments.json" '",".join(f"{o}+{n}" for o, n in d["ranges"])')
 nginx_port=$(free_port)
 mkdir -p "$work/nginx"
 # Debian's nginx.conf, reduced to what serving one static file uses: its worker count is
@@ -306,7 +341,7 @@ http {
     scgi_temp_path $work/nginx/scgi;
     server {
         listen 127.0.0.1:$nginx_port;
-        root $work/range/media;
+        root $work;
     }
 }
 EOF
@@ -331,19 +366,35 @@ c=$(dd if="$source_file" bs=1M skip=3 count=1 status=none | sha256sum)
     echo "medialib and nginx answer different bytes for the same range" >&2
     exit 1
 }
-echo "medialib: $medialib_url"
-echo "nginx:    $nginx_url"
+medialib_hls=$base$hls_path
+nginx_hls=http://127.0.0.1:$nginx_port$hls_relative
+first=$(json_field "$results/segments.json" '"%d-%d" % (d["ranges"][0][0], sum(d["ranges"][0]) - 1)')
+for u in "$medialib_hls" "$nginx_hls"; do
+    got=$(curl -s -o /dev/null -w '%{http_code}' -H "Range: bytes=$first" "$u")
+    [ "$got" = 206 ] || {
+        echo "$u: an HLS segment's GET answered $got, not 206" >&2
+        exit 1
+    }
+done
+[ "$(curl -s -H "Range: bytes=$first" "$medialib_hls" | sha256sum)" = \
+    "$(curl -s -H "Range: bytes=$first" "$nginx_hls" | sha256sum)" ] || {
+    echo "medialib and nginx answer different bytes for the same HLS segment" >&2
+    exit 1
+}
+echo "medialib: $medialib_url, $medialib_hls"
+echo "nginx:    $nginx_url, $nginx_hls"
 
-# wrk_range NAME URL RUN SERVER_PID: also the CPU the server (with its worker processes) and
-# wrk spent on the run, from /proc and `times`.
+# wrk_range NAME URL RUN SERVER_PID [RANGES]: also the CPU the server (with its worker
+# processes) and wrk spent on the run, from /proc and `times`. RANGES: bench/wrk/range.lua's
+# BENCH_RANGES (empty: 1 MiB blocks of the range file).
 wrk_range() {
-    local name=$1 url=$2 run=$3 server=$4 d=$duration line cpu0 cpu1
+    local name=$1 url=$2 run=$3 server=$4 ranges=${5:-} d=$duration line cpu0 cpu1
     [ "$run" = 0 ] && d=$warmup
     cpu0=$(tree_ticks "$server")
     if [ "$run" != 0 ]; then perf_start "$name.$run" "$d"; fi
     line=$({
         env BENCH_DIR="$bench" BENCH_THREADS="$threads" BENCH_RANGE_BLOCKS="$range_mib" \
-            BENCH_CONNECTIONS="$range_conns" \
+            BENCH_RANGES="$ranges" BENCH_CONNECTIONS="$range_conns" \
             wrk -t "$threads" -c "$range_conns" -d "${d}s" --timeout 10s --latency \
             -s "$bench/wrk/range.lua" "$url"
         times >"$work/times"
@@ -380,6 +431,10 @@ for run in $(seq 0 "$reps"); do
     wrk_range range_nginx "$nginx_url" "$run" "$nginx_pid"
     sleep 0.5
     wrk_range range_medialib "$medialib_url" "$run" "$server_pid"
+    sleep 0.5
+    wrk_range hls_nginx "$nginx_hls" "$run" "$nginx_pid" "$hls_ranges"
+    sleep 0.5
+    wrk_range hls_medialib "$medialib_hls" "$run" "$server_pid" "$hls_ranges"
 done
 stop_pid "$nginx_pid"
 stop_medialib
@@ -389,6 +444,7 @@ cat >"$results/settings.json" <<EOF
 {"upload_mib": $upload_mib, "chunk_mib": $chunk_mib, "parallel": $parallel,
  "rss_small_mib": $rss_small_mib, "rss_large_mib": $rss_large_mib, "range_file_mib": $range_mib,
  "range_connections": $range_conns, "threads": $threads, "duration": $duration,
+ "hls_secs": $hls_secs, "hls_size": "$hls_size",
  "warmup": $warmup, "reps": $reps, "profile": "$profile", "garage": "${garage:-}",
  "smoke": $smoke}
 EOF

@@ -1,24 +1,43 @@
--- bench/media.sh's Range GET: each request asks for one MiB of the file at the URL given to
--- wrk, `Range: bytes=N-(N+1 MiB-1)` with N a random multiple of 1 MiB (BENCH_RANGE_BLOCKS
--- blocks: the file's size in MiB).
+-- bench/media.sh's Range GETs. Each request asks for one range of the file at the URL given
+-- to wrk, picked at random from a list:
 --
--- No `response` callback: with one, wrk copies every body into a Lua string, and at 1 MiB an
+-- - BENCH_RANGES, `OFFSET+LENGTH` pairs separated by commas: the HLS segments of a
+--   rendition, as its playlist lists them (`#EXT-X-BYTERANGE`), which a player fetches;
+-- - otherwise one MiB at a random multiple of 1 MiB (BENCH_RANGE_BLOCKS blocks: the file's
+--   size in MiB), a player's seek into an MP4.
+--
+-- No `response` callback: with one, wrk copies every body into a Lua string, and at a MiB an
 -- answer that load-generator work would be a large part of what is measured (wrk shares the
 -- two CPUs with the server). So the checks are on the totals instead: any status outside
--- 2xx/3xx is unexpected, and the bytes per answer must be one MiB plus headers (a server
--- that ignored the range and sent the whole file, or sent less, fails the run).
+-- 2xx/3xx is unexpected, and the bytes per answer must lie between the shortest range and the
+-- longest plus headers (a server that ignored the range and sent the whole file, or sent
+-- less, fails the run).
 dofile(os.getenv("BENCH_DIR") .. "/wrk/common.lua")
 response = nil
 local MIB = 1024 * 1024
-local blocks = tonumber(os.getenv("BENCH_RANGE_BLOCKS") or "1")
+local ranges = {}
+local spec = os.getenv("BENCH_RANGES") or ""
+for offset, length in string.gmatch(spec, "(%d+)%+(%d+)") do
+   table.insert(ranges, { tonumber(offset), tonumber(length) })
+end
+if #ranges == 0 then
+   for i = 0, tonumber(os.getenv("BENCH_RANGE_BLOCKS") or "1") - 1 do
+      table.insert(ranges, { i * MIB, MIB })
+   end
+end
+local shortest, longest = math.huge, 0
+for _, r in ipairs(ranges) do
+   shortest = math.min(shortest, r[2])
+   longest = math.max(longest, r[2])
+end
 
 function init(args)
    math.randomseed(os.time() + (thread_index or 0) * 7919)
 end
 
 function request()
-   local n = math.random(0, blocks - 1) * MIB
-   return wrk.format("GET", nil, { ["Range"] = string.format("bytes=%d-%d", n, n + MIB - 1) })
+   local r = ranges[math.random(1, #ranges)]
+   return wrk.format("GET", nil, { ["Range"] = string.format("bytes=%d-%d", r[1], r[1] + r[2] - 1) })
 end
 
 function done(summary, latency, requests)
@@ -27,13 +46,14 @@ function done(summary, latency, requests)
    local unexpected, sample = e.status, ""
    if e.status > 0 then sample = "answers outside 2xx/3xx" end
    -- Headers are a few hundred bytes (4 KiB leaves room); wrk also counts what it read of
-   -- the answers still in flight when the run ended (at most one MiB a connection). That
-   -- still tells one MiB from the whole file, or from a short answer.
+   -- the answers still in flight when the run ended (at most the longest range a
+   -- connection). That still tells a range from the whole file, or from a short answer.
    local conns = tonumber(os.getenv("BENCH_CONNECTIONS") or "1")
-   local most = summary.requests * (MIB + 4096) + conns * MIB
-   if summary.requests > 0 and (summary.bytes < summary.requests * MIB or summary.bytes > most) then
+   local most = summary.requests * (longest + 4096) + conns * longest
+   if summary.requests > 0 and (summary.bytes < summary.requests * shortest or summary.bytes > most) then
       unexpected = unexpected + summary.requests
-      sample = string.format("%.0f bytes an answer, not 1 MiB plus headers", per)
+      sample = string.format("%.0f bytes an answer, outside %d to %d plus headers", per,
+         shortest, longest)
    end
    io.write(string.format(
       'BENCH_JSON {"requests": %d, "duration_us": %d, "rps": %.2f, "p50_us": %d, ' ..
