@@ -613,7 +613,7 @@ mod tests {
     }
 }
 
-/// Media transfers (uploads, deliveries) that may run at once, each on a thread of its own
+/// Media transfers (uploads, deliveries) that may run at once, each on a transfer thread
 /// (`transfer.rs`); past the limit, a 503 at once.
 #[derive(Debug, Clone)]
 pub struct Transfers(Arc<tokio::sync::Semaphore>);

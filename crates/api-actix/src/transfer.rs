@@ -1,8 +1,9 @@
 //! Moving media bytes between a connection and the blocking media use cases without holding
 //! them whole: a request body becomes a [`std::io::Read`] on a thread of its own, and a
-//! stored file's reader becomes a response stream. Each transfer runs on its own thread, not
-//! on the blocking pool (which is sized for the database pool): a slow upload must not hold
-//! a thread the next describe needs. At most [`Transfers`]' slots run at once; more get a 503.
+//! stored file's reader becomes a response stream. Each transfer runs on a thread of the
+//! transfer pool (kept between transfers), not on the blocking pool the database calls use
+//! (which is sized for the database pool): a slow upload must not hold a thread the next
+//! describe needs. At most [`Transfers`]' slots run at once; more get a 503.
 
 use std::io::{self, Read};
 use std::pin::Pin;
@@ -46,22 +47,52 @@ impl Read for BodyReader {
     }
 }
 
+/// Runs `work` on a transfer thread, in the current tracing span; its result arrives on the
+/// receiver (dropped unsent if `work` panics).
+///
+/// The threads are a pool's, kept between transfers (idle ones end after
+/// [`THREAD_KEEP_ALIVE`]): starting and ending a thread for each delivery (a stack mapped,
+/// zeroed, unmapped with a TLB shootdown on every CPU, the address space's lock taken for
+/// each) cost a 1 KiB range 175 µs of server CPU, about ten describes. The pool is the
+/// blocking pool of a runtime of its own, not the one the async workers share with the
+/// database's blocking calls, so a slow transfer never holds a thread a describe needs. The
+/// transfer slots, not the pool, bound how many run at once.
 fn spawn<T: Send + 'static>(
     name: &str,
     work: impl FnOnce() -> T + Send + 'static,
 ) -> Result<oneshot::Receiver<T>, ApiError> {
     let (done, result) = oneshot::channel();
     let span = tracing::Span::current();
-    std::thread::Builder::new()
-        .name(name.to_owned())
-        .spawn(move || {
-            let _ = done.send(span.in_scope(work));
-        })
-        .map_err(|e| {
-            tracing::error!(error = %e, "cannot start a transfer thread");
-            ApiError::Overloaded
-        })?;
+    let pool = pool().map_err(|e| {
+        tracing::error!(error = %e, transfer = name, "cannot start the transfer threads");
+        ApiError::Overloaded
+    })?;
+    drop(pool.spawn_blocking(move || {
+        let _ = done.send(span.in_scope(work));
+    }));
     Ok(result)
+}
+
+/// How long an idle transfer thread waits for the next transfer before it ends.
+const THREAD_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The transfer threads' runtime, started with the first transfer. Its one async worker idles:
+/// only its blocking pool is used, which grows to as many threads as transfers run at once.
+fn pool() -> Result<&'static tokio::runtime::Handle, &'static str> {
+    static POOL: std::sync::OnceLock<Result<tokio::runtime::Runtime, String>> =
+        std::sync::OnceLock::new();
+    match POOL.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .max_blocking_threads(4096)
+            .thread_keep_alive(THREAD_KEEP_ALIVE)
+            .thread_name("medialib-transfer")
+            .build()
+            .map_err(|e| e.to_string())
+    }) {
+        Ok(runtime) => Ok(runtime.handle()),
+        Err(e) => Err(e.as_str()),
+    }
 }
 
 /// Runs `work` with the request body as a reader, on a transfer thread, while this task
