@@ -128,6 +128,17 @@ wait_http() { # URL PID [-f]: until the URL answers over HTTP (with -f: a 2xx)
     echo "$1 did not answer within 60 seconds" >&2
     return 1
 }
+# make_clip SECONDS WIDTHxHEIGHT OUT: a clip with sound (ffmpeg's testsrc2 at 30 fps and a
+# beeping tone, H.264/AAC), encoded once and not measured: what the media benchmarks upload.
+make_clip() {
+    step "a $1 s $2 clip with sound (encoded once, not measured)"
+    ffmpeg -hide_banner -loglevel error -y \
+        -f lavfi -i "testsrc2=size=$2:rate=30:duration=$1" \
+        -f lavfi -i "sine=frequency=440:beep_factor=4:duration=$1" \
+        -c:v libx264 -preset veryfast -crf 20 -pix_fmt yuv420p -c:a aac -b:a 128k -shortest "$3"
+    ls -l "$3"
+}
+
 json_field() { # FILE EXPR (python expression on `d`)
     "$python" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }

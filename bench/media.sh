@@ -64,7 +64,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 bench=$root/bench
-# step, stop_pid, cleanup, apt_install, free_port, wait_http, json_field, start_medialib.
+# step, stop_pid, cleanup, apt_install, free_port, wait_http, make_clip, json_field, start_medialib.
 # shellcheck source=bench/lib.sh
 . "$bench/lib.sh"
 
@@ -156,13 +156,8 @@ for n in "$rss_small_mib" "$rss_large_mib" "$range_mib"; do
     }
 done
 
-step "a ${hls_secs} s ${hls_size} clip with sound (encoded once, not measured)"
 clip=$work/clip.mp4
-ffmpeg -hide_banner -loglevel error -y \
-    -f lavfi -i "testsrc2=size=${hls_size}:rate=30:duration=${hls_secs}" \
-    -f lavfi -i "sine=frequency=440:beep_factor=4:duration=${hls_secs}" \
-    -c:v libx264 -preset veryfast -crf 20 -pix_fmt yuv420p -c:a aac -b:a 128k -shortest "$clip"
-ls -l "$clip"
+make_clip "${hls_secs}" "${hls_size}" "$clip"
 
 # medialib's storage directories live in $work, on the same file system as dd's output.
 ceilings() { # SUFFIX (before|after)

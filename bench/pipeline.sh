@@ -70,13 +70,8 @@ echo "ffmpeg: $(ffmpeg -version | head -n 1 | cut -c1-40); wrk: $(wrk --version 
 
 build_medialib
 
-step "a ${secs} s ${size} clip with sound (encoded once, not measured)"
 clip=$work/clip.mp4
-ffmpeg -hide_banner -loglevel error -y \
-    -f lavfi -i "testsrc2=size=${size}:rate=30:duration=${secs}" \
-    -f lavfi -i "sine=frequency=440:beep_factor=4:duration=${secs}" \
-    -c:v libx264 -preset veryfast -crf 20 -pix_fmt yuv420p -c:a aac -b:a 128k -shortest "$clip"
-ls -l "$clip"
+make_clip "${secs}" "${size}" "$clip"
 
 step "medialib serve with one worker"
 start_medialib pipeline "file://$work/pipeline/media" MEDIALIB_WORKERS=1 \
