@@ -21,11 +21,11 @@ Usage:
       --chunk bytes, one after the other, straight to the S3 API (boto3, when importable).
   media.py url BASE TOKEN LIBRARY UUID
       Prints the path of the object's delivery URL (`files[0].url` of the media call).
-  media.py segments BASE TOKEN LIBRARY UUID OUT
-      Waits (up to 10 minutes) until the video UUID is processed, then follows its HLS master
-      playlist (the media call's `hls` file) to the rendition with the highest `BANDWIDTH`
-      and writes OUT (JSON): that rendition's name, the delivery path of the file its
-      segments are ranges of (`single_file` packaging), the path of that file under its
+  media.py segments BASE READY OUT
+      Follows the HLS master playlist of a processed video (READY: what `bench/pipeline.py
+      wait` wrote, the media call once `ready`) to the rendition with the highest
+      `BANDWIDTH` and writes OUT (JSON): that rendition's name, the delivery path of the file
+      its segments are ranges of (`single_file` packaging), the path of that file under its
       object (`hls/720p.m4s`), and each media segment's offset and length from its
       `#EXT-X-BYTERANGE` lines, as a player reads them.
   media.py report RESULTS_DIR OUT_JSON OUT_MD [--command C] [--smoke 0|1]
@@ -305,16 +305,6 @@ def s3put(argv):
           f"{doc['mib_per_second']:.1f} MiB/s")
 
 
-def url(base, token, library, uuid):
-    c = connection(base)
-    c.request("GET", f"/api/media/c/{library}/o/{uuid}/", headers={"Authorization": f"Bearer {token}"})
-    r = c.getresponse()
-    data = r.read()
-    if r.status != 200:
-        die(f"media call: {r.status} {data[:300]!r}")
-    print(urllib.parse.urlparse(json.loads(data)["files"][0]["url"]).path)
-
-
 def get(base, path, token=None):
     c = connection(base)
     c.request("GET", path, headers={"Authorization": f"Bearer {token}"} if token else {})
@@ -323,6 +313,11 @@ def get(base, path, token=None):
     if r.status != 200:
         die(f"GET {path}: {r.status} {data[:300]!r}")
     return data
+
+
+def url(base, token, library, uuid):
+    data = get(base, f"/api/media/c/{library}/o/{uuid}/", token)
+    print(urllib.parse.urlparse(json.loads(data)["files"][0]["url"]).path)
 
 
 def playlist_ranges(text):
@@ -343,22 +338,8 @@ def playlist_ranges(text):
     return segments
 
 
-def segments(base, token, library, uuid, out):
-    started = time.monotonic()
-    while True:
-        c = connection(base)
-        c.request("GET", f"/api/media/c/{library}/o/{uuid}/",
-                  headers={"Authorization": f"Bearer {token}"})
-        r = c.getresponse()
-        data = r.read()
-        if r.status != 200:
-            die(f"media call: {r.status} {data[:300]!r}")
-        m = json.loads(data)
-        if m.get("state") == "ready":
-            break
-        if m.get("state") == "failed" or time.monotonic() - started > 600:
-            die(f"the clip was not processed: {m}")
-        time.sleep(0.2)
+def segments(base, ready, out):
+    m = json.load(open(ready))["media"]
     hls = [f for f in m["files"] if f["role"] == "hls"]
     if len(hls) != 1:
         die(f"expected one file of role hls in the media call, found {m['files']}")
@@ -385,7 +366,6 @@ def segments(base, token, library, uuid, out):
         "path": path,
         "stored_suffix": "hls/" + os.path.basename(path),
         "ranges": [[offset, length] for _, offset, length in listed],
-        "processing_seconds": time.monotonic() - started,
     }
     with open(out, "w") as f:
         json.dump(doc, f, indent=1)

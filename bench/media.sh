@@ -45,9 +45,9 @@
 # Writes bench/results-media.json and the "Media" section of docs/performance.md.
 #
 # --smoke: CI's check that this harness does not rot: a 16 MiB upload, 8 × 2 and 8 × 4 MiB,
-# a 4 MiB file and a 4 s 640x360 clip for 1-second wrk runs; the debug build (BENCH_BINARY, if set, is the binary
-# used instead); Garage only when its binary is installed; the report goes to a temporary
-# copy of docs/performance.md, never to docs/.
+# a 4 MiB file and a 4 s 640x360 clip for 1-second wrk runs; the debug build (BENCH_BINARY,
+# if set, is the binary used instead); Garage only when its binary is installed; the report
+# goes to a temporary copy of docs/performance.md, never to docs/.
 #
 # Environment: BENCH_MEDIA_UPLOAD_MIB, BENCH_MEDIA_CHUNK_MIB, BENCH_MEDIA_PARALLEL,
 # BENCH_MEDIA_RSS_SMALL_MIB, BENCH_MEDIA_RSS_LARGE_MIB, BENCH_MEDIA_RANGE_MIB,
@@ -302,7 +302,8 @@ relative=${stored#"$work"}
     --name clip.mp4
 clip_uuid=$(json_field "$results/clip_upload.json" 'd["uploads"][0]["uuid"]')
 # Waits for the worker: nothing is measured while it processes.
-"$python" "$bench/media.py" segments "$base" "$token" "$lib" "$clip_uuid" "$results/segments.json"
+"$python" "$bench/pipeline.py" wait "$base" "$token" "$lib" "$clip_uuid" "$results/clip_ready.json"
+"$python" "$bench/media.py" segments "$base" "$results/clip_ready.json" "$results/segments.json"
 hls_path=$(json_field "$results/segments.json" 'd["path"]')
 hls_stored=$(stored_file "*/$(json_field "$results/segments.json" 'd["stored_suffix"]')")
 hls_relative=${hls_stored#"$work"}
