@@ -13,13 +13,14 @@ medialib_adapters_diesel::backend_tests!(
     migrate_applies_everything_once,
     down_and_up_round_trip,
     member_modified_at_is_backfilled_and_reverted,
+    clustered_keys_keep_every_row_and_reference,
     namespace_is_created_once,
     concurrent_first_calls_agree,
     ping_and_pool_state,
 );
 
 /// Every migration version shipped, in order.
-const ALL_VERSIONS: [&str; 9] = [
+const ALL_VERSIONS: [&str; 10] = [
     "20261122000000",
     "20261122000001",
     "20261122000002",
@@ -29,6 +30,7 @@ const ALL_VERSIONS: [&str; 9] = [
     "20261125000006",
     "20261128000007",
     "20261129000008",
+    "20261202000009",
 ];
 
 /// The media tables.
@@ -37,8 +39,10 @@ const MEDIA: &str = "20261125000005";
 const JOBS: &str = "20261125000006";
 /// Refresh tokens' successors.
 const SUCCESSORS: &str = "20261128000007";
-/// The newest migration (LTI), reverted first to reach older ones.
+/// LTI.
 const LTI: &str = "20261129000008";
+/// The read-mostly tables clustered on their keys (SQLite), reverted first to reach older ones.
+const CLUSTERED: &str = "20261202000009";
 
 fn migrate_applies_everything_once(f: &Fixture) {
     assert_eq!(f.db.pending_migrations().unwrap(), ALL_VERSIONS);
@@ -99,6 +103,7 @@ fn member_modified_at_is_backfilled_and_reverted(f: &Fixture) {
     };
     assert_eq!(f.db.revert_last().unwrap(), None, "nothing applied yet");
     f.db.migrate(&mut |_| {}).unwrap();
+    assert_eq!(f.db.revert_last().unwrap().as_deref(), Some(CLUSTERED));
     assert_eq!(f.db.revert_last().unwrap().as_deref(), Some(LTI));
     assert_eq!(f.db.revert_last().unwrap().as_deref(), Some(SUCCESSORS));
     assert_eq!(f.db.revert_last().unwrap().as_deref(), Some(JOBS));
@@ -125,7 +130,7 @@ fn member_modified_at_is_backfilled_and_reverted(f: &Fixture) {
 
     assert_eq!(
         f.db.migrate(&mut |_| {}).unwrap(),
-        [COPY, MEDIA, JOBS, SUCCESSORS, LTI]
+        [COPY, MEDIA, JOBS, SUCCESSORS, LTI, CLUSTERED]
     );
     let mut raw = Raw::open(f);
     assert!(has_column(&mut raw));
@@ -139,6 +144,7 @@ fn member_modified_at_is_backfilled_and_reverted(f: &Fixture) {
     }
     drop(raw);
 
+    assert_eq!(f.db.revert_last().unwrap().as_deref(), Some(CLUSTERED));
     assert_eq!(f.db.revert_last().unwrap().as_deref(), Some(LTI));
     assert_eq!(f.db.revert_last().unwrap().as_deref(), Some(SUCCESSORS));
     assert_eq!(f.db.revert_last().unwrap().as_deref(), Some(JOBS));
@@ -155,8 +161,159 @@ fn member_modified_at_is_backfilled_and_reverted(f: &Fixture) {
     drop(raw);
     assert_eq!(
         f.db.migrate(&mut |_| {}).unwrap(),
-        [COPY, MEDIA, JOBS, SUCCESSORS, LTI]
+        [COPY, MEDIA, JOBS, SUCCESSORS, LTI, CLUSTERED]
     );
+}
+
+/// `20261202000009`: the read-mostly tables rebuilt clustered on their keys (SQLite; nothing on
+/// PostgreSQL) keep every row, of their own and of the tables that point at them, and their
+/// foreign keys still act afterwards; `down.sql` rebuilds them as rowid tables, rows kept.
+fn clustered_keys_keep_every_row_and_reference(f: &Fixture) {
+    /// The tables the migration rebuilds on SQLite.
+    const REBUILT: [&str; 8] = [
+        "users",
+        "oauth_clients",
+        "oauth_client_redirect_uris",
+        "oauth_grants",
+        "objects",
+        "object_properties",
+        "memberships",
+        "permissions",
+    ];
+    const CLUSTERED_TABLES: &str = "SELECT count(*) AS n FROM sqlite_schema \
+        WHERE type = 'table' AND sql LIKE '%WITHOUT ROWID'";
+    let sqlite = f.db.backend() == Backend::Sqlite;
+    f.db.migrate(&mut |_| {}).unwrap();
+    assert_eq!(f.db.revert_last().unwrap().as_deref(), Some(CLUSTERED));
+    let mut raw = Raw::open(f);
+    if sqlite {
+        assert_eq!(
+            raw.count(CLUSTERED_TABLES),
+            0,
+            "down.sql left a table clustered"
+        );
+    }
+    for sql in [
+        "INSERT INTO users (id, unique_id, first_name, last_name, org_admin, created_at, \
+         modified_at) VALUES ('u1', 'alice', 'A', 'L', TRUE, 1, 2)",
+        "INSERT INTO users (id, unique_id, first_name, last_name, created_at, modified_at) \
+         VALUES ('u2', 'bob', 'B', 'M', 3, 4)",
+        "INSERT INTO objects (id, object_type, title, description, public, owner_id, shortcode, \
+         created_at, modified_at) VALUES ('c1', 'catalog', 'Library', '', TRUE, 'u1', 'sc1', 0, 10)",
+        "INSERT INTO objects (id, object_type, title, description, public, duration, owner_id, \
+         shortcode, created_at, modified_at, deleted_at, deleted_from) VALUES ('v1', 'video', \
+         'Clip', 'About the clip', FALSE, 42, 'u2', 'sc2', 5, 20, 30, 'c1')",
+        "INSERT INTO memberships (collection_id, member_id, added_at, member_modified_at) \
+         VALUES ('c1', 'v1', 6, 20)",
+        "INSERT INTO object_properties (object_id, key, value) VALUES ('v1', 'course', 'CS101')",
+        "INSERT INTO permissions (collection_id, user_id, level, granted_at) \
+         VALUES ('c1', 'u2', 'view', 7)",
+        "INSERT INTO oauth_clients (id, name, secret_digest, created_at) \
+         VALUES ('k1', 'LMS', 'abc', 8)",
+        "INSERT INTO oauth_client_redirect_uris (client_id, uri, position) \
+         VALUES ('k1', 'https://lms.example/cb', 0)",
+        "INSERT INTO oauth_grants (id, client_id, user_id, scope, offline, created_at) \
+         VALUES ('g1', 'k1', 'u2', 'read', TRUE, 9)",
+        "INSERT INTO oauth_access_tokens (digest, grant_id, user_id, client_id, scope, \
+         created_at, expires_at) VALUES ('d1', 'g1', 'u2', 'k1', 'read', 9, 99)",
+        "INSERT INTO oauth_refresh_tokens (digest, grant_id, created_at, expires_at) \
+         VALUES ('r1', 'g1', 9, 99)",
+        "INSERT INTO media (object_id, state, modified_at) VALUES ('v1', 'ready', 20)",
+    ] {
+        raw.exec(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    let tables = raw.tables();
+    let counts = |raw: &mut Raw| -> Vec<i64> {
+        tables
+            .iter()
+            .map(|t| raw.count(&format!("SELECT count(*) AS n FROM {t}")))
+            .collect()
+    };
+    let before = counts(&mut raw);
+    assert_eq!(before.iter().sum::<i64>(), 13, "the rows above");
+    drop(raw);
+
+    assert_eq!(f.db.migrate(&mut |_| {}).unwrap(), [CLUSTERED]);
+    let mut raw = Raw::open(f);
+    assert_eq!(counts(&mut raw), before, "a row was lost: {tables:?}");
+    if sqlite {
+        assert_eq!(raw.count(CLUSTERED_TABLES), REBUILT.len() as i64);
+        for t in REBUILT {
+            let sql = format!(
+                "SELECT count(*) AS n FROM sqlite_schema WHERE type = 'table' AND name = '{t}' \
+                 AND sql LIKE '%WITHOUT ROWID'"
+            );
+            assert_eq!(raw.count(&sql), 1, "{t} is not clustered");
+        }
+    }
+    // Every column came across, NULLs and all.
+    assert_eq!(
+        raw.count(
+            "SELECT count(*) AS n FROM objects WHERE id = 'v1' AND object_type = 'video' \
+             AND title = 'Clip' AND description = 'About the clip' AND public = FALSE \
+             AND duration = 42 AND owner_id = 'u2' AND shortcode = 'sc2' AND created_at = 5 \
+             AND modified_at = 20 AND deleted_at = 30 AND deleted_from = 'c1'"
+        ),
+        1
+    );
+    assert_eq!(
+        raw.count(
+            "SELECT count(*) AS n FROM users WHERE id = 'u1' AND org_admin = TRUE \
+             AND created_at = 1 AND modified_at = 2"
+        ),
+        1
+    );
+    assert_eq!(
+        raw.count(
+            "SELECT count(*) AS n FROM oauth_grants WHERE id = 'g1' AND revoked_at IS NULL \
+             AND offline = TRUE"
+        ),
+        1
+    );
+    // The constraints came across: a duplicate key, a second shortcode, a bad level and a
+    // reference to nothing are refused.
+    for sql in [
+        "INSERT INTO users (id, unique_id, first_name, last_name, created_at, modified_at) \
+         VALUES ('u1', 'carol', 'C', 'N', 0, 0)",
+        "INSERT INTO objects (id, object_type, title, description, public, owner_id, shortcode, \
+         created_at, modified_at) VALUES ('v9', 'video', 't', '', FALSE, 'u1', 'sc2', 0, 0)",
+        "INSERT INTO permissions (collection_id, user_id, level, granted_at) \
+         VALUES ('c1', 'u1', 'owner', 0)",
+        "INSERT INTO object_properties (object_id, key, value) VALUES ('nope', 'k', 'v')",
+    ] {
+        assert!(raw.exec(sql).is_err(), "accepted after the rebuild: {sql}");
+    }
+    // The children's ON DELETE CASCADE still acts: the grant takes its tokens with it, the
+    // object its membership, property and media.
+    raw.exec("DELETE FROM oauth_grants WHERE id = 'g1'")
+        .unwrap();
+    raw.exec("DELETE FROM objects WHERE id = 'v1'").unwrap();
+    for table in [
+        "oauth_access_tokens",
+        "oauth_refresh_tokens",
+        "memberships",
+        "object_properties",
+        "media",
+    ] {
+        let n = raw.count(&format!("SELECT count(*) AS n FROM {table}"));
+        assert_eq!(n, 0, "{table} kept a row of a deleted parent");
+    }
+    drop(raw);
+
+    // down.sql: rowid tables again, with the rows left.
+    assert_eq!(f.db.revert_last().unwrap().as_deref(), Some(CLUSTERED));
+    let mut raw = Raw::open(f);
+    if sqlite {
+        assert_eq!(raw.count(CLUSTERED_TABLES), 0);
+    }
+    assert_eq!(raw.count("SELECT count(*) AS n FROM users"), 2);
+    assert_eq!(raw.count("SELECT count(*) AS n FROM permissions"), 1);
+    assert_eq!(
+        raw.count("SELECT count(*) AS n FROM oauth_client_redirect_uris"),
+        1
+    );
+    drop(raw);
+    assert_eq!(f.db.migrate(&mut |_| {}).unwrap(), [CLUSTERED]);
 }
 
 fn namespace_is_created_once(f: &Fixture) {

@@ -1,0 +1,2 @@
+-- up.sql changed nothing.
+SELECT 1;
