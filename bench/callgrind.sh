@@ -31,7 +31,9 @@
 #                   rate limiters counted it; limits at 1 000 000 a minute, never reached)
 #
 # Environment: MEDIALIB_LOG (default `warn`, as bench/run.sh), BENCH_CG_DIR (default
-# /tmp/medialib-callgrind). Only loopback; each run stops by itself. describe_public and
+# /tmp/medialib-callgrind), BENCH_CG_LIBRARIES (default "1 2": the objects of seed.py's small
+# and large libraries; "1000 10000" seeds the database bench/run.sh measures, where the
+# B-trees are as deep as there). Only loopback; each run stops by itself. describe_public and
 # describe_bearer seed a database of their own through the CLI and the HTTP API, as
 # bench/run.sh does, on every invocation (the token expires), outside valgrind.
 set -euo pipefail
@@ -42,6 +44,7 @@ requests=${3:-2000}
 dir=${BENCH_CG_DIR:-/tmp/medialib-callgrind}
 log_level=${MEDIALIB_LOG:-warn}
 hello=${BENCH_HELLO:-$(dirname "$binary")/medialib-bench-hello}
+read -r small large <<<"${BENCH_CG_LIBRARIES:-1 2}"
 mkdir -p "$dir"
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
@@ -97,7 +100,7 @@ if [[ $scenario == describe_public || $scenario == describe_bearer ]]; then
     seed_pid=$pid
     wait_ready "http://127.0.0.1:$port/readyz" "$pid"
     python3 "$(dirname "$0")/seed.py" setup "http://127.0.0.1:$port" "$seed" "$client_id" \
-        "$client_secret" bench 'benchmark password' 1 2 >/dev/null
+        "$client_secret" bench 'benchmark password' "$small" "$large" >/dev/null
     kill -TERM "$pid"
     wait "$pid" || true
     seed_pid=
