@@ -45,11 +45,12 @@ import re
 import socket
 import socketserver
 import statistics
-import subprocess
 import sys
 import threading
 import time
 import urllib.parse
+
+from report import provenance
 
 MIB = 1024 * 1024
 
@@ -502,8 +503,7 @@ def report(argv):
             "nginx": n,
         })
 
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True, check=False).stdout.strip()
+    commit, provenance_note = provenance()
     cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
                 if line.startswith("model name")), "")
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -528,8 +528,8 @@ def report(argv):
           "Measured by `bench/media.sh` (issue 19), a separate run from the table above: "
           "`bench/run.sh` regenerates the rest of this page and keeps this section as it is. "
           "The targets are ratios to ceilings measured in the same run on the same machine.\n",
-          f"- **Date:** {now}; **command:** `{doc['command']}`; **commit:** `{commit}` (plus the "
-          "working tree)",
+          f"- **Date:** {now}; **command:** `{doc['command']}`; **commit:** `{commit}`"
+          f"{provenance_note}",
           f"- **Machine:** {cpu}, {os.cpu_count()} CPUs, Linux {platform.release()}; the client, "
           "the server, Garage, nginx and wrk share these CPUs",
           f"- **Upload:** one file of {settings['upload_mib']} MiB from /dev/urandom (in the page "

@@ -298,6 +298,40 @@ def shed_table(md, header, rows, text_columns=2):
     md.append("")
 
 
+# What the harness's scripts write: a run's own changes, not the working tree's.
+RUN_OUTPUTS = ("bench/results.json", "bench/results-media.json", "bench/results-pipeline.json",
+               "docs/performance.md")
+
+
+def provenance(outputs=RUN_OUTPUTS):
+    """The short HEAD commit and what the page's commit line adds to it: whether tracked
+    files other than the run's own `outputs` differ from that commit, and the binary
+    measured when BENCH_BINARY named one (the harness cannot tell which commit that binary
+    was built from, so the line gives its name and build time instead of claiming HEAD's)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+    def git(*args):
+        try:
+            return subprocess.run(["git", "-C", root, *args], capture_output=True,
+                                  text=True, check=False).stdout.strip()
+        except OSError:
+            return ""
+    commit = git("rev-parse", "--short", "HEAD")
+    notes = []
+    if git("status", "--porcelain", "--untracked-files=no", "--", ".",
+           *[f":(exclude){o}" for o in outputs]):
+        notes.append("plus the working tree")
+    binary = os.environ.get("BENCH_BINARY", "")
+    if binary:
+        try:
+            built = datetime.datetime.fromtimestamp(
+                os.stat(binary).st_mtime, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        except OSError:
+            built = "unknown"
+        notes.append(f"the binary `{os.path.basename(binary)}` from `BENCH_BINARY`, built {built}")
+    return commit, (f" ({'; '.join(notes)})" if notes else "")
+
+
 def fmt(x, digits=0):
     if x is None:
         return "—"
@@ -344,11 +378,7 @@ def main():
             "ceiling": ceiling, "ceiling_label": clabel, "ratio": ratio,
             "target": target_text, "met": met,
         })
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, check=False).stdout.strip()
-    except OSError:
-        commit = ""
+    commit, provenance_note = provenance()
     cpu = ""
     try:
         for line in open("/proc/cpuinfo"):
@@ -396,8 +426,8 @@ def main():
         "is what the targets are about. Regenerate this page (the table, the settings and "
         "`bench/results.json`) with `bench/run.sh all`; the analysis section is kept.\n"
     )
-    md.append(f"- **Date:** {now}; **command:** `{a.command.strip()}`; **commit:** `{commit}` "
-              "(plus the working tree)")
+    md.append(f"- **Date:** {now}; **command:** `{a.command.strip()}`; **commit:** `{commit}`"
+              f"{provenance_note}")
     md.append(f"- **Machine:** {cpu}, {os.cpu_count()} CPUs, Linux {platform.release()}; wrk, "
               "the server and the ceilings share these CPUs")
     md.append(f"- **Runs:** wrk -t{a.threads}, keep-alive, {a.connections} connections "
