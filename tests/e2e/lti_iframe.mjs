@@ -61,6 +61,8 @@ async function visit(browser, url, withAudit) {
   if (!frame) throw new Error(`no frame of ${toolOrigin} in ${url}`);
   await frame.waitForLoadState("load");
   const heading = await frame.locator("h1").first().textContent();
+  // What the frame says besides its heading: a refusal's reason, for the test's message.
+  const text = (await frame.locator("body").innerText()).replace(/\s+/g, " ").slice(0, 400);
   const violations = withAudit ? await audit(frame, "lti picker") : [];
   // A navigation inside the frame, as a click on a video of the course would be.
   await frame.goto(`${toolOrigin}${opts.player}`);
@@ -71,6 +73,7 @@ async function visit(browser, url, withAudit) {
     record: {
       picker: heading.includes("Pick media"),
       heading,
+      text,
       playerTitle,
       frameUrl: frame.url(),
       sessionCookie: cookies.some((c) => c.name === "medialib_session"),

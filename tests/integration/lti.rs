@@ -688,10 +688,22 @@ async fn a_course_page_frames_the_launch_in_chromium(b: Backend) {
         vec![("CHROMIUM", chromium.display().to_string())],
     )
     .await;
-    assert!(out["error"].is_null(), "{out}");
+    // On a failure, what the server counted beside what the frames showed: each launch's
+    // outcome and status, and any load shedding.
+    let metrics = lms.get("/metrics", "").await.body;
+    let counted: Vec<&str> = metrics
+        .lines()
+        .filter(|l| {
+            l.starts_with("medialib_lti_launches_total")
+                || l.starts_with("medialib_requests_shed")
+                || l.starts_with("medialib_http_requests_total{route=\"/api/lti")
+        })
+        .collect();
+    let why = format!("{out}\n{}", counted.join("\n"));
+    assert!(out["error"].is_null(), "{why}");
     let same = &out["sameSite"];
-    assert_eq!(same["picker"], true, "{out}");
-    assert_eq!(same["sessionCookie"], true, "{out}");
+    assert_eq!(same["picker"], true, "{why}");
+    assert_eq!(same["sessionCookie"], true, "{why}");
     let title = |record: &Value| {
         record["playerTitle"]
             .as_str()
@@ -700,17 +712,17 @@ async fn a_course_page_frames_the_launch_in_chromium(b: Backend) {
     };
     assert!(
         title(same).contains("Photosynthesis"),
-        "the private video, with the launch's session: {out}"
+        "the private video, with the launch's session: {why}"
     );
     let cross = &out["crossSite"];
     assert_eq!(
         cross["picker"], true,
-        "the launch itself works in any frame: {out}"
+        "the launch itself works in any frame: {why}"
     );
-    assert_eq!(cross["sessionCookie"], false, "{out}");
+    assert_eq!(cross["sessionCookie"], false, "{why}");
     assert!(
         !title(cross).contains("Photosynthesis"),
-        "no session, no private video: {out}"
+        "no session, no private video: {why}"
     );
-    assert_eq!(out["violations"], serde_json::json!([]), "{out}");
+    assert_eq!(out["violations"], serde_json::json!([]), "{why}");
 }
