@@ -18,7 +18,10 @@
 //!   admitted requests wait behind few, and the cap comes back by doublings, not all at once.
 //!   While a cap is in force, a request that has already waited longer than the target when
 //!   its work would start is refused then, before any work ([`Slot::overdue`]): CoDel's drop
-//!   at the head of the queue, for the requests admitted before the cap was set.
+//!   at the head of the queue, for the requests admitted before the cap was set. Not while
+//!   the floor or fewer are in flight: the cap would admit that many anyway, and a wait with
+//!   no queue behind it is the machine's (a lone request on a CPU busy with other work), which
+//!   no refusal shortens, as CoDel drops nothing while less than a packet is queued.
 //! - **A hard bound** (`max_in_flight`, queued requests included), which keeps memory and
 //!   threads bounded whatever the delays say.
 //!
@@ -275,10 +278,12 @@ impl Slot {
     /// otherwise each be served after waiting for all those ahead of them, seconds on a slow
     /// machine, while every newcomer is refused. Refused before its work, it has changed
     /// nothing, and the client tries again after the `Retry-After` like any refused one.
+    /// Never while no more than the floor are in flight (this request included): the cap
+    /// admits that many whatever the waits, so there is no queue to shorten.
     pub(crate) fn overdue(&self, now: Instant) -> bool {
         let a = &self.admission;
         let Some(d) = &a.delay else { return false };
-        let overdue = a.shedding() && self.waited(now) > d.target;
+        let overdue = a.shedding() && a.in_flight() > d.floor && self.waited(now) > d.target;
         if overdue {
             a.count_refusal();
         }
@@ -545,6 +550,51 @@ mod tests {
             "waited the target, no more"
         );
         assert_eq!(a.shed(), 1);
+        assert!(a.shedding(), "the cap is still in force");
+        assert!(
+            !late.overdue(past),
+            "two in flight, under the floor: no queue to shorten, served"
+        );
+        assert_eq!(a.shed(), 1);
+    }
+
+    /// A machine busy with other work makes a lone request's waits long with no queue at all:
+    /// a cap may be set (at the floor, which refuses nobody here), but the request is served,
+    /// not refused as overdue. The control: the same waits with more than the floor in flight
+    /// refuse the late one.
+    #[test]
+    fn a_lone_request_that_waited_long_on_a_busy_machine_is_served() {
+        let a = Arc::new(Admission::new(Some(4096), Some(TARGET)));
+        let t0 = Instant::now();
+        let first = a.try_enter().unwrap();
+        a.observe(ms(300), t0);
+        drop(first);
+        let lone = a.try_enter().unwrap();
+        a.observe(ms(300), t0 + INTERVAL);
+        assert_eq!(
+            a.cap(),
+            FLOOR,
+            "an interval of long waits: capped, at the floor"
+        );
+        assert!(a.shedding());
+        let late = lone.admitted + TARGET + ms(1);
+        assert!(!lone.overdue(late), "alone: served");
+        let crowd: Vec<_> = (0..FLOOR).filter_map(|_| a.try_enter()).collect();
+        assert_eq!(crowd.len(), FLOOR - 1, "the cap admits up to the floor");
+        assert!(
+            !lone.overdue(late),
+            "the floor in flight: still no queue past it"
+        );
+        assert_eq!(a.shed(), 1, "the one refused at the cap above");
+        let b = Arc::new(Admission::new(Some(4096), Some(TARGET)));
+        let many: Vec<_> = (0..=FLOOR).filter_map(|_| b.try_enter()).collect();
+        b.observe(ms(300), t0);
+        b.observe(ms(300), t0 + INTERVAL);
+        assert!(b.shedding());
+        assert!(
+            many[0].overdue(many[0].admitted + TARGET + ms(1)),
+            "more than the floor in flight: refused"
+        );
     }
 
     /// A slot's waits are its time since admission less the time its work ran.

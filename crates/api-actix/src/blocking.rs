@@ -217,6 +217,7 @@ mod tests {
     use medialib_ports::no_wait::{may_wait, refuse};
 
     use super::*;
+    use crate::admission::FLOOR;
 
     #[derive(Debug)]
     struct Up;
@@ -273,43 +274,55 @@ mod tests {
     }
 
     /// Behind a standing queue, a request that waited longer than the target is answered 503
-    /// at the start of its work, which never runs; the control, a request admitted then, runs.
+    /// at the start of its work, which never runs, when more than the floor are in flight. The
+    /// controls: a request admitted afterwards runs, and so does a request that waited as long
+    /// alone (no queue behind it: a machine busy with other work, which no refusal helps).
     #[actix_web::test]
     async fn behind_a_standing_queue_a_request_that_waited_too_long_is_refused_unworked() {
         let target = std::time::Duration::from_millis(50);
-        let state = state_with(crate::HttpConfig {
-            shed_queue_delay: Some(target),
-            ..crate::HttpConfig::default()
-        });
-        for _ in 0..3 {
-            let slot = admit(&state).unwrap();
-            let work = |_: &Services| -> Result<(), ApiError> { Ok(()) };
-            let ((), slot) = run_then_wait(&state, slot, work).await.unwrap();
-            tokio::time::sleep(3 * target).await;
-            slot.end_waits();
-        }
-        assert!(state.admission.shedding(), "a queue stood");
-        let ran = Arc::new(AtomicUsize::new(0));
-        for waits in [true, false] {
-            let slot = admit(&state).unwrap();
-            if waits {
-                tokio::time::sleep(2 * target).await;
+        for crowded in [true, false] {
+            let state = state_with(crate::HttpConfig {
+                shed_queue_delay: Some(target),
+                ..crate::HttpConfig::default()
+            });
+            // Admitted before any queue stood: `late` and, when crowded, the floor's worth more.
+            let late = admit(&state).unwrap();
+            let crowd: Vec<_> = (0..if crowded { FLOOR } else { 0 })
+                .map(|_| admit(&state).unwrap())
+                .collect();
+            // Two waits past the target, an interval apart: a queue stood (a third request
+            // would find the crowd at the cap it sets).
+            for _ in 0..2 {
+                let slot = admit(&state).unwrap();
+                let work = |_: &Services| -> Result<(), ApiError> { Ok(()) };
+                let ((), slot) = run_then_wait(&state, slot, work).await.unwrap();
+                tokio::time::sleep(3 * target).await;
+                slot.end_waits();
             }
-            let counted = Arc::clone(&ran);
-            let work = move |_: &Services| -> Result<(), ApiError> {
-                counted.fetch_add(1, Ordering::SeqCst);
-                Ok(())
+            assert!(state.admission.shedding(), "a queue stood");
+            let ran = Arc::new(AtomicUsize::new(0));
+            let work = |ran: &Arc<AtomicUsize>| {
+                let counted = Arc::clone(ran);
+                move |_: &Services| -> Result<(), ApiError> {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                    Ok(())
+                }
             };
-            let answer = run_admitted(&state, slot, work).await;
+            let answer = run_admitted(&state, late, work(&ran)).await;
             assert_eq!(
                 matches!(answer, Err(ApiError::Overloaded)),
-                waits,
-                "waited {waits}: {answer:?}"
+                crowded,
+                "crowded {crowded}: {answer:?}"
             );
-            assert_eq!(ran.load(Ordering::SeqCst), usize::from(!waits));
+            assert_eq!(ran.load(Ordering::SeqCst), usize::from(!crowded));
+            drop(crowd);
+            let fresh = admit(&state).unwrap();
+            let answer = run_admitted(&state, fresh, work(&ran)).await;
+            assert!(answer.is_ok(), "admitted under the cap: {answer:?}");
+            assert_eq!(ran.load(Ordering::SeqCst), 1 + usize::from(!crowded));
+            assert_eq!(state.admission.shed(), u64::from(crowded));
+            assert_eq!(state.admission.in_flight(), 0, "every slot given back");
         }
-        assert_eq!(state.admission.shed(), 1);
-        assert_eq!(state.admission.in_flight(), 0, "both slots given back");
     }
 
     /// Once the load is gone, reads answered on the worker lift a cap by themselves (they
