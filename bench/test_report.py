@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import tempfile
 import unittest
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -22,6 +23,17 @@ def git(root, *args):
 
 class Provenance(unittest.TestCase):
     def setUp(self):
+        # Git reads the caller's environment and configuration: a GIT_DIR would point the
+        # throwaway repository's commits at the caller's, a global commit.gpgsign or hooks
+        # path would change what a commit does. The tests' git, and provenance()'s, see none
+        # of it; patch.dict gives the caller's environment back after each test.
+        env = mock.patch.dict(os.environ)
+        env.start()
+        self.addCleanup(env.stop)
+        for name in [n for n in os.environ if n.startswith("GIT_")] + ["BENCH_BINARY"]:
+            os.environ.pop(name, None)
+        os.environ["GIT_CONFIG_GLOBAL"] = os.devnull
+        os.environ["GIT_CONFIG_NOSYSTEM"] = "1"
         self.root = tempfile.mkdtemp(prefix="bench-report-test-")
         self.addCleanup(shutil.rmtree, self.root)
         os.makedirs(os.path.join(self.root, "bench"))
@@ -39,10 +51,6 @@ class Provenance(unittest.TestCase):
         spec.loader.exec_module(self.report)
         self.head = subprocess.run(["git", "-C", self.root, "rev-parse", "--short", "HEAD"],
                                    check=True, capture_output=True, text=True).stdout.strip()
-        saved = os.environ.pop("BENCH_BINARY", None)
-        if saved is not None:
-            self.addCleanup(os.environ.__setitem__, "BENCH_BINARY", saved)
-        self.addCleanup(os.environ.pop, "BENCH_BINARY", None)
 
     def write(self, name, text):
         with open(os.path.join(self.root, name), "w") as f:

@@ -19,9 +19,10 @@
 //!   While a cap is in force, a request that has already waited longer than the target when
 //!   its work would start is refused then, before any work ([`Slot::overdue`]): CoDel's drop
 //!   at the head of the queue, for the requests admitted before the cap was set. Not while
-//!   the floor or fewer are in flight: the cap would admit that many anyway, and a wait with
-//!   no queue behind it is the machine's (a lone request on a CPU busy with other work), which
-//!   no refusal shortens, as CoDel drops nothing while less than a packet is queued.
+//!   the floor or fewer are in flight: the cap admits that many anyway, so refusing one of
+//!   them cannot bring the queue under it, and a long wait with so few in flight is mostly
+//!   the machine's (a lone request on a CPU busy with other work), which no refusal shortens.
+//!   CoDel likewise drops nothing while no more than a packet is queued.
 //! - **A hard bound** (`max_in_flight`, queued requests included), which keeps memory and
 //!   threads bounded whatever the delays say.
 //!
@@ -279,7 +280,8 @@ impl Slot {
     /// machine, while every newcomer is refused. Refused before its work, it has changed
     /// nothing, and the client tries again after the `Retry-After` like any refused one.
     /// Never while no more than the floor are in flight (this request included): the cap
-    /// admits that many whatever the waits, so there is no queue to shorten.
+    /// admits that many whatever the waits, so refusing one of them cannot bring the queue
+    /// under it.
     pub(crate) fn overdue(&self, now: Instant) -> bool {
         let a = &self.admission;
         let Some(d) = &a.delay else { return false };
@@ -525,7 +527,8 @@ mod tests {
     /// Behind a standing queue (a cap in force), a request that has already waited longer than
     /// the target is refused at the start of its work, and counted as shed. The controls: the
     /// same wait with no cap in force (a burst draining) is served, and so is a request under
-    /// the cap that waited no longer than the target.
+    /// the cap that waited no longer than the target, and the late one itself once the floor
+    /// or fewer are in flight.
     #[test]
     fn behind_a_standing_queue_a_request_that_waited_past_the_target_is_refused() {
         let a = Arc::new(Admission::new(Some(4096), Some(TARGET)));
@@ -559,9 +562,9 @@ mod tests {
     }
 
     /// A machine busy with other work makes a lone request's waits long with no queue at all:
-    /// a cap may be set (at the floor, which refuses nobody here), but the request is served,
-    /// not refused as overdue. The control: the same waits with more than the floor in flight
-    /// refuse the late one.
+    /// a cap may be set (at the floor, which the lone request is far under), but the request
+    /// is served, not refused as overdue, and so it is with the floor's worth in flight. The
+    /// control: the same waits with more than the floor in flight refuse the late one.
     #[test]
     fn a_lone_request_that_waited_long_on_a_busy_machine_is_served() {
         let a = Arc::new(Admission::new(Some(4096), Some(TARGET)));

@@ -474,7 +474,7 @@ impl Collector for AdmissionCollector {
         let shed = prometheus_client::metrics::counter::ConstCounter::new(admission.shed());
         shed.encode(encoder.encode_descriptor(
             "medialib_requests_shed",
-            "Requests answered 503 by load shedding: at once (max_in_flight, or a standing queue), or when their work would start after waiting past shed_queue_delay behind a standing queue.",
+            "Requests answered 503 by load shedding: at once (max_in_flight, or a standing queue), or when their work would start after waiting past shed_queue_delay behind a standing queue of more than 16.",
             None,
             MetricType::Counter,
         )?)

@@ -115,9 +115,10 @@ settings! {
         field max_in_flight: Count = default "4096", |text| Count::parse(text, MAX_IN_FLIGHT);
         /// milliseconds requests may wait for their database or sign-in work to start: when
         /// every wait over 100 ms exceeds it, requests past a small floor get a 503 with
-        /// `Retry-After: 1` until the queue drains, and a queued request that has already
-        /// waited longer is refused the same way when its turn comes (0 to 60000; `0` = off;
-        /// see [docs/reliability.md](docs/reliability.md#load-shedding))
+        /// `Retry-After: 1` until the queue drains, and, while more than that floor are in
+        /// flight, a queued request that has already waited longer is refused the same way
+        /// when its turn comes (0 to 60000; `0` = off; see
+        /// [docs/reliability.md](docs/reliability.md#load-shedding))
         field shed_queue_delay: u32 = default "200",
             |text| values::millis_up_to(text, MAX_SHED_QUEUE_DELAY_MS);
         /// bytes that large answers (catalog listings) may hold at once, from when one starts
